@@ -1,0 +1,23 @@
+// Package eventstore defines the event store contract and provides an
+// in-memory implementation.
+//
+// [Store.Append] is where history becomes authoritative. Inside its own
+// atomic write a store refuses, in this order of precedence:
+//
+//   - TenantMismatch: the aggregate exists under another tenant;
+//   - DuplicateRequestId: the aggregate already has a stream with this
+//     request ID (a retried intent, not a competing one);
+//   - DuplicateAggregateId: a version-1 stream for an aggregate that exists
+//     (another intent took this ID);
+//   - EventVersionConflict: the version is not exactly last + 1.
+//
+// The errors are *factum.Error values built from the request (aggregate,
+// version, request ID), matched with errors.Is against the factum.Err*
+// sentinels. Checking first and writing afterwards in Go is never a
+// substitute for the store's own atomic check.
+//
+// Appending is publication: every store keeps a global log of streams in
+// append order, which event consumers read from their own checkpoints with
+// [Store.ReadLog] and wait on with [Store.WaitLog]. The package
+// eventstoretest holds the contract kit every implementation runs.
+package eventstore

@@ -1,0 +1,13 @@
+// Package eventstoretest is the contract kit for event stores: every
+// implementation of eventstore.Store, in factum or outside it, proves itself
+// by calling [Run] from a test:
+//
+//	func TestContract(t *testing.T) {
+//		eventstoretest.Run(t, func(t *testing.T) eventstore.Store { return newMyStore(t) })
+//	}
+//
+// The kit covers the round trip of every field, each append conflict and its
+// precedence, ranges, lookups, scans, the global log and its waiting, and
+// concurrent appends. It never assumes that the store is empty: each case
+// uses aggregate types and IDs of its own.
+package eventstoretest

@@ -1,0 +1,210 @@
+package eventstoretest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+)
+
+// NewStore returns a store for one case of the kit. It may return the same
+// store to several cases; each case uses identities of its own. Register
+// clean-up with t.Cleanup.
+type NewStore func(t *testing.T) eventstore.Store
+
+// Run runs the whole contract kit against the stores newStore returns.
+func Run(t *testing.T, newStore NewStore) {
+	t.Helper()
+	cases := []struct {
+		name string
+		fn   func(*testing.T, eventstore.Store)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"InvalidStreamRefused", testInvalidStream},
+		{"Conflicts", testConflicts},
+		{"ConflictPrecedence", testPrecedence},
+		{"RequestIDAcrossAggregates", testRequestAcrossAggregates},
+		{"RequestExistsAndLookup", testLookup},
+		{"LoadRanges", testLoadRanges},
+		{"LoadByTime", testLoadByTime},
+		{"ScanAggregateIDs", testScan},
+		{"GlobalLog", testGlobalLog},
+		{"WaitLog", testWaitLog},
+		{"CancelledContext", testCancelled},
+		{"ConcurrentSameVersion", testConcurrentSameVersion},
+		{"ConcurrentSameRequest", testConcurrentSameRequest},
+		{"ConcurrentCreateSameRequest", testConcurrentCreate},
+		{"ParallelAggregatesInLog", testParallelAggregates},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.fn(t, newStore(t))
+		})
+	}
+}
+
+// fixture makes identities unique to one case.
+type fixture struct {
+	t     *testing.T
+	named factum.NamedAggregate
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	suffix := factum.DeriveID(t.Name(), factum.NewID())[:8]
+	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: "acct_" + suffix}}
+}
+
+func (f fixture) id(id string) factum.AggregateID { return f.named.WithID(id) }
+
+// base is a fixed, millisecond-precise time every backend stores exactly.
+var base = time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+
+// stream builds a valid stream with n events.
+func stream(id factum.AggregateID, version int, requestID string, n int) *factum.EventStream {
+	s := &factum.EventStream{
+		ID:          factum.NewID(),
+		AggregateID: id,
+		Version:     version,
+		CommandID:   factum.NewID(),
+		RequestID:   requestID,
+		CreateTime:  base.Add(time.Duration(version) * time.Second),
+	}
+	for i := 1; i <= n; i++ {
+		s.Events = append(s.Events, factum.DomainEvent{
+			ID:       factum.NewID(),
+			Name:     "thing_happened",
+			Sequence: i,
+			IsLast:   i == n,
+			Body:     json.RawMessage(fmt.Sprintf(`{"n":%d,"version":%d}`, i, version)),
+		})
+	}
+	return s
+}
+
+func mustAppend(t *testing.T, st eventstore.Store, s *factum.EventStream) {
+	t.Helper()
+	if err := st.Append(context.Background(), s); err != nil {
+		t.Fatalf("append %s v%d (request %s): %v", s.AggregateID, s.Version, s.RequestID, err)
+	}
+}
+
+func load(t *testing.T, st eventstore.Store, id factum.AggregateID) []factum.EventStream {
+	t.Helper()
+	got, err := st.Load(context.Background(), id, 1, eventstore.MaxVersion)
+	if err != nil {
+		t.Fatalf("load %s: %v", id, err)
+	}
+	return got
+}
+
+// wantCode fails unless err is a *factum.Error of the code (and matches its
+// sentinel with errors.Is).
+func wantCode(t *testing.T, err error, code factum.Code) *factum.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s", code)
+	}
+	var fe *factum.Error
+	if !errors.As(err, &fe) || fe.Code != code {
+		t.Fatalf("got %v, want code %s", err, code)
+	}
+	if !errors.Is(err, code.Err()) {
+		t.Fatalf("errors.Is(%v, sentinel of %s) is false", err, code)
+	}
+	return fe
+}
+
+// jsonEqual compares two JSON documents by value, so backends that store
+// JSON in a normalised form (jsonb) are judged by content.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// sameStream fails unless got holds every field of want.
+func sameStream(t *testing.T, got factum.EventStream, want *factum.EventStream) {
+	t.Helper()
+	wantTenant := want.AggregateID.TenantOrDefault()
+	switch {
+	case got.ID != want.ID:
+		t.Fatalf("stream ID = %q, want %q", got.ID, want.ID)
+	case got.AggregateID.NamedAggregate != want.AggregateID.NamedAggregate || got.AggregateID.ID != want.AggregateID.ID:
+		t.Fatalf("aggregate = %v, want %v", got.AggregateID, want.AggregateID)
+	case got.AggregateID.Tenant != wantTenant:
+		t.Fatalf("tenant = %q, want %q", got.AggregateID.Tenant, wantTenant)
+	case got.Version != want.Version:
+		t.Fatalf("version = %d, want %d", got.Version, want.Version)
+	case got.CommandID != want.CommandID || got.RequestID != want.RequestID:
+		t.Fatalf("command/request = %q/%q, want %q/%q", got.CommandID, got.RequestID, want.CommandID, want.RequestID)
+	case got.OwnerID != want.OwnerID:
+		t.Fatalf("owner = %q, want %q", got.OwnerID, want.OwnerID)
+	case !got.CreateTime.Equal(want.CreateTime):
+		t.Fatalf("create time = %v, want %v", got.CreateTime, want.CreateTime)
+	case len(got.Header) != len(want.Header) || (len(want.Header) > 0 && !reflect.DeepEqual(got.Header, want.Header)):
+		t.Fatalf("header = %v, want %v", got.Header, want.Header)
+	case len(got.Events) != len(want.Events):
+		t.Fatalf("%d events, want %d", len(got.Events), len(want.Events))
+	case want.Position != factum.Position{} && got.Position != want.Position:
+		t.Fatalf("position = %v, want %v", got.Position, want.Position)
+	}
+	for i, e := range want.Events {
+		g := got.Events[i]
+		if g.ID != e.ID || g.Name != e.Name || g.Revision != e.Revision || g.Sequence != e.Sequence || g.IsLast != e.IsLast {
+			t.Fatalf("event %d = %+v, want %+v", i, g, e)
+		}
+		if !jsonEqual(g.Body, e.Body) {
+			t.Fatalf("event %d body = %s, want %s", i, g.Body, e.Body)
+		}
+	}
+}
+
+// logTail returns the position of the last stream in the log.
+func logTail(t *testing.T, st eventstore.Store) factum.Position {
+	t.Helper()
+	var pos factum.Position
+	for {
+		page, err := st.ReadLog(context.Background(), pos, 1000)
+		if err != nil {
+			t.Fatalf("read log: %v", err)
+		}
+		if len(page) == 0 {
+			return pos
+		}
+		pos = page[len(page)-1].Position
+	}
+}
+
+// readLogFrom returns every stream after pos, reading in pages of size page.
+func readLogFrom(t *testing.T, st eventstore.Store, pos factum.Position, page int) []factum.EventStream {
+	t.Helper()
+	var out []factum.EventStream
+	for {
+		got, err := st.ReadLog(context.Background(), pos, page)
+		if err != nil {
+			t.Fatalf("read log: %v", err)
+		}
+		if len(got) > page {
+			t.Fatalf("read log returned %d streams, limit %d", len(got), page)
+		}
+		if len(got) == 0 {
+			return out
+		}
+		for _, s := range got {
+			if !pos.Less(s.Position) {
+				t.Fatalf("log position %v does not follow %v", s.Position, pos)
+			}
+			pos = s.Position
+		}
+		out = append(out, got...)
+	}
+}

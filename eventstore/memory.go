@@ -1,0 +1,331 @@
+package eventstore
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+const memoryShards = 64
+
+// Memory is an in-memory Store. It keeps the whole contract and is the
+// reference the contract kit is written against; it keeps nothing across
+// restarts, so it is for tests, examples and development.
+type Memory struct {
+	seed   maphash.Seed
+	shards [memoryShards]memoryShard
+
+	// logMu guards the global log and the wait channel. Lock order: a
+	// shard's mutex, then logMu.
+	logMu  sync.RWMutex
+	log    memoryLog
+	waitCh chan struct{} // closed on the next append; nil when nobody waits
+}
+
+// memoryLog is the global log in fixed-size chunks, so that growing it
+// never copies the streams already stored.
+type memoryLog struct {
+	chunks [][]factum.EventStream
+	n      uint64
+}
+
+const logChunk = 4096
+
+func (l *memoryLog) len() uint64 { return l.n }
+
+// at returns the stream with Position.Seq == seq (1-based).
+func (l *memoryLog) at(seq uint64) *factum.EventStream {
+	i := seq - 1
+	return &l.chunks[i/logChunk][i%logChunk]
+}
+
+func (l *memoryLog) append(s factum.EventStream) {
+	if l.n%logChunk == 0 {
+		l.chunks = append(l.chunks, make([]factum.EventStream, 0, logChunk))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, s)
+	l.n++
+}
+
+type memoryShard struct {
+	mu   sync.RWMutex
+	aggs map[streamKey]*memoryAggregate
+}
+
+type streamKey struct {
+	context, aggregate, id string
+}
+
+type memoryAggregate struct {
+	tenant   string
+	seqs     []uint64       // seqs[v-1] is the log Seq of version v
+	requests map[string]int // request ID -> version
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	m := &Memory{seed: maphash.MakeSeed()}
+	for i := range m.shards {
+		m.shards[i].aggs = make(map[streamKey]*memoryAggregate)
+	}
+	return m
+}
+
+func keyOf(id factum.AggregateID) streamKey {
+	return streamKey{id.Context, id.Aggregate, id.ID}
+}
+
+func (m *Memory) shard(k streamKey) *memoryShard {
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	h.WriteString(k.context)
+	h.WriteByte(0)
+	h.WriteString(k.aggregate)
+	h.WriteByte(0)
+	h.WriteString(k.id)
+	return &m.shards[h.Sum64()%memoryShards]
+}
+
+// Append implements Store.
+func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	k := keyOf(s.AggregateID)
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	agg := sh.aggs[k]
+	if agg != nil {
+		switch {
+		case agg.tenant != s.AggregateID.TenantOrDefault():
+			return TenantMismatch(s)
+		case agg.requests[s.RequestID] != 0:
+			return DuplicateRequestID(s)
+		case s.Version == 1:
+			return DuplicateAggregateID(s)
+		case s.Version != len(agg.seqs)+1:
+			return VersionConflict(s)
+		}
+	} else if s.Version != 1 {
+		return VersionConflict(s)
+	}
+
+	stored := *s
+	stored.AggregateID.Tenant = s.AggregateID.TenantOrDefault()
+	stored.Events = slices.Clone(s.Events)
+	stored.Header = maps.Clone(s.Header)
+
+	m.logMu.Lock()
+	stored.Position = factum.Position{Seq: m.log.len() + 1}
+	m.log.append(stored)
+	if m.waitCh != nil {
+		close(m.waitCh)
+		m.waitCh = nil
+	}
+	m.logMu.Unlock()
+
+	if agg == nil {
+		agg = &memoryAggregate{tenant: stored.AggregateID.Tenant, requests: make(map[string]int, 4)}
+		sh.aggs[k] = agg
+	}
+	agg.seqs = append(agg.seqs, stored.Position.Seq)
+	agg.requests[s.RequestID] = s.Version
+	s.Position = stored.Position
+	return nil
+}
+
+// aggregate returns the aggregate's log sequence numbers, one per version,
+// as they are now. Appends only ever add to the slice, so the capped view
+// stays valid after the lock is released.
+func (m *Memory) aggregate(id factum.AggregateID) []uint64 {
+	k := keyOf(id)
+	sh := m.shard(k)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	agg := sh.aggs[k]
+	if agg == nil {
+		return nil
+	}
+	return agg.seqs[:len(agg.seqs):len(agg.seqs)]
+}
+
+func (m *Memory) streams(seqs []uint64) []factum.EventStream {
+	out := make([]factum.EventStream, len(seqs))
+	m.logMu.RLock()
+	for i, q := range seqs {
+		out[i] = *m.log.at(q)
+	}
+	m.logMu.RUnlock()
+	return out
+}
+
+// Load implements Store.
+func (m *Memory) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckRange(from, to); err != nil {
+		return nil, err
+	}
+	seqs := m.aggregate(id)
+	if from > len(seqs) {
+		return []factum.EventStream{}, nil
+	}
+	return m.streams(seqs[from-1 : min(to, len(seqs))]), nil
+}
+
+// LoadByTime implements Store.
+func (m *Memory) LoadByTime(ctx context.Context, id factum.AggregateID, start, end time.Time) ([]factum.EventStream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if end.Before(start) {
+		return nil, factum.IllegalArgument(fmt.Sprintf("time range [%v, %v): end is before start", start, end))
+	}
+	seqs := m.aggregate(id)
+	all := m.streams(seqs)
+	out := all[:0]
+	for _, s := range all {
+		if !s.CreateTime.Before(start) && s.CreateTime.Before(end) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// RequestExists implements Store.
+func (m *Memory) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
+	v, err := m.requestVersion(ctx, id, requestID)
+	return v != 0, err
+}
+
+func (m *Memory) requestVersion(ctx context.Context, id factum.AggregateID, requestID string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	k := keyOf(id)
+	sh := m.shard(k)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if agg := sh.aggs[k]; agg != nil {
+		return agg.requests[requestID], nil
+	}
+	return 0, nil
+}
+
+// Lookup implements Store.
+func (m *Memory) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
+	v, err := m.requestVersion(ctx, id, requestID)
+	if err != nil {
+		return factum.EventStream{}, err
+	}
+	if v == 0 {
+		return factum.EventStream{}, notFoundRequest(id, requestID)
+	}
+	seqs := m.aggregate(id)
+	return m.streams(seqs[v-1 : v])[0], nil
+}
+
+func notFoundRequest(id factum.AggregateID, requestID string) error {
+	e := factum.NotFound("no stream for this request")
+	return e.With(id, 0, "", requestID)
+}
+
+// NotFoundRequest returns the NotFound error Lookup reports when the
+// aggregate has no stream for the request ID.
+func NotFoundRequest(id factum.AggregateID, requestID string) error {
+	return notFoundRequest(id, requestID)
+}
+
+// ScanAggregateIDs implements Store.
+func (m *Memory) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckLimit(limit); err != nil {
+		return nil, err
+	}
+	var ids []factum.AggregateID
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.RLock()
+		for k, agg := range sh.aggs {
+			if k.context == named.Context && k.aggregate == named.Aggregate && k.id > afterID {
+				ids = append(ids, factum.AggregateID{NamedAggregate: named, ID: k.id, Tenant: agg.tenant})
+			}
+		}
+		sh.mu.RUnlock()
+	}
+	slices.SortFunc(ids, func(a, b factum.AggregateID) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	if ids == nil {
+		ids = []factum.AggregateID{}
+	}
+	return ids, nil
+}
+
+// ReadLog implements Store. The memory log commits in sequence order, so
+// Position.Tx is always zero.
+func (m *Memory) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckLimit(limit); err != nil {
+		return nil, err
+	}
+	m.logMu.RLock()
+	defer m.logMu.RUnlock()
+	start := after.Seq
+	if after.Tx > 0 || start >= m.log.len() {
+		return []factum.EventStream{}, nil
+	}
+	end := min(start+uint64(limit), m.log.len())
+	out := make([]factum.EventStream, 0, end-start)
+	for q := start + 1; q <= end; q++ {
+		out = append(out, *m.log.at(q))
+	}
+	return out, nil
+}
+
+// WaitLog implements Store.
+func (m *Memory) WaitLog(ctx context.Context, after factum.Position) error {
+	m.logMu.Lock()
+	if after.Tx == 0 && m.log.len() > after.Seq {
+		m.logMu.Unlock()
+		return nil
+	}
+	if m.waitCh == nil {
+		m.waitCh = make(chan struct{})
+	}
+	ch := m.waitCh
+	m.logMu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var _ Store = (*Memory)(nil)

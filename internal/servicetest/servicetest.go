@@ -1,0 +1,128 @@
+package servicetest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/jackc/pgx/v5"
+)
+
+// The environment variables holding the services' addresses.
+const (
+	PostgresEnv = "FACTUM_POSTGRES_URL"
+	RedisEnv    = "FACTUM_REDIS_URL"
+	NATSEnv     = "FACTUM_NATS_URL"
+)
+
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+// lookup returns the variable's value, skipping (or, under CI, failing) the
+// test when it is unset.
+func lookup(t testing.TB, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if inCI() {
+			t.Fatalf("%s is not set; CI must provide every service", env)
+		}
+		t.Skipf("%s is not set; set it to run this test against a real server", env)
+	}
+	return v
+}
+
+// reachable fails or skips the test unless host:port answers a TCP dial.
+func reachable(t testing.TB, env, hostport string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", hostport, 2*time.Second)
+	if err != nil {
+		if inCI() {
+			t.Fatalf("%s=%s does not answer: %v", env, hostport, err)
+		}
+		t.Skipf("%s=%s does not answer: %v", env, hostport, err)
+	}
+	c.Close()
+}
+
+func hostPort(t testing.TB, env, raw, defPort string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		t.Fatalf("%s=%q is not a URL", env, raw)
+	}
+	if u.Port() == "" {
+		return net.JoinHostPort(u.Hostname(), defPort)
+	}
+	return u.Host
+}
+
+// PostgresURL returns FACTUM_POSTGRES_URL, skipping or failing the test as
+// the package documentation says.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	raw := lookup(t, PostgresEnv)
+	reachable(t, PostgresEnv, hostPort(t, PostgresEnv, raw, "5432"))
+	return raw
+}
+
+// PostgresSchema returns FACTUM_POSTGRES_URL and a fresh, empty schema name
+// that is dropped (with everything in it) when the test ends.
+func PostgresSchema(t testing.TB) (url, schema string) {
+	t.Helper()
+	url = PostgresURL(t)
+	schema = "t_" + strings.ReplaceAll(factum.NewID(), "-", "")[:20]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", PostgresEnv, err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		conn.Close(ctx)
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	conn.Close(ctx)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return url, schema
+}
+
+// RedisURL returns FACTUM_REDIS_URL (redis://host:port/db).
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	raw := lookup(t, RedisEnv)
+	reachable(t, RedisEnv, hostPort(t, RedisEnv, raw, "6379"))
+	return raw
+}
+
+// NATSURL returns FACTUM_NATS_URL (nats://host:port).
+func NATSURL(t testing.TB) string {
+	t.Helper()
+	raw := lookup(t, NATSEnv)
+	reachable(t, NATSEnv, hostPort(t, NATSEnv, raw, "4222"))
+	return raw
+}
+
+// UniquePrefix returns a short prefix unique to this test run, for keys in
+// shared servers such as Redis.
+func UniquePrefix(t testing.TB) string {
+	t.Helper()
+	return fmt.Sprintf("factumtest:%s:", strings.ReplaceAll(factum.NewID(), "-", "")[:16])
+}

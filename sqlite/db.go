@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/factum-go/factum"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options configures Open. The zero value is the documented default.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma: "FULL" (default) or
+	// "NORMAL". See the package documentation for the trade-off.
+	Synchronous string
+	// BusyTimeout bounds how long a statement waits for a lock held by
+	// another process (default 5 s).
+	BusyTimeout time.Duration
+	// MaxReaders bounds the read connection pool (default 4).
+	MaxReaders int
+}
+
+// DB is an open SQLite database shared by factum's SQLite components. It is
+// safe for concurrent use.
+type DB struct {
+	path   string
+	writer *sql.DB // exactly one connection: all writes are serial
+	reader *sql.DB
+}
+
+// Open opens the database at path, creating the file and its directory if
+// needed. It fails with a clear error, and does not hang, when the file
+// cannot be opened or is not a database.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if path == "" {
+		return nil, factum.IllegalArgument("sqlite: empty database path")
+	}
+	if opts.Synchronous == "" {
+		opts.Synchronous = "FULL"
+	}
+	if opts.Synchronous != "FULL" && opts.Synchronous != "NORMAL" {
+		return nil, factum.IllegalArgument(fmt.Sprintf("sqlite: synchronous %q: want FULL or NORMAL", opts.Synchronous))
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.MaxReaders <= 0 {
+		opts.MaxReaders = 4
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("sqlite: create directory for %s: %w", path, err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+
+	writer, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetConnMaxIdleTime(0)
+	reader, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	reader.SetMaxOpenConns(opts.MaxReaders)
+	d := &DB{path: path, writer: writer, reader: reader}
+	if err := d.init(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *DB) init(ctx context.Context) error {
+	var mode string
+	if err := d.writer.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", d.path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("sqlite: %s: journal mode is %q, want wal", d.path, mode)
+	}
+	_, err := d.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS factum_migrations (
+		component TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		name TEXT NOT NULL,
+		applied_at TEXT NOT NULL,
+		PRIMARY KEY (component, version))`)
+	if err != nil {
+		return fmt.Errorf("sqlite: create migrations table in %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Path returns the database file's path.
+func (d *DB) Path() string { return d.path }
+
+// Writer returns the single-connection pool for writes. Components use it
+// for every statement that writes, so that writes never contend for the
+// database lock inside one process.
+func (d *DB) Writer() *sql.DB { return d.writer }
+
+// Reader returns the pool for reads.
+func (d *DB) Reader() *sql.DB { return d.reader }
+
+// Close closes both pools.
+func (d *DB) Close() error {
+	return errors.Join(d.writer.Close(), d.reader.Close())
+}

@@ -1,0 +1,17 @@
+// Package sqlite is factum's embedded storage adapter, on SQLite through the
+// pure-Go driver modernc.org/sqlite (no cgo).
+//
+// [Open] opens one database file in WAL mode with a busy timeout, one
+// connection for writes (SQLite serialises writers anyway; one connection
+// avoids SQLITE_BUSY storms) and a pool for reads. Each component built on a
+// [DB] (event store, checkpoints, snapshots, prepare keys, idempotency keys)
+// applies its own embedded, versioned schema migrations the first time it is
+// constructed; they are recorded in the table factum_migrations and applied
+// under SQLite's write lock, so two processes starting together apply each
+// step once.
+//
+// Durability: the default synchronous=FULL makes every commit durable on
+// power loss. Options.Synchronous "NORMAL" is several times faster and in WAL
+// mode still survives a process crash, but may lose the last commits on power
+// loss.
+package sqlite
