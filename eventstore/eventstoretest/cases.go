@@ -283,8 +283,6 @@ func testScan(t *testing.T, st eventstore.Store) {
 	}
 	other := factum.NamedAggregate{Context: "kit", Aggregate: f.named.Aggregate + "_other"}
 	mustAppend(t, st, stream(other.WithID("aa"), 1, "req", 1))
-	otherCtx := factum.NamedAggregate{Context: "kit2", Aggregate: f.named.Aggregate}
-	mustAppend(t, st, stream(otherCtx.WithID("ab"), 1, "req", 1))
 
 	cases := []struct {
 		after string

@@ -9,5 +9,7 @@
 // The kit covers the round trip of every field, each append conflict and its
 // precedence, ranges, lookups, scans, the global log and its waiting, and
 // concurrent appends. It never assumes that the store is empty: each case
-// uses aggregate types and IDs of its own.
+// uses aggregate types and IDs of its own. Every case uses the bounded
+// context "kit", so a store that serves one context (the SQL adapters keep
+// each context in tables of its own) is created for that context.
 package eventstoretest
