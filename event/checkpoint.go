@@ -1,0 +1,54 @@
+package event
+
+import (
+	"context"
+	"sync"
+
+	"github.com/factum-go/factum"
+)
+
+// CheckpointStore keeps each consumer group's position in the global log.
+// Implementations are safe for concurrent use.
+type CheckpointStore interface {
+	// Checkpoint returns the group's saved position, or the zero Position
+	// when none was saved.
+	Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error)
+	// SaveCheckpoint records the group's position. A position before the
+	// saved one is ignored, so a checkpoint never moves backwards.
+	SaveCheckpoint(ctx context.Context, group factum.Function, pos factum.Position) error
+}
+
+// MemoryCheckpoints is an in-memory CheckpointStore, for tests and for the
+// in-memory event store.
+type MemoryCheckpoints struct {
+	mu  sync.Mutex
+	pos map[factum.Function]factum.Position
+}
+
+// NewMemoryCheckpoints returns an empty store.
+func NewMemoryCheckpoints() *MemoryCheckpoints {
+	return &MemoryCheckpoints{pos: make(map[factum.Function]factum.Position)}
+}
+
+// Checkpoint implements CheckpointStore.
+func (m *MemoryCheckpoints) Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error) {
+	if err := ctx.Err(); err != nil {
+		return factum.Position{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pos[group], nil
+}
+
+// SaveCheckpoint implements CheckpointStore.
+func (m *MemoryCheckpoints) SaveCheckpoint(ctx context.Context, group factum.Function, pos factum.Position) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pos[group].Less(pos) {
+		m.pos[group] = pos
+	}
+	return nil
+}

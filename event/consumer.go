@@ -1,0 +1,276 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// LogReader is the part of eventstore.Store a consumer reads.
+type LogReader interface {
+	ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error)
+	WaitLog(ctx context.Context, after factum.Position) error
+}
+
+// Config configures a Consumer. Zero fields take the documented defaults.
+type Config struct {
+	// Log is the event store's global log. Required.
+	Log LogReader
+	// Checkpoints keeps the group's position. Required.
+	Checkpoints CheckpointStore
+	// Failures records failures after the in-place retries; nil means
+	// failures are only logged and signalled.
+	Failures FailureRecorder
+	// Notify receives one signal per function and stream handled, success
+	// or failure. It must not block for long; nil discards signals.
+	Notify func(factum.Signal)
+	// Attempts is how many times a failing function is tried in place
+	// before its failure is recorded (default 3).
+	Attempts int
+	// Backoff is the wait before the second attempt, doubling after each
+	// (default 10 ms).
+	Backoff time.Duration
+	// HandlerTimeout bounds one attempt (default 2 min).
+	HandlerTimeout time.Duration
+	// BatchSize is how many streams are read at a time; the checkpoint is
+	// saved after each batch and on stop (default 256).
+	BatchSize int
+	// PollInterval bounds how long the consumer waits for a wake-up
+	// before reading the log again, a fallback for stores whose wake-ups
+	// can be missed (default 1 s).
+	PollInterval time.Duration
+	// Logger receives errors (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Consumer runs one Processor over the log as a consumer group.
+type Consumer struct {
+	proc *Processor
+	cfg  Config
+}
+
+// NewConsumer returns a consumer of p. It is an IllegalArgument error to
+// omit Log or Checkpoints.
+func NewConsumer(p *Processor, cfg Config) (*Consumer, error) {
+	if p == nil || cfg.Log == nil || cfg.Checkpoints == nil {
+		return nil, factum.IllegalArgument("event: a consumer needs a processor, a log and a checkpoint store")
+	}
+	if cfg.Attempts <= 0 {
+		cfg.Attempts = 3
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 10 * time.Millisecond
+	}
+	if cfg.HandlerTimeout <= 0 {
+		cfg.HandlerTimeout = 2 * time.Minute
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 256
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Consumer{proc: p, cfg: cfg}, nil
+}
+
+// Processor returns the processor the consumer runs.
+func (c *Consumer) Processor() *Processor { return c.proc }
+
+// Run consumes the log until ctx ends, then finishes the stream in hand,
+// saves the checkpoint and returns nil. It returns an error only when the
+// checkpoint cannot be read at start.
+func (c *Consumer) Run(ctx context.Context) error {
+	group := c.proc.Name()
+	pos, err := c.cfg.Checkpoints.Checkpoint(ctx, group)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("event: %s: read checkpoint: %w", group, err)
+	}
+	saved := pos
+	// Work started on a stream finishes even when ctx ends, so that a stop
+	// neither skips nor half-handles a stream.
+	work := context.WithoutCancel(ctx)
+	save := func() {
+		if saved == pos {
+			return
+		}
+		if err := c.cfg.Checkpoints.SaveCheckpoint(work, group, pos); err != nil {
+			c.cfg.Logger.Error("event: save checkpoint", "group", group.String(), "position", pos.String(), "err", err)
+			return
+		}
+		saved = pos
+	}
+	defer save()
+	failures := 0
+	for ctx.Err() == nil {
+		batch, err := c.cfg.Log.ReadLog(ctx, pos, c.cfg.BatchSize)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			failures++
+			c.cfg.Logger.Error("event: read log", "group", group.String(), "err", err)
+			sleep(ctx, backoff(c.cfg.Backoff, failures))
+			continue
+		}
+		if len(batch) == 0 {
+			save()
+			wctx, cancel := context.WithTimeout(ctx, c.cfg.PollInterval)
+			_ = c.cfg.Log.WaitLog(wctx, pos)
+			cancel()
+			continue
+		}
+		for i := range batch {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := c.handle(work, &batch[i]); err != nil {
+				// The failure could not be recorded: deliver the stream
+				// again rather than lose it.
+				failures++
+				c.cfg.Logger.Error("event: record failure", "group", group.String(), "stream", batch[i].ID, "err", err)
+				sleep(ctx, backoff(c.cfg.Backoff, failures))
+				break
+			}
+			failures = 0
+			pos = batch[i].Position
+		}
+		save()
+	}
+	return nil
+}
+
+// handle runs every function of the processor that consumes s. It returns
+// an error only when a failure could not be recorded.
+func (c *Consumer) handle(ctx context.Context, s *factum.EventStream) error {
+	for _, h := range c.proc.handlers {
+		if !h.wants(s) {
+			continue
+		}
+		attempts, err := c.try(ctx, h, s)
+		if err != nil && c.cfg.Failures != nil {
+			f := Failure{
+				Function: h.Function, Stage: h.Stage, Stream: *s,
+				EventID: failedEventID(h, s, err), Err: err, Attempts: attempts, Time: c.cfg.Now(),
+			}
+			if rerr := c.cfg.Failures.RecordFailure(ctx, f); rerr != nil {
+				return fmt.Errorf("%s on stream %s: %w (handler error: %v)", h.Function, s.ID, rerr, err)
+			}
+		}
+		c.signal(h, s, err)
+	}
+	return nil
+}
+
+// try calls h up to Attempts times.
+func (c *Consumer) try(ctx context.Context, h *Handler, s *factum.EventStream) (int, error) {
+	var err error
+	for attempt := 1; ; attempt++ {
+		if err = Invoke(ctx, h, s, c.cfg.HandlerTimeout); err == nil {
+			return attempt, nil
+		}
+		if attempt >= c.cfg.Attempts || !retryable(err) {
+			return attempt, err
+		}
+		sleep(ctx, backoff(c.cfg.Backoff, attempt))
+	}
+}
+
+// retryable reports whether trying a failed function again in place may
+// help: not for errors the function marked as business rejections.
+func retryable(err error) bool {
+	switch factum.CodeOf(err) {
+	case factum.CodeIllegalArgument, factum.CodeIllegalState, factum.CodeBadRequest, factum.CodeNotFound:
+		return false
+	}
+	return true
+}
+
+func (c *Consumer) signal(h *Handler, s *factum.EventStream, err error) {
+	if c.cfg.Notify == nil {
+		return
+	}
+	sig := factum.Signal{
+		CommandID: s.CommandID, RequestID: s.RequestID, Stage: h.Stage, Function: h.Function,
+		AggregateID: s.AggregateID, Version: s.Version, Code: factum.CodeOk, Time: c.cfg.Now(),
+	}
+	if err != nil {
+		fe := factum.AsError(err)
+		sig.Code, sig.Message, sig.Bindings = fe.Code, fe.Error(), fe.Bindings
+	}
+	c.cfg.Notify(sig)
+}
+
+// Invoke calls h once for s under timeout, turning a panic into an
+// InternalServerError. The compensation scheduler uses it to re-deliver a
+// stream to one function.
+func Invoke(ctx context.Context, h *Handler, s *factum.EventStream, timeout time.Duration) (err error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = factum.Errorf(factum.CodeInternalServerError, "event function %s panicked: %v\n%s", h.Function, r, debug.Stack())
+		}
+	}()
+	return h.Handle(ctx, s)
+}
+
+// EventError attributes a function's error to one event of the stream.
+// Functions added with On return it, so a failure names the event to
+// re-deliver.
+type EventError struct {
+	// EventID is the event that failed.
+	EventID string
+	// Err is the function's error.
+	Err error
+}
+
+func (e *EventError) Error() string { return fmt.Sprintf("event %s: %v", e.EventID, e.Err) }
+
+// Unwrap returns Err.
+func (e *EventError) Unwrap() error { return e.Err }
+
+func failedEventID(h *Handler, s *factum.EventStream, err error) string {
+	var ee *EventError
+	if errors.As(err, &ee) {
+		return ee.EventID
+	}
+	for i := range s.Events {
+		if h.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
+			return s.Events[i].ID
+		}
+	}
+	return ""
+}
+
+func backoff(base time.Duration, n int) time.Duration {
+	d := base << min(n, 10)
+	return min(d, 5*time.Second)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

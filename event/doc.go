@@ -1,0 +1,26 @@
+// Package event runs event functions — projections, event handlers, sagas,
+// the snapshotter — over the event store's global log.
+//
+// A [Processor] groups the functions of one component under a stable
+// identity; each function ([Handler]) names the events it consumes and the
+// wait stage it signals. A [Consumer] runs one processor as a consumer
+// group: it reads the store's log from the processor's durable checkpoint
+// ([CheckpointStore]), is woken at once by appends (eventstore.Store.WaitLog),
+// hands every stream to the functions that consume one of its events, in
+// log order (so one aggregate's streams arrive in version order), signals
+// each function's stage for the stream's command, and saves the checkpoint
+// after the stream. A slow or failing consumer holds up only itself.
+//
+// Delivery is at least once: a crash between a function's side effect and
+// the checkpoint save delivers the stream again after restart. Functions
+// with side effects outside the checkpoint's store make them idempotent by
+// event ID (the seeds' "downstream idempotency"); a graceful stop finishes
+// the stream in hand and saves its checkpoint, so it neither skips nor
+// repeats a stream.
+//
+// A failing function is retried a few times in place; then the failure is
+// handed to a [FailureRecorder] (the compensation package records it
+// durably) before the consumer moves on. If recording fails the consumer
+// does not advance: the stream is delivered again rather than the failure
+// lost.
+package event
