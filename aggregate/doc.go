@@ -1,0 +1,37 @@
+// Package aggregate defines aggregates and processes their commands.
+//
+// An aggregate type is a state type S plus functions, registered with
+// generics so that dispatch is by name with no reflection per call:
+//
+//	var Carts = aggregate.New[Cart]("shop", "cart",
+//		aggregate.Initial(func() Cart { return Cart{Items: map[string]int{}} }),
+//		aggregate.Source(func(c *Cart, e ItemAdded) { c.Items[e.SKU] += e.Qty }),
+//		aggregate.Handle(func(ctx context.Context, c Cart, cmd AddItem) ([]any, error) {
+//			return []any{ItemAdded{cmd.SKU, cmd.Qty}}, nil
+//		}, aggregate.AllowCreate),
+//	)
+//
+// Sourcing functions (Source) apply one event type to the state and must be
+// deterministic. Command handlers (Handle) decide: they get the state by
+// value and return events, or an error that rejects the command; their
+// dependencies come by closure. Every aggregate also handles the built-in
+// DeleteAggregate and RecoverAggregate commands; a deleted aggregate refuses
+// everything but recovery.
+//
+// [Definition.Decide] runs the pre-gates in a fixed order (expected version,
+// existence, tenant and owner, deletion, unknown command), then the handler.
+//
+// A [Processor] runs one command end to end: it takes the aggregate's state
+// from a bounded LRU cache, or rebuilds it from the latest snapshot (an
+// optional [SnapshotSource]) and the streams after it; decides; encodes the
+// events into the next stream (version = last + 1, the command's header
+// carried over); and appends it. The append is the authority: on an
+// EventVersionConflict a command without an expected version is retried
+// after a reload (3 times, backing off exponentially), one with an expected
+// version fails at once with CommandExpectVersionConflict. A request whose
+// first attempt was already appended is answered with that attempt's
+// outcome, marked Duplicate, both when the append reports
+// DuplicateRequestId and when the handler rejects the retry. A panic in a
+// handler or sourcing function becomes an InternalServerError outcome for
+// that command only.
+package aggregate

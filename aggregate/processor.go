@@ -1,0 +1,334 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/eventstore"
+)
+
+// Defaults of ProcessorConfig.
+const (
+	// DefaultCacheSize is the number of aggregate states a processor keeps
+	// per aggregate type.
+	DefaultCacheSize = 65536
+	// DefaultRetries is how often a command without an expected version is
+	// retried after an EventVersionConflict.
+	DefaultRetries = 3
+	// DefaultBackoff is the delay before the first retry; it doubles for
+	// each further one.
+	DefaultBackoff = 2 * time.Millisecond
+)
+
+// loadPage bounds how many streams a processor loads at once when it
+// rebuilds an aggregate.
+const loadPage = 1024
+
+// Processor handles commands: load the aggregate, decide, append. Process
+// never panics and never returns an error: the outcome, success or failure,
+// is the PROCESSED signal it returns. Callers must run one aggregate's
+// commands one at a time (the dispatcher does) for the state cache to help;
+// concurrent calls for one aggregate stay correct, resolved by the store's
+// version check.
+type Processor interface {
+	Process(ctx context.Context, cmd *factum.Command) factum.Signal
+}
+
+// ProcessorConfig configures a processor.
+type ProcessorConfig struct {
+	// Store is the event store; required.
+	Store eventstore.Store
+	// Codec encodes events into streams and decodes them when sourcing;
+	// required, and it must hold the aggregate's types (see Register).
+	Codec *codec.Registry
+	// CacheSize bounds the cached aggregate states by count; 0 means
+	// DefaultCacheSize and a negative value disables the cache.
+	CacheSize int
+	// Snapshots, if set, gives the latest saved state to load before the
+	// tail of the history.
+	Snapshots SnapshotSource
+	// Retries after an EventVersionConflict for commands without an
+	// expected version; 0 means DefaultRetries, negative means none.
+	Retries int
+	// Backoff is the first retry's delay, doubled for each further one; 0
+	// means DefaultBackoff.
+	Backoff time.Duration
+}
+
+// NewProcessor implements Type.
+func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
+	if cfg.Store == nil || cfg.Codec == nil {
+		return nil, factum.IllegalArgument("aggregate processor: Store and Codec are required")
+	}
+	if err := d.Register(cfg.Codec); err != nil {
+		return nil, err
+	}
+	size := cfg.CacheSize
+	if size == 0 {
+		size = DefaultCacheSize
+	}
+	retries := cfg.Retries
+	if retries == 0 {
+		retries = DefaultRetries
+	}
+	backoff := cfg.Backoff
+	if backoff <= 0 {
+		backoff = DefaultBackoff
+	}
+	return &processor[S]{
+		def:       d,
+		store:     cfg.Store,
+		codec:     cfg.Codec,
+		snapshots: cfg.Snapshots,
+		cache:     newCache[S](size),
+		retries:   max(retries, 0),
+		backoff:   backoff,
+	}, nil
+}
+
+type processor[S any] struct {
+	def       *Definition[S]
+	store     eventstore.Store
+	codec     *codec.Registry
+	snapshots SnapshotSource
+	cache     *cache[S]
+	retries   int
+	backoff   time.Duration
+}
+
+// outcome is one attempt's result.
+type outcome struct {
+	version   int
+	names     []string
+	duplicate bool
+	err       error
+	retry     bool // a version conflict that a reload may resolve
+}
+
+// Process implements Processor.
+func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig factum.Signal) {
+	sig = factum.Signal{
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		Stage:       factum.StageProcessed,
+		Function:    factum.Function{Context: p.def.named.Context, Processor: p.def.named.Aggregate, Name: cmd.Name},
+		AggregateID: cmd.AggregateID,
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			// A sourcing function (user code) panicked; the state it left
+			// is not trustworthy, so its entry is not in the cache.
+			e := factum.Errorf(factum.CodeInternalServerError, "processing %s panicked: %v", cmd.Name, r)
+			e.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+			fail(&sig, e)
+		}
+		sig.Time = time.Now()
+	}()
+	if cmd.AggregateID.NamedAggregate != p.def.named {
+		fail(&sig, factum.IllegalArgument(fmt.Sprintf("command for %s sent to the processor of %s", cmd.AggregateID.NamedAggregate, p.def.named)))
+		return sig
+	}
+	backoff := p.backoff
+	for attempt := 0; ; attempt++ {
+		o := p.attempt(ctx, cmd)
+		if o.retry && attempt < p.retries {
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				fail(&sig, ctx.Err())
+				return sig
+			}
+			backoff *= 2
+			continue
+		}
+		if o.err != nil {
+			fail(&sig, o.err)
+			return sig
+		}
+		sig.Code = factum.CodeOk
+		sig.Version = o.version
+		sig.EventNames = o.names
+		sig.Duplicate = o.duplicate
+		return sig
+	}
+}
+
+func fail(sig *factum.Signal, err error) {
+	fe := factum.AsError(err)
+	sig.Code = fe.Code
+	sig.Message = fe.Error()
+	sig.Bindings = fe.Bindings
+	if fe.Version != 0 && sig.Version == 0 {
+		sig.Version = fe.Version
+	}
+}
+
+// attempt runs the command once against the cached or loaded state.
+func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
+	e := p.cache.take(cmd.AggregateID.ID)
+	if e == nil {
+		var err error
+		if e, err = p.load(ctx, cmd.AggregateID); err != nil {
+			return outcome{err: err}
+		}
+	}
+	events, err := p.def.Decide(ctx, &e.st, cmd)
+	if err != nil {
+		if e.st.Version == 0 {
+			// Caching an aggregate that does not exist would hide one
+			// created elsewhere; a rejected command costs a load instead.
+			return outcome{err: err}
+		}
+		p.cache.put(e)
+		{
+			// A rejection may answer a retry whose first attempt already
+			// changed the state; the store knows.
+			if o, dup := p.duplicate(ctx, cmd); dup {
+				return o
+			}
+		}
+		return outcome{err: err}
+	}
+	stream, names, err := p.build(cmd, &e.st, events)
+	if err != nil {
+		p.cache.put(e)
+		return outcome{err: err}
+	}
+	err = p.store.Append(ctx, stream)
+	switch {
+	case err == nil:
+		if e.st.Version == 0 {
+			e.st.ID = stream.AggregateID
+			e.st.OwnerID = stream.OwnerID
+		}
+		e.st.EventTime = stream.CreateTime
+		if err := p.def.Apply(&e.st, stream.Version, names, events); err != nil {
+			// Appended, but the state cannot follow: reload next time.
+			return outcome{version: stream.Version, names: names}
+		}
+		p.cache.put(e)
+		return outcome{version: stream.Version, names: names}
+	case errors.Is(err, factum.ErrDuplicateRequestID):
+		p.cache.put(e)
+		if o, dup := p.duplicate(ctx, cmd); dup {
+			return o
+		}
+		return outcome{err: err}
+	case errors.Is(err, factum.ErrEventVersionConflict),
+		errors.Is(err, factum.ErrDuplicateAggregateID) && !cmd.IsCreate:
+		// Another writer moved the aggregate: the cached state is stale.
+		if cmd.ExpectedVersion > 0 {
+			return outcome{err: factum.NewError(factum.CodeCommandExpectVersionConflict,
+				fmt.Sprintf("command expects version %d, another command appended first", cmd.ExpectedVersion)).
+				With(cmd.AggregateID, cmd.ExpectedVersion, cmd.ID, cmd.RequestIDOrID())}
+		}
+		return outcome{err: err, retry: true}
+	default:
+		// Tenant mismatch, a create that lost, or an error whose outcome
+		// is unknown (the write may have committed): drop the state.
+		return outcome{err: err}
+	}
+}
+
+// duplicate looks the command's request up in the store and, if it was
+// appended, returns that stream's outcome.
+func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outcome, bool) {
+	s, err := p.store.Lookup(ctx, cmd.AggregateID, cmd.RequestIDOrID())
+	if err != nil {
+		return outcome{}, false
+	}
+	names := make([]string, len(s.Events))
+	for i := range s.Events {
+		names[i] = s.Events[i].Name
+	}
+	return outcome{version: s.Version, names: names, duplicate: true}, true
+}
+
+// build encodes the events into the next stream.
+func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*factum.EventStream, []string, error) {
+	s := &factum.EventStream{
+		ID:          factum.NewID(),
+		AggregateID: cmd.AggregateID,
+		Version:     st.Version + 1,
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		OwnerID:     cmd.OwnerID,
+		Header:      cmd.Header,
+		CreateTime:  time.Now(),
+		Events:      make([]factum.DomainEvent, len(events)),
+	}
+	s.AggregateID.Tenant = cmd.AggregateID.TenantOrDefault()
+	names := make([]string, len(events))
+	for i, ev := range events {
+		name, rev, body, err := p.codec.Encode(ev)
+		if err != nil {
+			return nil, nil, factum.Errorf(factum.CodeInternalServerError,
+				"aggregate %s: command %s returned event %T, which is not registered (add a Source or Emits for it): %w", p.def.named, cmd.Name, ev, err)
+		}
+		names[i] = name
+		s.Events[i] = factum.DomainEvent{
+			ID:       factum.NewID(),
+			Name:     name,
+			Revision: rev,
+			Sequence: i + 1,
+			IsLast:   i == len(events)-1,
+			Body:     body,
+		}
+	}
+	return s, names, nil
+}
+
+// load rebuilds an aggregate from its latest snapshot, if any, and the
+// streams after it.
+func (p *processor[S]) load(ctx context.Context, id factum.AggregateID) (*entry[S], error) {
+	st := p.def.newEnvelope(id)
+	if p.snapshots != nil {
+		ss, ok, err := p.snapshots.LatestState(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate %s: load snapshot: %w", id, err)
+		}
+		if ok {
+			if st, err = p.def.FromStored(ss); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for {
+		streams, err := p.store.Load(ctx, id, st.Version+1, st.Version+loadPage)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate %s: load streams: %w", id, err)
+		}
+		for i := range streams {
+			if err := p.def.Source(p.codec, &st, &streams[i]); err != nil {
+				return nil, err
+			}
+		}
+		if len(streams) < loadPage {
+			break
+		}
+	}
+	return &entry[S]{key: id.ID, st: st}, nil
+}
+
+// Process implements Processor by routing to the aggregate type's processor.
+func (r router) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
+	if p, ok := r[cmd.AggregateID.NamedAggregate]; ok {
+		return p.Process(ctx, cmd)
+	}
+	sig := factum.Signal{
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		Stage:       factum.StageProcessed,
+		AggregateID: cmd.AggregateID,
+		Time:        time.Now(),
+	}
+	fail(&sig, factum.NotFound(fmt.Sprintf("no aggregate type %s is registered", cmd.AggregateID.NamedAggregate)))
+	return sig
+}

@@ -1,0 +1,75 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/codec"
+)
+
+// StoredState is an aggregate's state as it travels and is stored outside
+// the processor: the envelope with the domain state as JSON. It is the shape
+// of a snapshot.
+type StoredState struct {
+	// ID is the aggregate, with the tenant it was created in.
+	ID factum.AggregateID `json:"aggregateId"`
+	// Version is the version of the last stream applied (0: none).
+	Version int `json:"version"`
+	// OwnerID is the owner recorded by the creating stream.
+	OwnerID string `json:"ownerId,omitempty"`
+	// Deleted marks a deleted aggregate.
+	Deleted bool `json:"deleted,omitempty"`
+	// EventTime is the creation time of the last stream applied.
+	EventTime time.Time `json:"eventTime,omitzero"`
+	// State is the domain state as JSON; empty means the initial state.
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+// SnapshotSource gives the processor an aggregate's latest saved state, so
+// that loading an aggregate that is not cached reads only the streams after
+// it. The snapshot store implements it; a nil SnapshotSource means every
+// load starts from version 1.
+type SnapshotSource interface {
+	// LatestState returns the aggregate's latest saved state, or ok false
+	// when there is none. It must not return a state newer than the event
+	// store's history.
+	LatestState(ctx context.Context, id factum.AggregateID) (st StoredState, ok bool, err error)
+}
+
+// FromStored decodes a stored state into the typed envelope.
+func (d *Definition[S]) FromStored(s StoredState) (State[S], error) {
+	st := State[S]{ID: s.ID, Version: s.Version, OwnerID: s.OwnerID, Deleted: s.Deleted, EventTime: s.EventTime, Value: d.NewState()}
+	if len(s.State) > 0 {
+		if err := json.Unmarshal(s.State, &st.Value); err != nil {
+			return st, factum.Errorf(factum.CodeInternalServerError, "aggregate %s: stored state at version %d does not decode: %w", d.named, s.Version, err)
+		}
+	}
+	return st, nil
+}
+
+// ToStored encodes the typed envelope.
+func (d *Definition[S]) ToStored(st State[S]) (StoredState, error) {
+	b, err := json.Marshal(st.Value)
+	if err != nil {
+		return StoredState{}, factum.Errorf(factum.CodeInternalServerError, "aggregate %s: state does not encode: %w", d.named, err)
+	}
+	return StoredState{ID: st.ID, Version: st.Version, OwnerID: st.OwnerID, Deleted: st.Deleted, EventTime: st.EventTime, State: b}, nil
+}
+
+// Fold implements Type: it applies streams, in version order and each the
+// next version, to from.
+func (d *Definition[S]) Fold(reg *codec.Registry, from StoredState, streams []factum.EventStream) (StoredState, error) {
+	st, err := d.FromStored(from)
+	if err != nil {
+		return from, err
+	}
+	for i := range streams {
+		if err := d.Source(reg, &st, &streams[i]); err != nil {
+			return from, fmt.Errorf("fold: %w", err)
+		}
+	}
+	return d.ToStored(st)
+}
