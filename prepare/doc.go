@@ -1,0 +1,52 @@
+// Package prepare reserves unique application keys — usernames, SKUs, e-mail
+// addresses — that many aggregates compete for. A [Key] answers atomically,
+// inside its storage backend, which value holds a key right now.
+//
+// # Operations
+//
+//	Prepare(key, v)                  reserve a free (or expired) key       false: held
+//	Get(key)                         the live reservation                  false: free or expired
+//	GetValue(key)                    the stored reservation, even expired  false: nothing stored
+//	Rollback(key)                    release, whatever the value           false: nothing to release
+//	RollbackValue(key, v)            release if v holds it                 false: free or other value
+//	Reprepare(key, old, new)         replace old by new on the same key    false: free or other value
+//	ChangeKey(oldKey, old, newKey, new) move a reservation to another key  false: new key held;
+//	                                                                       error: old key not held by old
+//
+// A reservation carries an absolute expiry in Unix milliseconds
+// ([PreparedValue]), or [TTLForever]. An expired reservation counts as free
+// for every operation; Get hides it, GetValue still shows it where the
+// backend keeps it. Expiry depends on a clock, each backend's own (see
+// below), so it is not a precise timer.
+//
+// Values are compared by their JSON encoding; see [Key] for what that means
+// for struct and map values.
+//
+// # UsingPrepare
+//
+// [UsingPrepare] reserves a key, hands the outcome to a function (typically
+// a command handler's decision), and releases the reservation if the
+// function fails, panics or its context is cancelled. It is not a
+// transaction with the event store: read its documentation before using a
+// permanent reservation.
+//
+// Do not mix up three mechanisms: a request ID recognises a repeated
+// command; an aggregate version protects one event stream; a prepare key
+// arbitrates between aggregates competing for one application key.
+//
+// # Backends
+//
+// A [Backend] stores reservations as bytes, atomically. factum provides:
+//
+//   - [Memory], in process, judging expiry by an injectable clock;
+//   - redis.PrepareBackend, with Redis's own expiry (expired keys vanish)
+//     and Lua scripts for the compare-and-set operations;
+//   - sqlite.PrepareBackend, judging expiry by the caller's clock;
+//   - postgres.PrepareBackend, judging expiry by the database's clock.
+//
+// All four implement [KeyChanger], so a key change is one atomic step.
+// Redis reservations survive a crash or failover only as far as Redis's
+// persistence and replication allow; permanent reservations such as
+// usernames belong on a SQL backend. Package preparetest is the contract kit
+// every backend passes.
+package prepare

@@ -1,0 +1,24 @@
+// Package preparetest is the contract kit for prepare-key backends: every
+// implementation of prepare.Backend, in factum or outside it, proves itself
+// by calling [Run] from a test:
+//
+//	func TestContract(t *testing.T) {
+//		preparetest.Run(t, func(t *testing.T) preparetest.Target {
+//			clock := preparetest.NewClock(time.Now())
+//			return preparetest.Target{Backend: prepare.NewMemory(clock.Now), Clock: clock}
+//		})
+//	}
+//
+// The kit drives the backend through prepare.Key and covers every operation
+// of the specification with its success and its false or error outcome:
+// prepare, get (hiding expired values) and get-value (showing them),
+// unconditional and conditional rollback, reprepare (never creating a key),
+// key change (new key taken, old value not matching, same key), expiry and
+// re-preparing an expired key, purging, UsingPrepare's release on error,
+// panic and cancellation, bad input, cancelled contexts, and races: 64
+// goroutines preparing one key, reprepares competing on one value, and key
+// changes racing rollbacks with the invariant checked after every round.
+//
+// It never assumes that the backend is empty: each case uses key names of
+// its own, so one backend may serve every case.
+package preparetest
