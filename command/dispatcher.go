@@ -1,0 +1,221 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// ErrClosed is the cause of the error a dispatcher returns once it stopped
+// admitting commands (it is shutting down or shut down) and of the failed
+// PROCESSED signal of an accepted command the shutdown deadline cut off.
+// Both carry the code TooManyRequests: the command was not processed, and
+// sending it again (to a running instance) is safe.
+var ErrClosed = errors.New("command dispatcher is closed")
+
+// ErrNotStarted is the cause of the error a dispatcher returns before Start.
+var ErrNotStarted = errors.New("command dispatcher is not started")
+
+// DispatcherConfig configures a Dispatcher.
+type DispatcherConfig struct {
+	// Lanes is the number of lanes; 0 means 16 × GOMAXPROCS. Commands run
+	// in parallel across lanes; each lane runs its commands one at a time.
+	Lanes int
+	// QueueSize bounds each lane's queue; 0 means 1024.
+	QueueSize int
+	// RejectWhenFull makes Send fail at once with TooManyRequests when the
+	// lane's queue is full, instead of waiting for room until its context
+	// ends.
+	RejectWhenFull bool
+}
+
+// Dispatcher is the in-process Bus: it routes each command to a lane by its
+// aggregate, so one aggregate's commands run one at a time in arrival order
+// and different aggregates run in parallel, and hands each outcome to a
+// Sink. Queues are bounded: a full lane is back-pressure or TooManyRequests,
+// never unbounded memory.
+type Dispatcher struct {
+	proc   Processor
+	sink   Sink
+	seed   maphash.Seed
+	lanes  []chan *factum.Command
+	reject bool
+
+	// mu guards sending on the lane channels against their closing:
+	// senders hold it shared, Shutdown exclusively to close them.
+	mu       sync.RWMutex
+	started  atomic.Bool
+	closed   atomic.Bool
+	stopping chan struct{} // closed when admission stops
+
+	runCtx  context.Context // processing context, cancelled at the deadline
+	cancel  context.CancelFunc
+	aborted atomic.Bool // past the shutdown deadline
+	wg      sync.WaitGroup
+	once    sync.Once
+	dropped atomic.Int64
+}
+
+// NewDispatcher returns a dispatcher that runs commands with proc and emits
+// their PROCESSED signals into sink. Call Start before sending.
+func NewDispatcher(proc Processor, sink Sink, cfg DispatcherConfig) (*Dispatcher, error) {
+	if proc == nil || sink == nil {
+		return nil, factum.IllegalArgument("dispatcher: processor and sink are required")
+	}
+	if cfg.Lanes < 0 || cfg.QueueSize < 0 {
+		return nil, factum.IllegalArgument("dispatcher: negative lanes or queue size")
+	}
+	lanes := cfg.Lanes
+	if lanes == 0 {
+		lanes = 16 * runtime.GOMAXPROCS(0)
+	}
+	qs := cfg.QueueSize
+	if qs == 0 {
+		qs = 1024
+	}
+	d := &Dispatcher{
+		proc:     proc,
+		sink:     sink,
+		seed:     maphash.MakeSeed(),
+		lanes:    make([]chan *factum.Command, lanes),
+		reject:   cfg.RejectWhenFull,
+		stopping: make(chan struct{}),
+	}
+	for i := range d.lanes {
+		d.lanes[i] = make(chan *factum.Command, qs)
+	}
+	return d, nil
+}
+
+// Start starts the lanes. Commands are processed with a context derived
+// from ctx without its cancellation: processing stops at Shutdown's
+// deadline, not when the starter's context ends. Start is idempotent.
+func (d *Dispatcher) Start(ctx context.Context) {
+	d.once.Do(func() {
+		d.runCtx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		for _, q := range d.lanes {
+			d.wg.Add(1)
+			go d.run(q)
+		}
+		d.started.Store(true)
+	})
+}
+
+func (d *Dispatcher) run(q chan *factum.Command) {
+	defer d.wg.Done()
+	for cmd := range q {
+		if d.aborted.Load() {
+			d.dropped.Add(1)
+			d.sink.Signal(closedSignal(cmd))
+			continue
+		}
+		d.sink.Signal(d.proc.Process(d.runCtx, cmd))
+	}
+}
+
+func closedSignal(cmd *factum.Command) factum.Signal {
+	return factum.Signal{
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		Stage:       factum.StageProcessed,
+		AggregateID: cmd.AggregateID,
+		Code:        factum.CodeTooManyRequests,
+		Message:     "shut down before the command was processed; it was not appended",
+		Time:        time.Now(),
+	}
+}
+
+// lane returns the lane of an aggregate.
+func (d *Dispatcher) lane(id *factum.AggregateID) chan *factum.Command {
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	h.WriteString(id.Aggregate)
+	h.WriteByte(0)
+	h.WriteString(id.ID)
+	return d.lanes[h.Sum64()%uint64(len(d.lanes))]
+}
+
+// Send implements Bus: it queues cmd on its aggregate's lane. When the lane
+// is full it waits for room until ctx ends (TooManyRequests wrapping ctx's
+// error), or fails at once with TooManyRequests if configured so. After
+// Shutdown began it fails with TooManyRequests wrapping ErrClosed. The
+// dispatcher owns cmd afterwards.
+func (d *Dispatcher) Send(ctx context.Context, cmd *factum.Command) error {
+	if !d.started.Load() {
+		return factum.Errorf(factum.CodeIllegalState, "%w", ErrNotStarted)
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed.Load() {
+		return factum.Errorf(factum.CodeTooManyRequests, "%w: not accepting commands", ErrClosed)
+	}
+	q := d.lane(&cmd.AggregateID)
+	select {
+	case q <- cmd:
+		return nil
+	default:
+	}
+	if d.reject {
+		return factum.NewError(factum.CodeTooManyRequests, "command lane is full").With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+	}
+	select {
+	case q <- cmd:
+		return nil
+	case <-ctx.Done():
+		return factum.Errorf(factum.CodeTooManyRequests, "command lane stayed full: %w", ctx.Err())
+	case <-d.stopping:
+		return factum.Errorf(factum.CodeTooManyRequests, "%w: not accepting commands", ErrClosed)
+	}
+}
+
+// Pending returns the number of queued commands not yet taken by a lane.
+func (d *Dispatcher) Pending() int {
+	n := 0
+	for _, q := range d.lanes {
+		n += len(q)
+	}
+	return n
+}
+
+// Shutdown stops admission at once (Send fails with ErrClosed), lets the
+// lanes finish every accepted command in order, and returns when they are
+// done. If ctx ends first, the command in progress on each lane is
+// cancelled, the queued ones get a failed PROCESSED signal (TooManyRequests,
+// ErrClosed: not appended), and Shutdown returns an error wrapping ctx's.
+// Shutdown of a dispatcher never started only closes it.
+func (d *Dispatcher) Shutdown(ctx context.Context) error {
+	if d.closed.Swap(true) {
+		return factum.Errorf(factum.CodeIllegalState, "%w: already shut down", ErrClosed)
+	}
+	close(d.stopping)
+	d.mu.Lock() // waits for senders between their check and their send
+	for _, q := range d.lanes {
+		close(q)
+	}
+	d.mu.Unlock()
+	if !d.started.Load() {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		d.cancel()
+		return nil
+	case <-ctx.Done():
+	}
+	d.aborted.Store(true)
+	d.cancel()
+	<-done
+	return fmt.Errorf("command dispatcher: shutdown deadline passed, %d queued commands not processed: %w", d.dropped.Load(), ctx.Err())
+}

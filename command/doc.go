@@ -1,0 +1,35 @@
+// Package command is where commands enter and how callers learn their
+// outcome.
+//
+// The [Gateway] completes a command (request ID defaults to the command ID;
+// a create command without an aggregate ID gets one derived from its request
+// ID, so a retried create finds its first attempt), validates it (bodies
+// implementing [Validator] are checked: CommandValidation with binding
+// errors), answers a repeated request early from the event store through
+// the [RequestChecker] (a per-aggregate-type bloom filter; "maybe seen" asks
+// the store), sends it on a [Bus] and waits for a [WaitPlan]'s stage:
+//
+//   - Send returns at SENT;
+//   - SendAndWait returns the stage's [Result], or the first failure: a
+//     failed PROCESSED ends every wait at once; a branch stage (SNAPSHOT,
+//     PROJECTED, EVENT_HANDLED, SAGA_HANDLED) completes after a successful
+//     PROCESSED once every function that consumes the events has signalled
+//     ([Consumers]), and at once, with a Note, when none consumes them;
+//   - SendAndWaitStream yields every result in stage order;
+//   - Lookup answers from the event store whether a request was appended.
+//
+// A timeout or a cancelled context ends the wait, never the command: the
+// result is RequestTimeout with the outcome unknown. A repeated request whose
+// first attempt was appended returns that attempt's PROCESSED outcome with
+// Duplicate set. Failures are returned as a [Result] and as a
+// [*ResultError] wrapping a *factum.Error, so callers read fields and match
+// codes with errors.Is.
+//
+// The [Dispatcher] is the in-process Bus: lanes by aggregate, so one
+// aggregate's commands run one at a time in arrival order, with bounded
+// queues (back-pressure or TooManyRequests). Processors emit PROCESSED
+// signals, and event functions branch signals, into a [Sink]; [Waiters] is
+// the in-process one, routing by command ID. Every message involved (the
+// command, the signal) is a plain serialisable value, so a networked bus
+// and sink can replace the in-process ones.
+package command

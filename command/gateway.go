@@ -1,0 +1,357 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/eventstore"
+)
+
+// DefaultMaxTimeout caps wait timeouts when GatewayConfig.MaxTimeout is 0.
+const DefaultMaxTimeout = 10 * time.Minute
+
+// GatewayConfig configures a Gateway.
+type GatewayConfig struct {
+	// Registry holds the aggregate types commands may target; required.
+	Registry *aggregate.Registry
+	// Bus carries commands to the processors; required.
+	Bus Bus
+	// Waiters routes wait signals back to waiting calls; required. The
+	// processors' sink must deliver into it.
+	Waiters *Waiters
+	// Store answers Lookup; required.
+	Store eventstore.Store
+	// Checker is the request-ID pre-check; nil disables it (the store's
+	// append still refuses duplicates and the outcome is still returned).
+	Checker *RequestChecker
+	// Consumers tells which functions consume which events; nil means none,
+	// so branch-stage waits complete right after PROCESSED.
+	Consumers Consumers
+	// DefaultTimeout applies to plans without one; 0 means DefaultTimeout.
+	DefaultTimeout time.Duration
+	// MaxTimeout refuses plans with a longer timeout; 0 means
+	// DefaultMaxTimeout.
+	MaxTimeout time.Duration
+}
+
+// Gateway is where commands enter: it completes and validates them,
+// answers repeated requests from the event store, sends them on the bus and
+// waits for the stage the caller asks for. It is safe for concurrent use.
+type Gateway struct {
+	reg        *aggregate.Registry
+	bus        Bus
+	waiters    *Waiters
+	store      eventstore.Store
+	checker    *RequestChecker
+	consumers  Consumers
+	defTimeout time.Duration
+	maxTimeout time.Duration
+}
+
+// NewGateway returns a gateway.
+func NewGateway(cfg GatewayConfig) (*Gateway, error) {
+	if cfg.Registry == nil || cfg.Bus == nil || cfg.Waiters == nil || cfg.Store == nil {
+		return nil, factum.IllegalArgument("gateway: Registry, Bus, Waiters and Store are required")
+	}
+	g := &Gateway{
+		reg: cfg.Registry, bus: cfg.Bus, waiters: cfg.Waiters, store: cfg.Store,
+		checker: cfg.Checker, consumers: cfg.Consumers,
+		defTimeout: cfg.DefaultTimeout, maxTimeout: cfg.MaxTimeout,
+	}
+	if g.defTimeout <= 0 {
+		g.defTimeout = DefaultTimeout
+	}
+	if g.maxTimeout <= 0 {
+		g.maxTimeout = DefaultMaxTimeout
+	}
+	if g.defTimeout > g.maxTimeout {
+		return nil, factum.IllegalArgument(fmt.Sprintf("gateway: default timeout %v exceeds the maximum %v", g.defTimeout, g.maxTimeout))
+	}
+	return g, nil
+}
+
+// Waiters returns the gateway's signal routing table, the Sink that
+// processors and event functions emit into.
+func (g *Gateway) Waiters() *Waiters { return g.waiters }
+
+// prepare completes and validates cmd: command ID, request ID (defaults to
+// the command ID), the command's markers from its aggregate definition, the
+// aggregate ID of a create command sent without one (derived from the
+// request ID, so a retried create finds its first attempt), the tenant; then
+// the message and its body. It returns the command to send and the
+// effective timeout.
+func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*factum.Command, time.Duration, error) {
+	c := new(factum.Command)
+	*c = *cmd
+	if c.ID == "" {
+		c.ID = factum.NewID()
+	}
+	if c.RequestID == "" {
+		c.RequestID = c.ID
+	}
+	if c.Name == "" && c.Body != nil {
+		c.Name = factum.NameOf(c.Body)
+	}
+	timeout, err := plan.check(g.defTimeout, g.maxTimeout)
+	if err != nil {
+		return c, 0, err
+	}
+	t, ok := g.reg.Lookup(c.AggregateID.NamedAggregate)
+	if !ok {
+		return c, 0, factum.NotFound(fmt.Sprintf("no aggregate type %s is registered", c.AggregateID.NamedAggregate))
+	}
+	spec, ok := t.Command(c.Name)
+	if !ok {
+		return c, 0, factum.IllegalArgument(fmt.Sprintf("aggregate %s does not handle command %q", c.AggregateID.NamedAggregate, c.Name))
+	}
+	c.IsCreate = c.IsCreate || spec.Create
+	c.AllowCreate = c.AllowCreate || spec.AllowCreate
+	c.IsVoid = c.IsVoid || spec.Void
+	if c.AggregateID.ID == "" && c.IsCreate && c.RequestID != "" {
+		c.AggregateID.ID = factum.DeriveID(c.AggregateID.Context, c.AggregateID.Aggregate, c.RequestID)
+	}
+	if c.AggregateID.Tenant == "" {
+		c.AggregateID.Tenant = factum.DefaultTenant
+	}
+	if c.CreateTime.IsZero() {
+		c.CreateTime = time.Now()
+	}
+	if err := c.Validate(); err != nil {
+		return c, 0, err
+	}
+	if c.IsVoid && plan.Stage != factum.StageSent {
+		return c, 0, factum.IllegalArgument(fmt.Sprintf("command %s is void: only SENT can be awaited, not %s", c.Name, plan.Stage))
+	}
+	if err := validateBody(c.Body); err != nil {
+		return c, 0, err
+	}
+	return c, timeout, nil
+}
+
+// precheck answers a repeated request from the event store. It returns the
+// first attempt's outcome when the request was already appended.
+func (g *Gateway) precheck(ctx context.Context, c *factum.Command) (Result, bool, error) {
+	if g.checker == nil {
+		return Result{}, false, nil
+	}
+	s, dup, err := g.checker.Check(ctx, c.AggregateID, c.RequestID)
+	if err != nil || !dup {
+		return Result{}, false, err
+	}
+	return duplicateResult(c, &s), true, nil
+}
+
+func duplicateResult(c *factum.Command, s *factum.EventStream) Result {
+	names := make([]string, len(s.Events))
+	for i := range s.Events {
+		names[i] = s.Events[i].Name
+	}
+	return Result{
+		Stage:            factum.StageProcessed,
+		CommandID:        c.ID,
+		RequestID:        s.RequestID,
+		AggregateID:      s.AggregateID,
+		AggregateVersion: s.Version,
+		EventNames:       names,
+		Code:             factum.CodeOk,
+		Duplicate:        true,
+		Results:          map[string]any{"originalCommandId": s.CommandID},
+		Note:             "request " + s.RequestID + " was already appended by command " + s.CommandID + "; this is its outcome",
+		SignalTime:       s.CreateTime,
+	}
+}
+
+// Send sends cmd and returns at SENT, once the bus accepted it. A repeated
+// request that was already appended is not sent: its first attempt's
+// PROCESSED outcome is returned, marked Duplicate. Any failure is returned
+// both as the Result and as a *ResultError.
+func (g *Gateway) Send(ctx context.Context, cmd factum.Command) (Result, error) {
+	c, _, err := g.prepare(&cmd, Wait(factum.StageSent))
+	if err != nil {
+		return failure(factum.StageSent, c, err)
+	}
+	if r, dup, err := g.precheck(ctx, c); err != nil {
+		return failure(factum.StageSent, c, err)
+	} else if dup {
+		return r, nil
+	}
+	if err := g.bus.Send(ctx, c); err != nil {
+		return failure(factum.StageSent, c, err)
+	}
+	return sentResult(c), nil
+}
+
+func sentResult(c *factum.Command) Result {
+	return Result{
+		Stage:       factum.StageSent,
+		CommandID:   c.ID,
+		RequestID:   c.RequestID,
+		AggregateID: c.AggregateID,
+		Code:        factum.CodeOk,
+		SignalTime:  time.Now(),
+	}
+}
+
+// SendAndWait sends cmd and waits for the plan's stage. It returns the
+// result of that stage, or of the first failure on the way: a failed
+// PROCESSED ends every wait at once. A branch stage completes when every
+// function that consumes the command's events (per the Consumers, narrowed
+// by the plan's function target) has signalled, and at once, with a Note,
+// when none consumes them. A repeated request that was already appended
+// returns its first outcome, marked Duplicate, at PROCESSED.
+//
+// When the timeout passes or ctx ends, the wait stops with a RequestTimeout
+// ResultError (wrapping ctx's error when ctx ended): the command goes on and
+// its outcome is unknown; Lookup finds it. The wait is always removed, on
+// every path.
+func (g *Gateway) SendAndWait(ctx context.Context, cmd factum.Command, plan WaitPlan) (Result, error) {
+	var final Result
+	var ferr error
+	g.run(ctx, &cmd, plan, nil, func(r Result, err error, _ bool) { final, ferr = r, err })
+	return final, ferr
+}
+
+// run sends the command and drives the wait; emit (if set) gets every
+// signal's result in order, and done gets the final one, with whether emit
+// already had it. emit returns false to stop the wait early; done is then
+// not called.
+func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, emit func(Result, error) bool, done func(Result, error, bool)) {
+	c, timeout, err := g.prepare(cmd, plan)
+	if err != nil {
+		r, ferr := failure(factum.StageSent, c, err)
+		done(r, ferr, false)
+		return
+	}
+	if r, dup, err := g.precheck(ctx, c); err != nil {
+		r, ferr := failure(factum.StageSent, c, err)
+		done(r, ferr, false)
+		return
+	} else if dup {
+		done(r, nil, false)
+		return
+	}
+	if plan.Stage == factum.StageSent {
+		if err := g.bus.Send(ctx, c); err != nil {
+			r, ferr := failure(factum.StageSent, c, err)
+		done(r, ferr, false)
+			return
+		}
+		done(sentResult(c), nil, false)
+		return
+	}
+	wt, err := g.waiters.register(c.ID)
+	if err != nil {
+		r, ferr := failure(factum.StageSent, c, err)
+		done(r, ferr, false)
+		return
+	}
+	defer g.waiters.remove(c.ID, wt)
+	if err := g.bus.Send(ctx, c); err != nil {
+		r, ferr := failure(factum.StageSent, c, err)
+		done(r, ferr, false)
+		return
+	}
+	stopped := false
+	var emitR func(*Result) bool
+	if emit != nil {
+		if !emit(sentResult(c), nil) {
+			return
+		}
+		emitR = func(r *Result) bool {
+			if !emit(*r, r.Err()) {
+				stopped = true
+			}
+			return !stopped
+		}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	tr := tracker{g: g, plan: plan, cmd: c}
+	var local [2]factum.Signal
+	for {
+		select {
+		case <-wt.notify:
+			sigs := wt.drain(local[:0])
+			for i := range sigs {
+				r, fin, emitted := tr.feed(&sigs[i], emitR)
+				if stopped {
+					return
+				}
+				if fin {
+					if emit != nil && !emitted && !emit(r, r.Err()) {
+						return
+					}
+					done(r, r.Err(), true)
+					return
+				}
+			}
+		case <-timer.C:
+			r, err := g.unknown(c, plan, tr.last, fmt.Sprintf("no %s signal within %v; the command's outcome is unknown (look it up by request ID)", plan.Stage, timeout), nil)
+			if emit != nil && !emit(r, err) {
+				return
+			}
+			done(r, err, true)
+			return
+		case <-ctx.Done():
+			r, err := g.unknown(c, plan, tr.last, "wait ended by the caller's context; the command's outcome is unknown (look it up by request ID)", ctx.Err())
+			if emit != nil && !emit(r, err) {
+				return
+			}
+			done(r, err, true)
+			return
+		}
+	}
+}
+
+// unknown is the result of a wait that ended before its stage: a
+// RequestTimeout, never a failure of the command.
+func (g *Gateway) unknown(c *factum.Command, plan WaitPlan, last *Result, msg string, cause error) (Result, error) {
+	r := Result{
+		Stage:       plan.Stage,
+		CommandID:   c.ID,
+		RequestID:   c.RequestID,
+		AggregateID: c.AggregateID,
+		Function:    plan.Function,
+		Code:        factum.CodeRequestTimeout,
+		Message:     msg,
+		SignalTime:  time.Now(),
+	}
+	if last != nil {
+		r.AggregateVersion = last.AggregateVersion
+		r.EventNames = last.EventNames
+	}
+	return r, newResultError(r, cause)
+}
+
+// Lookup answers "was this request appended to the aggregate, and as
+// what?" from the event store: the PROCESSED result of the stream holding
+// it, or a NotFound error. It is the way to settle a wait that timed out.
+func (g *Gateway) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (Result, error) {
+	if err := id.Validate(); err != nil {
+		return Result{}, err
+	}
+	if err := factum.ValidateID("request id", requestID); err != nil {
+		return Result{}, err
+	}
+	s, err := g.store.Lookup(ctx, id, requestID)
+	if err != nil {
+		return Result{}, err
+	}
+	names := make([]string, len(s.Events))
+	for i := range s.Events {
+		names[i] = s.Events[i].Name
+	}
+	return Result{
+		Stage:            factum.StageProcessed,
+		CommandID:        s.CommandID,
+		RequestID:        s.RequestID,
+		AggregateID:      s.AggregateID,
+		AggregateVersion: s.Version,
+		EventNames:       names,
+		Code:             factum.CodeOk,
+		SignalTime:       s.CreateTime,
+	}, nil
+}

@@ -1,0 +1,123 @@
+package command
+
+import (
+	"strings"
+
+	"github.com/factum-go/factum"
+)
+
+// tracker follows one command's signals toward a wait plan's stage. It
+// implements the stage rules: a failed PROCESSED ends every wait; a branch
+// stage is reached only after a successful PROCESSED, when every function
+// that consumes the events and matches the target has signalled (at once
+// when none does); a failed branch signal of a required function ends the
+// wait.
+type tracker struct {
+	g    *Gateway
+	plan WaitPlan
+	cmd  *factum.Command
+
+	processed *Result
+	last      *Result
+	pending   []factum.Signal // signals that came before PROCESSED
+	required  []factum.Function
+	got       []bool
+}
+
+// feed takes one signal. It reports the final result once the wait is over
+// and whether that result was already passed to emit.
+func (t *tracker) feed(s *factum.Signal, emit func(*Result) bool) (final Result, done, emitted bool) {
+	if s.Stage == factum.StageProcessed {
+		if t.processed != nil {
+			return Result{}, false, false // a redelivered signal
+		}
+		r := resultOf(s)
+		t.processed, t.last = &r, &r
+		if emit != nil && !emit(&r) {
+			return r, true, true
+		}
+		if !r.Succeeded() || t.plan.Stage == factum.StageProcessed {
+			return r, true, true
+		}
+		if r.Duplicate {
+			d := r
+			d.Note = "duplicate request: answered at PROCESSED with its first attempt's outcome; its branch stages belong to that attempt"
+			return d, true, false
+		}
+		if fin, ok := t.resolve(); ok {
+			return fin, true, false
+		}
+		pending := t.pending
+		t.pending = nil
+		for i := range pending {
+			if fin, done, emitted := t.branch(&pending[i], emit); done {
+				return fin, true, emitted
+			}
+		}
+		return Result{}, false, false
+	}
+	if t.processed == nil {
+		t.pending = append(t.pending, *s)
+		return Result{}, false, false
+	}
+	return t.branch(s, emit)
+}
+
+// resolve asks the registry which functions the wait needs; with none, the
+// wait is complete.
+func (t *tracker) resolve() (Result, bool) {
+	p := t.processed
+	if t.g.consumers != nil {
+		for _, fn := range t.g.consumers.FunctionsFor(t.plan.Stage, t.cmd.AggregateID.NamedAggregate, p.EventNames) {
+			if fn.Matches(t.plan.Function) {
+				t.required = append(t.required, fn)
+			}
+		}
+	}
+	if len(t.required) > 0 {
+		t.got = make([]bool, len(t.required))
+		return Result{}, false
+	}
+	r := *p
+	r.Stage = t.plan.Stage
+	r.Function = t.plan.Function
+	r.Note = "no function consumes " + strings.Join(p.EventNames, ", ") + " at " + t.plan.Stage.String() + "; completed after PROCESSED"
+	return r, true
+}
+
+func (t *tracker) branch(s *factum.Signal, emit func(*Result) bool) (Result, bool, bool) {
+	r := resultOf(s)
+	if r.AggregateVersion == 0 {
+		r.AggregateVersion = t.processed.AggregateVersion
+	}
+	if r.EventNames == nil {
+		r.EventNames = t.processed.EventNames
+	}
+	if emit != nil && !emit(&r) {
+		return r, true, true
+	}
+	if s.Stage != t.plan.Stage {
+		return Result{}, false, false
+	}
+	idx := -1
+	for i, fn := range t.required {
+		if fn == s.Function {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		return Result{}, false, false
+	}
+	t.last = &r
+	if !r.Succeeded() {
+		return r, true, true
+	}
+	t.got[idx] = true
+	for _, g := range t.got {
+		if !g {
+			return Result{}, false, false
+		}
+	}
+	return r, true, true
+}

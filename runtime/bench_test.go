@@ -1,0 +1,80 @@
+package runtime_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/runtime"
+)
+
+// BenchmarkSendAndWaitProcessedOneAggregate: every command goes to one
+// aggregate, so they run one at a time on one lane.
+func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
+	rt, def := newRuntime(b, runtime.Config{}, nil)
+	gw := rt.Gateway()
+	ctx := context.Background()
+	id := def.ID("bench-one")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+}
+
+// BenchmarkSendAndWaitProcessedParallel: callers in parallel over 10,000
+// aggregates.
+func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
+	rt, def := newRuntime(b, runtime.Config{}, nil)
+	gw := rt.Gateway()
+	ctx := context.Background()
+	const n = 10_000
+	ids := make([]factum.AggregateID, n)
+	for i := range ids {
+		ids[i] = def.ID("bench-" + strconv.Itoa(i))
+	}
+	var next atomic.Uint64
+	b.SetParallelism(64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id := ids[next.Add(1)%n]
+			if _, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+}
+
+// BenchmarkSend: SENT only, over 10,000 aggregates; the lanes process the
+// commands concurrently with the benchmark.
+func BenchmarkSend(b *testing.B) {
+	rt, def := newRuntime(b, runtime.Config{}, nil)
+	gw := rt.Gateway()
+	ctx := context.Background()
+	const n = 10_000
+	ids := make([]factum.AggregateID, n)
+	for i := range ids {
+		ids[i] = def.ID("send-" + strconv.Itoa(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := gw.Send(ctx, factum.NewCommand(ids[i%n], Add{N: 1})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+}
+
+var _ = command.Wait

@@ -1,0 +1,177 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/eventstore"
+)
+
+// Config configures a Runtime. Only Store is required; every other zero
+// field takes the default of the component it configures.
+type Config struct {
+	// Store is the event store.
+	Store eventstore.Store
+	// Codec maps message names to Go types; nil means a new registry for
+	// this runtime (registries are never global).
+	Codec *codec.Registry
+
+	// Lanes is the number of dispatcher lanes (default 16 × GOMAXPROCS).
+	Lanes int
+	// QueueSize bounds each lane's queue (default 1024).
+	QueueSize int
+	// RejectWhenFull makes a send to a full lane fail at once with
+	// TooManyRequests instead of waiting for room.
+	RejectWhenFull bool
+
+	// CacheSize bounds the cached aggregate states per aggregate type
+	// (default aggregate.DefaultCacheSize; negative disables the cache).
+	CacheSize int
+	// Retries and RetryBackoff govern retries after a version conflict
+	// (defaults aggregate.DefaultRetries and aggregate.DefaultBackoff).
+	Retries      int
+	RetryBackoff time.Duration
+	// Snapshots, if set, is where processors find the latest state before
+	// loading the tail of an aggregate's history.
+	Snapshots aggregate.SnapshotSource
+
+	// DefaultTimeout and MaxTimeout govern waits (defaults
+	// command.DefaultTimeout and command.DefaultMaxTimeout).
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// Consumers tells branch-stage waits which functions consume which
+	// events; nil means none.
+	Consumers command.Consumers
+
+	// Checker configures the request-ID pre-check; DisablePrecheck turns it
+	// off (the event store still refuses duplicates).
+	Checker         command.CheckerConfig
+	DisablePrecheck bool
+}
+
+// Runtime is the command side wired together: gateway, request checker,
+// dispatcher (the in-process bus) and a processor per aggregate type, over
+// one event store and one codec registry.
+type Runtime struct {
+	store      eventstore.Store
+	codec      *codec.Registry
+	registry   *aggregate.Registry
+	waiters    *command.Waiters
+	dispatcher *command.Dispatcher
+	gateway    *command.Gateway
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+}
+
+// New builds a runtime serving the aggregate types. Call Start before
+// sending commands and Shutdown to stop.
+func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
+	if cfg.Store == nil {
+		return nil, factum.IllegalArgument("runtime: Config.Store is required")
+	}
+	if len(aggregates) == 0 {
+		return nil, factum.IllegalArgument("runtime: no aggregate types given")
+	}
+	reg, err := aggregate.NewRegistry(aggregates...)
+	if err != nil {
+		return nil, err
+	}
+	c := cfg.Codec
+	if c == nil {
+		c = codec.NewRegistry()
+	}
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	proc, err := reg.NewProcessor(aggregate.ProcessorConfig{
+		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,
+		Retries: cfg.Retries, Backoff: cfg.RetryBackoff,
+	})
+	if err != nil {
+		return nil, err
+	}
+	waiters := command.NewWaiters()
+	disp, err := command.NewDispatcher(proc, waiters, command.DispatcherConfig{
+		Lanes: cfg.Lanes, QueueSize: cfg.QueueSize, RejectWhenFull: cfg.RejectWhenFull,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var checker *command.RequestChecker
+	if !cfg.DisablePrecheck {
+		if checker, err = command.NewRequestChecker(cfg.Store, cfg.Checker); err != nil {
+			return nil, err
+		}
+	}
+	gw, err := command.NewGateway(command.GatewayConfig{
+		Registry: reg, Bus: disp, Waiters: waiters, Store: cfg.Store, Checker: checker,
+		Consumers: cfg.Consumers, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw}, nil
+}
+
+// Gateway returns the command gateway.
+func (r *Runtime) Gateway() *command.Gateway { return r.gateway }
+
+// Registry returns the aggregate types the runtime serves.
+func (r *Runtime) Registry() *aggregate.Registry { return r.registry }
+
+// Codec returns the runtime's message type registry.
+func (r *Runtime) Codec() *codec.Registry { return r.codec }
+
+// Store returns the event store.
+func (r *Runtime) Store() eventstore.Store { return r.store }
+
+// Signals returns the sink that wait signals go into: event functions emit
+// their branch-stage signals here.
+func (r *Runtime) Signals() command.Sink { return r.waiters }
+
+// Dispatcher returns the in-process command bus.
+func (r *Runtime) Dispatcher() *command.Dispatcher { return r.dispatcher }
+
+// ErrStopped is returned by Start after Shutdown.
+var ErrStopped = errors.New("runtime: shut down")
+
+// Start starts processing. Commands run under a context derived from ctx
+// that keeps its values but not its cancellation: processing stops at
+// Shutdown, not when ctx ends. Start is idempotent; after Shutdown it
+// returns ErrStopped.
+func (r *Runtime) Start(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return factum.Errorf(factum.CodeIllegalState, "%w", ErrStopped)
+	}
+	if !r.started {
+		r.dispatcher.Start(ctx)
+		r.started = true
+	}
+	return nil
+}
+
+// Shutdown stops admission at once (sends fail with TooManyRequests
+// wrapping command.ErrClosed), drains every accepted command in order, and
+// returns when all are processed. If ctx ends first, it stops: queued
+// commands get a failed PROCESSED signal (not appended) and Shutdown
+// returns an error wrapping ctx's. A second Shutdown is an error.
+func (r *Runtime) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return factum.Errorf(factum.CodeIllegalState, "%w", ErrStopped)
+	}
+	r.stopped = true
+	r.mu.Unlock()
+	return r.dispatcher.Shutdown(ctx)
+}
