@@ -126,3 +126,10 @@ func mustCode(t *testing.T, err error, want factum.Code) {
 		t.Fatalf("error code = %s (%v), want %s", got, err, want)
 	}
 }
+
+func deleteBody() any  { return aggregate.DeleteAggregate{} }
+func recoverBody() any { return aggregate.RecoverAggregate{} }
+
+func zeroStored(id factum.AggregateID) aggregate.StoredState {
+	return aggregate.StoredState{ID: id}
+}
