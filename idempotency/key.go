@@ -98,7 +98,8 @@ func validate(k Key, fingerprint string) error {
 	return ValidateFingerprint(fingerprint)
 }
 
-// keyError wraps a store sentinel with the operation and the key.
-func keyError(op string, k Key, sentinel error) error {
-	return fmt.Errorf("idempotency: %s %s: %w", op, k, sentinel)
+// OpError wraps err (one of the store's sentinel errors) with the
+// operation and the key, in the form every backend reports them.
+func OpError(op string, k Key, err error) error {
+	return fmt.Errorf("idempotency: %s %s: %w", op, k, err)
 }

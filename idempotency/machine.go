@@ -17,7 +17,7 @@ package idempotency
 //     with a new attempt.
 func BeginExisting(k Key, cur Record, fingerprint string) (rec Record, claim bool, err error) {
 	if cur.Fingerprint != fingerprint {
-		return Record{}, false, keyError("begin", k, ErrConflict)
+		return Record{}, false, OpError("begin", k, ErrConflict)
 	}
 	switch cur.State {
 	case StateDone, StateFailed:
@@ -25,7 +25,7 @@ func BeginExisting(k Key, cur Record, fingerprint string) (rec Record, claim boo
 	case StateRetryable:
 		return Record{}, true, nil
 	default:
-		return cur, false, keyError("begin", k, ErrInProgress)
+		return cur, false, OpError("begin", k, ErrInProgress)
 	}
 }
 
@@ -38,11 +38,11 @@ func BeginExisting(k Key, cur Record, fingerprint string) (rec Record, claim boo
 func CheckOwner(op string, k Key, cur Record, found bool, fingerprint string, attempt uint64) error {
 	switch {
 	case !found:
-		return keyError(op, k, ErrLeaseExpired)
+		return OpError(op, k, ErrLeaseExpired)
 	case cur.Fingerprint != fingerprint:
-		return keyError(op, k, ErrConflict)
+		return OpError(op, k, ErrConflict)
 	case cur.Attempt != attempt || cur.State != StateInProgress:
-		return keyError(op, k, ErrStaleAttempt)
+		return OpError(op, k, ErrStaleAttempt)
 	}
 	return nil
 }
@@ -55,7 +55,7 @@ func Refusal(op string, k Key, cur Record, found bool, fingerprint string, attem
 	if err := CheckOwner(op, k, cur, found, fingerprint, attempt); err != nil {
 		return err
 	}
-	return keyError(op, k, ErrStaleAttempt)
+	return OpError(op, k, ErrStaleAttempt)
 }
 
 // CheckFinish validates the arguments of Complete, Fail and Renew: a
@@ -66,7 +66,7 @@ func CheckFinish(op string, k Key, fingerprint string, attempt uint64) error {
 		return err
 	}
 	if attempt == 0 {
-		return keyError(op, k, ErrStaleAttempt)
+		return OpError(op, k, ErrStaleAttempt)
 	}
 	return nil
 }
