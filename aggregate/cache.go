@@ -96,17 +96,6 @@ func (c *cache[S]) put(e *entry[S]) {
 	}
 }
 
-// len returns the number of cached entries.
-func (c *cache[S]) len() int {
-	n := 0
-	for i := range c.shards {
-		sh := &c.shards[i]
-		sh.mu.Lock()
-		n += len(sh.m)
-		sh.mu.Unlock()
-	}
-	return n
-}
 
 func (sh *cacheShard[S]) unlink(e *entry[S]) {
 	if e.prev != nil {

@@ -236,7 +236,7 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 	if plan.Stage == factum.StageSent {
 		if err := g.bus.Send(ctx, c); err != nil {
 			r, ferr := failure(factum.StageSent, c, err)
-		done(r, ferr, false)
+			done(r, ferr, false)
 			return
 		}
 		done(sentResult(c), nil, false)
