@@ -96,7 +96,6 @@ func (c *cache[S]) put(e *entry[S]) {
 	}
 }
 
-
 func (sh *cacheShard[S]) unlink(e *entry[S]) {
 	if e.prev != nil {
 		e.prev.next = e.next
