@@ -1,0 +1,93 @@
+package query
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/factum-go/factum"
+)
+
+// UnmarshalJSON decodes the JSON form of a condition:
+//
+//	{"field": "state.qty", "operator": "GT", "value": 3,
+//	 "children": [...], "options": {"ignoreCase": true, "zoneId": "UTC"}}
+//
+// Every member is optional; unknown members are refused, so a misspelt
+// member is an error instead of a silently wider query. The operator is
+// matched ignoring case and stored in upper case; values are normalised as
+// Normalize does, and integers beyond ±2^53 are kept as json.Number so
+// that planning refuses them instead of rounding them.
+func (c *Condition) UnmarshalJSON(data []byte) error {
+	type wire Condition // no methods: decodes the members, not this function again
+	var w wire
+	if err := decodeStrict(data, &w); err != nil {
+		return err
+	}
+	if w.Operator != "" {
+		op, err := ParseOperator(string(w.Operator))
+		if err != nil {
+			return err
+		}
+		w.Operator = op
+	}
+	w.Value = Normalize(w.Value)
+	*c = Condition(w)
+	return nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown members and
+// trailing data, with numbers as json.Number.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+// ParseCondition decodes the JSON form of a condition. Errors are
+// IllegalArgument *factum.Error values.
+func ParseCondition(data []byte) (Condition, error) {
+	var c Condition
+	return c, parse("condition", data, &c)
+}
+
+// ParseQuery decodes the JSON form of a list or single query:
+//
+//	{"condition": {...}, "projection": {"include": [...], "exclude": [...]},
+//	 "sort": [{"field": "state.qty", "direction": "DESC"}], "limit": 10}
+//
+// Errors are IllegalArgument *factum.Error values.
+func ParseQuery(data []byte) (Query, error) {
+	var q Query
+	return q, parse("query", data, &q)
+}
+
+// ParsePagedQuery decodes the JSON form of a paged query, which has
+// "pagination": {"index": 1, "size": 10} instead of "limit". Errors are
+// IllegalArgument *factum.Error values.
+func ParsePagedQuery(data []byte) (PagedQuery, error) {
+	var q PagedQuery
+	return q, parse("paged query", data, &q)
+}
+
+func parse(what string, data []byte, v any) error {
+	err := decodeStrict(data, v)
+	if err == nil {
+		return nil
+	}
+	var fe *factum.Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return factum.Errorf(factum.CodeIllegalArgument, "query: invalid %s JSON: %s", what, msg)
+}
