@@ -11,9 +11,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// openClient connects to the test server; the keys written under prefix
+// openIdempotencyClient connects to the test server; the keys written under prefix
 // are deleted when the test ends.
-func openClient(t testing.TB, prefix string) *goredis.Client {
+func openIdempotencyClient(t testing.TB, prefix string) *goredis.Client {
 	t.Helper()
 	c, err := redis.Open(context.Background(), servicetest.RedisURL(t), 0)
 	if err != nil {
@@ -32,7 +32,7 @@ func openClient(t testing.TB, prefix string) *goredis.Client {
 
 func TestIdempotencyContract(t *testing.T) {
 	prefix := servicetest.UniquePrefix(t)
-	c := openClient(t, prefix)
+	c := openIdempotencyClient(t, prefix)
 	idempotencytest.Run(t, func(t *testing.T, p idempotency.Policy) idempotency.Store {
 		s, err := redis.NewIdempotencyStore(c, redis.IdempotencyOptions{Policy: p, Prefix: prefix})
 		if err != nil {

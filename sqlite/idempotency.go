@@ -1,0 +1,276 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/idempotency"
+)
+
+//go:embed migrations/idempotency/*.sql
+var idempotencyMigrations embed.FS
+
+// DefaultIdempotencyPrefix starts the names of the idempotency tables
+// unless IdempotencyOptions.Prefix says otherwise.
+const DefaultIdempotencyPrefix = "factum_"
+
+// IdempotencyOptions configures NewIdempotencyStore.
+type IdempotencyOptions struct {
+	// Policy sets the lease and the retention; the zero value is the
+	// default policy.
+	Policy idempotency.Policy
+	// Prefix starts the table names (default DefaultIdempotencyPrefix):
+	// letters, digits and '_'.
+	Prefix string
+	// Clock returns the current time; nil means time.Now. Expiry is judged
+	// by this one clock, which every process sharing the file on one
+	// machine also reads.
+	Clock func() time.Time
+}
+
+// IdempotencyStore is an idempotency.Store on SQLite.
+//
+// Records live in one table whose primary key is (tenant, operation, key).
+// Begin is one IMMEDIATE transaction on the writer connection: a single
+// INSERT … ON CONFLICT DO UPDATE claims the key when it is absent, expired
+// or released, and otherwise the row is read back under the same write
+// lock to answer. Complete, Fail and Renew are single UPDATE statements
+// conditional on the fingerprint, the attempt, the in-progress state and
+// an unexpired lease; when one changes nothing, the row is read to tell
+// why. Expired rows are invisible, are overwritten in place by the next
+// Begin of their key, and are deleted by Purge.
+type IdempotencyStore struct {
+	db     *DB
+	policy idempotency.Policy
+	clock  func() time.Time
+	q      idempotencyQueries
+}
+
+type idempotencyQueries struct {
+	claim, advance, readLive, finish, purge string
+}
+
+// NewIdempotencyStore applies the idempotency migrations to db (component
+// "idempotency", or "idempotency:<prefix>" for a non-default prefix) and
+// returns the store. It fails with an IllegalArgument error for an invalid
+// policy or prefix.
+func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
+	p, err := opts.Policy.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	component := "idempotency"
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultIdempotencyPrefix
+	} else if opts.Prefix != DefaultIdempotencyPrefix {
+		component += ":" + opts.Prefix
+	}
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return nil, err
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if err := db.Migrate(ctx, idempotencyMigrations, "migrations/idempotency", component, opts.Prefix); err != nil {
+		return nil, err
+	}
+	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
+	const cols = `state, fingerprint, response, expires_at, attempt`
+	return &IdempotencyStore{db: db, policy: p, clock: opts.Clock, q: idempotencyQueries{
+		// Takes the key when it is absent, expired, or released by the
+		// same fingerprint; otherwise changes nothing and returns no row.
+		claim: `INSERT INTO ` + t + ` (tenant, operation, key, state, fingerprint, response, expires_at, attempt)
+			VALUES (?1, ?2, ?3, 'in_progress', ?4, NULL, ?5, (SELECT last + 1 FROM ` + seq + ` WHERE id = 1))
+			ON CONFLICT (tenant, operation, key) DO UPDATE SET
+				state = 'in_progress', fingerprint = excluded.fingerprint, response = NULL,
+				expires_at = excluded.expires_at, attempt = excluded.attempt
+			WHERE ` + t + `.expires_at <= ?6
+				OR (` + t + `.state = 'retryable' AND ` + t + `.fingerprint = excluded.fingerprint)
+			RETURNING attempt, expires_at`,
+		readLive: `SELECT ` + cols + ` FROM ` + t + ` WHERE tenant = ?1 AND operation = ?2 AND key = ?3 AND expires_at > ?4`,
+		// The fence: only the owning attempt of a live, in-progress record
+		// with the same fingerprint moves it on.
+		finish: `UPDATE ` + t + ` SET state = ?7, response = ?8, expires_at = ?9
+			WHERE tenant = ?1 AND operation = ?2 AND key = ?3 AND fingerprint = ?4 AND attempt = ?5
+				AND state = 'in_progress' AND expires_at > ?6
+			RETURNING expires_at`,
+		advance: `UPDATE ` + seq + ` SET last = ?1 WHERE id = 1 AND last < ?1`,
+		purge: `DELETE FROM ` + t + ` WHERE rowid IN
+			(SELECT rowid FROM ` + t + ` WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)`,
+	}}, nil
+}
+
+// checkPrefix refuses a table prefix that is not a plain identifier part.
+func checkPrefix(prefix string) error {
+	for i := 0; i < len(prefix); i++ {
+		c := prefix[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return factum.IllegalArgument(fmt.Sprintf("sqlite: table prefix %q: want letters, digits and '_', not starting with a digit", prefix))
+		}
+	}
+	return nil
+}
+
+// Policy returns the store's lease and retention.
+func (s *IdempotencyStore) Policy() idempotency.Policy { return s.policy }
+
+func (s *IdempotencyStore) now() int64 { return s.clock().UnixMicro() }
+
+// Begin implements idempotency.Store.
+func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
+	if err := idempotency.CheckBegin(k, fingerprint); err != nil {
+		return idempotency.Record{}, false, err
+	}
+	tx, err := s.db.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock
+	if err != nil {
+		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: %w", k, err)
+	}
+	defer tx.Rollback()
+	now := s.now()
+	exp := now + s.policy.Lease.Microseconds()
+	var attempt, expires int64
+	err = tx.QueryRowContext(ctx, s.q.claim, k.Tenant, k.Operation, k.Value, fingerprint, exp, now).Scan(&attempt, &expires)
+	switch {
+	case err == nil:
+		if _, err := tx.ExecContext(ctx, s.q.advance, attempt); err != nil {
+			return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: %w", k, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: %w", k, err)
+		}
+		return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint,
+			ExpiresAt: time.UnixMicro(expires), Attempt: uint64(attempt)}, true, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: %w", k, err)
+	}
+	// The claim did not apply, so a live record holds the key; the write
+	// lock keeps it as it was when the claim looked.
+	cur, found, err := scanRecord(tx.QueryRowContext(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value, now))
+	if err != nil || !found {
+		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: claim refused but no live record (found=%v): %v", k, found, err)
+	}
+	rec, claim, err := idempotency.BeginExisting(k, cur, fingerprint)
+	if claim {
+		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: claim refused on a released record", k)
+	}
+	return rec, false, err
+}
+
+// finish applies an owner transition with one conditional UPDATE, and on
+// no match reads the row to classify the refusal.
+func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
+	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
+	if err := idempotency.CheckFinish(op, k, fingerprint, attempt); err != nil {
+		return time.Time{}, err
+	}
+	if attempt > 1<<63-1 {
+		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
+	}
+	now := s.now()
+	var expires int64
+	err := s.db.Writer().QueryRowContext(ctx, s.q.finish, k.Tenant, k.Operation, k.Value, fingerprint, int64(attempt), now,
+		string(state), response, now+validity.Microseconds()).Scan(&expires)
+	if err == nil {
+		return time.UnixMicro(expires), nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
+	}
+	cur, found, err := scanRecord(s.db.Reader().QueryRowContext(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value, s.now()))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
+	}
+	return time.Time{}, idempotency.Refusal(op, k, cur, found, fingerprint, attempt)
+}
+
+// Complete implements idempotency.Store.
+func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
+	if response == nil {
+		response = []byte{} // done records hold a response, if an empty one
+	}
+	_, err := s.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, s.policy.Retention)
+	return err
+}
+
+// Fail implements idempotency.Store.
+func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
+	state := idempotency.StateFailed
+	if retryable {
+		state = idempotency.StateRetryable
+	}
+	_, err := s.finish(ctx, "fail", k, fingerprint, attempt, state, nil, s.policy.Retention)
+	return err
+}
+
+// Renew implements idempotency.Store.
+func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
+	exp, err := s.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, s.policy.Lease)
+	if err != nil {
+		return idempotency.Record{}, err
+	}
+	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
+}
+
+// Get implements idempotency.Store.
+func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
+	if err := k.Validate(); err != nil {
+		return idempotency.Record{}, false, err
+	}
+	rec, found, err := scanRecord(s.db.Reader().QueryRowContext(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value, s.now()))
+	if err != nil {
+		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency get %s: %w", k, err)
+	}
+	return rec, found, nil
+}
+
+// purgeBatch bounds how many rows one purge statement deletes, so that
+// other writers are not held up behind a long delete.
+const purgeBatch = 1000
+
+// Purge implements idempotency.Purger: it deletes expired records in
+// batches, each its own short write, until none is left or ctx is done.
+func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		res, err := s.db.Writer().ExecContext(ctx, s.q.purge, s.now(), purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("sqlite: idempotency purge: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("sqlite: idempotency purge: %w", err)
+		}
+		total += n
+		if n < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// scanRecord reads one record row; found is false when there is none.
+func scanRecord(row *sql.Row) (idempotency.Record, bool, error) {
+	var (
+		rec              idempotency.Record
+		state            string
+		expires, attempt int64
+	)
+	err := row.Scan(&state, &rec.Fingerprint, &rec.Response, &expires, &attempt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return idempotency.Record{}, false, nil
+	}
+	if err != nil {
+		return idempotency.Record{}, false, err
+	}
+	rec.State, rec.ExpiresAt, rec.Attempt = idempotency.State(state), time.UnixMicro(expires), uint64(attempt)
+	if rec.State != idempotency.StateDone {
+		rec.Response = nil
+	} else if rec.Response == nil {
+		rec.Response = []byte{}
+	}
+	return rec, true, nil
+}

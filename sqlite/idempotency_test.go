@@ -1,0 +1,123 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/idempotency/idempotencytest"
+	"github.com/factum-go/factum/sqlite"
+)
+
+func openIdempotencyDB(t testing.TB, opts sqlite.Options) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "idem.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestIdempotencyContract(t *testing.T) {
+	db := openIdempotencyDB(t, sqlite.Options{Synchronous: "NORMAL"})
+	idempotencytest.Run(t, func(t *testing.T, p idempotency.Policy) idempotency.Store {
+		s, err := sqlite.NewIdempotencyStore(context.Background(), db, sqlite.IdempotencyOptions{Policy: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestIdempotencyPurge: expired rows are deleted by Purge, in batches,
+// live ones stay, and a purged key still gets a higher attempt next time.
+func TestIdempotencyPurge(t *testing.T) {
+	db := openIdempotencyDB(t, sqlite.Options{Synchronous: "NORMAL"})
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	s, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{
+		Policy: idempotency.Policy{Lease: time.Minute, Retention: time.Hour},
+		Clock:  func() time.Time { return clock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) idempotency.Key {
+		return idempotency.Key{Tenant: "t", Operation: "op", Value: time.Duration(i).String()}
+	}
+	const n = 1200 // more than one purge batch
+	var first idempotency.Record
+	for i := range n {
+		rec, _, err := s.Begin(ctx, key(i), "fp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = rec
+		}
+	}
+	if err := s.Complete(ctx, key(0), "fp", first.Attempt, []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Purge(ctx); err != nil || got != 0 {
+		t.Fatalf("Purge before any expiry = %d, %v", got, err)
+	}
+	now = now.Add(time.Minute) // every lease but key 0's retention ends
+	got, err := s.Purge(ctx)
+	if err != nil || got != n-1 {
+		t.Fatalf("Purge = %d, %v; want %d", got, err, n-1)
+	}
+	var rows int
+	if err := db.Reader().QueryRow(`SELECT count(*) FROM factum_idempotency_keys`).Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("%d rows left (%v), want 1", rows, err)
+	}
+	if rec, found, err := s.Get(ctx, key(0)); err != nil || !found || string(rec.Response) != "kept" {
+		t.Fatalf("live record after purge = %+v, %v, %v", rec, found, err)
+	}
+	rec, created, err := s.Begin(ctx, key(1), "fp")
+	if err != nil || !created || rec.Attempt <= n {
+		t.Fatalf("Begin of a purged key = %+v, %v, %v; want an attempt above %d", rec, created, err, n)
+	}
+}
+
+// TestIdempotencyOptions: bad options are refused before anything is
+// created, and stores with different prefixes keep to their own tables.
+func TestIdempotencyOptions(t *testing.T) {
+	db := openIdempotencyDB(t, sqlite.Options{})
+	ctx := context.Background()
+	for _, opts := range []sqlite.IdempotencyOptions{
+		{Prefix: "bad prefix"},
+		{Prefix: "x;DROP TABLE y"},
+		{Prefix: "1abc"},
+		{Policy: idempotency.Policy{Lease: -time.Second}},
+	} {
+		if _, err := sqlite.NewIdempotencyStore(ctx, db, opts); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("options %+v: %v, want IllegalArgument", opts, err)
+		}
+	}
+	a, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: "a_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: "b_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := idempotency.Key{Tenant: "t", Operation: "op", Value: "v"}
+	if _, created, err := a.Begin(ctx, k, "fp"); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	if _, created, err := b.Begin(ctx, k, "other"); err != nil || !created {
+		t.Fatalf("store b saw store a's key: %v, %v", created, err)
+	}
+	// Opening again is a no-op for the migrations.
+	if _, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: "a_"}); err != nil {
+		t.Fatal(err)
+	}
+}
