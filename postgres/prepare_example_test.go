@@ -1,0 +1,31 @@
+package postgres_test
+
+import (
+	"context"
+	"log"
+
+	"github.com/factum-go/factum/postgres"
+	"github.com/factum-go/factum/prepare"
+)
+
+// Usernames reserved for good in PostgreSQL. It needs a running server, so
+// this example is compiled but not run.
+func ExampleNewPrepareBackend() {
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/app", postgres.Options{Schema: "app"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	backend, err := postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	usernames, err := prepare.NewKey[string]("username", backend)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if ok, err := usernames.Prepare(ctx, "alice", prepare.Forever("user-1")); err != nil || !ok {
+		log.Fatal("username alice is taken: ", err)
+	}
+}
