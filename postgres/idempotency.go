@@ -1,0 +1,264 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/idempotency"
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed migrations/idempotency/*.sql
+var idempotencyMigrations embed.FS
+
+// DefaultIdempotencyPrefix starts the names of the idempotency tables
+// unless IdempotencyOptions.Prefix says otherwise.
+const DefaultIdempotencyPrefix = "factum_"
+
+// IdempotencyOptions configures NewIdempotencyStore.
+type IdempotencyOptions struct {
+	// Policy sets the lease and the retention; the zero value is the
+	// default policy.
+	Policy idempotency.Policy
+	// Prefix starts the table and sequence names (default
+	// DefaultIdempotencyPrefix): lower-case letters, digits and '_'.
+	Prefix string
+}
+
+// IdempotencyStore is an idempotency.Store on PostgreSQL.
+//
+// Records live in one table whose primary key is (tenant, operation, key),
+// and expiry is judged by the database's clock, so application servers
+// with skewed clocks agree. Begin claims the key with one autocommitted
+// INSERT … ON CONFLICT DO UPDATE that takes over only an expired or
+// released row; the claim is committed before Begin returns, so a
+// concurrent duplicate is answered at once instead of waiting on an open
+// transaction. When the claim does not apply, the live row is read to
+// answer (and if it expired in between, the claim is tried again).
+// Complete, Fail and Renew are single UPDATE statements conditional on the
+// fingerprint, the attempt, the in-progress state and an unexpired lease;
+// when one changes nothing, the row is read to tell why. Attempts come
+// from a sequence. Expired rows are invisible, are overwritten by the next
+// Begin of their key, and are deleted by Purge.
+type IdempotencyStore struct {
+	db     *DB
+	policy idempotency.Policy
+	q      pgIdempotencyQueries
+}
+
+type pgIdempotencyQueries struct {
+	claim, readLive, finish, purge string
+}
+
+// NewIdempotencyStore applies the idempotency migrations to db (component
+// "idempotency", or "idempotency:<prefix>" for a non-default prefix) and
+// returns the store. It fails with an IllegalArgument error for an invalid
+// policy or prefix.
+func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
+	p, err := opts.Policy.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	component := "idempotency"
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultIdempotencyPrefix
+	} else if opts.Prefix != DefaultIdempotencyPrefix {
+		component += ":" + opts.Prefix
+	}
+	for i := 0; i < len(opts.Prefix); i++ {
+		// Unquoted identifiers fold to lower case; allowing only lower case
+		// keeps the names the migrations create and the queries use equal.
+		if c := opts.Prefix[i]; !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return nil, factum.IllegalArgument(fmt.Sprintf("postgres: table prefix %q: want lower-case letters, digits and '_', not starting with a digit", opts.Prefix))
+		}
+	}
+	if err := db.Migrate(ctx, idempotencyMigrations, "migrations/idempotency", component, opts.Prefix); err != nil {
+		return nil, err
+	}
+	t := opts.Prefix + "idempotency_keys"
+	const cols = `state, fingerprint, response, expires_at, attempt`
+	return &IdempotencyStore{db: db, policy: p, q: pgIdempotencyQueries{
+		// Takes the key when it is absent, expired, or released by the
+		// same fingerprint; otherwise changes nothing and returns no row.
+		claim: `INSERT INTO ` + t + ` AS cur (tenant, operation, key, state, fingerprint, response, expires_at)
+			VALUES ($1, $2, $3, 'in_progress', $4, NULL, now() + $5 * interval '1 microsecond')
+			ON CONFLICT (tenant, operation, key) DO UPDATE SET
+				state = 'in_progress', fingerprint = EXCLUDED.fingerprint, response = NULL,
+				expires_at = EXCLUDED.expires_at, attempt = EXCLUDED.attempt
+			WHERE cur.expires_at <= now()
+				OR (cur.state = 'retryable' AND cur.fingerprint = EXCLUDED.fingerprint)
+			RETURNING attempt, expires_at`,
+		readLive: `SELECT ` + cols + ` FROM ` + t + ` WHERE tenant = $1 AND operation = $2 AND key = $3 AND expires_at > now()`,
+		// The fence: only the owning attempt of a live, in-progress record
+		// with the same fingerprint moves it on.
+		finish: `UPDATE ` + t + ` SET state = $6, response = $7, expires_at = now() + $8 * interval '1 microsecond'
+			WHERE tenant = $1 AND operation = $2 AND key = $3 AND fingerprint = $4 AND attempt = $5
+				AND state = 'in_progress' AND expires_at > now()
+			RETURNING expires_at`,
+		// SKIP LOCKED leaves rows being claimed right now to a later purge;
+		// the outer condition is checked again on the row as it is when
+		// deleted, so a row taken over meanwhile is never removed.
+		purge: `DELETE FROM ` + t + ` WHERE (tenant, operation, key) IN (
+				SELECT tenant, operation, key FROM ` + t + ` WHERE expires_at <= now()
+				ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+			AND expires_at <= now()`,
+	}}, nil
+}
+
+// Policy returns the store's lease and retention.
+func (s *IdempotencyStore) Policy() idempotency.Policy { return s.policy }
+
+// maxClaimTries bounds Begin's claim-then-read loop. Each turn needs the
+// live row found by the read to expire before the next claim, so a second
+// turn is rare and a ninth means something is badly wrong.
+const maxClaimTries = 8
+
+// Begin implements idempotency.Store.
+func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
+	if err := idempotency.CheckBegin(k, fingerprint); err != nil {
+		return idempotency.Record{}, false, err
+	}
+	pool := s.db.Pool()
+	for range maxClaimTries {
+		var (
+			attempt int64
+			expires time.Time
+		)
+		err := pool.QueryRow(ctx, s.q.claim, k.Tenant, k.Operation, k.Value, fingerprint, s.policy.Lease.Microseconds()).
+			Scan(&attempt, &expires)
+		if err == nil {
+			return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint,
+				ExpiresAt: expires, Attempt: uint64(attempt)}, true, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return idempotency.Record{}, false, fmt.Errorf("postgres: idempotency begin %s: %w", k, err)
+		}
+		// A live record holds the key. Read it to answer; if it expired or
+		// was released in the meantime, claim again.
+		cur, found, err := s.readLive(ctx, k)
+		if err != nil {
+			return idempotency.Record{}, false, fmt.Errorf("postgres: idempotency begin %s: %w", k, err)
+		}
+		if !found {
+			continue
+		}
+		if rec, claim, err := idempotency.BeginExisting(k, cur, fingerprint); !claim {
+			return rec, false, err
+		}
+	}
+	return idempotency.Record{}, false, fmt.Errorf("postgres: idempotency begin %s: the record changed under %d claims in a row", k, maxClaimTries)
+}
+
+func (s *IdempotencyStore) readLive(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
+	var (
+		rec     idempotency.Record
+		state   string
+		attempt int64
+	)
+	err := s.db.Pool().QueryRow(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value).
+		Scan(&state, &rec.Fingerprint, &rec.Response, &rec.ExpiresAt, &attempt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return idempotency.Record{}, false, nil
+	}
+	if err != nil {
+		return idempotency.Record{}, false, err
+	}
+	rec.State, rec.Attempt = idempotency.State(state), uint64(attempt)
+	if rec.State != idempotency.StateDone {
+		rec.Response = nil
+	} else if rec.Response == nil {
+		rec.Response = []byte{}
+	}
+	return rec, true, nil
+}
+
+// finish applies an owner transition with one conditional UPDATE, and on
+// no match reads the row to classify the refusal.
+func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
+	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
+	if err := idempotency.CheckFinish(op, k, fingerprint, attempt); err != nil {
+		return time.Time{}, err
+	}
+	if attempt > 1<<63-1 {
+		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
+	}
+	var expires time.Time
+	err := s.db.Pool().QueryRow(ctx, s.q.finish, k.Tenant, k.Operation, k.Value, fingerprint, int64(attempt),
+		string(state), response, validity.Microseconds()).Scan(&expires)
+	if err == nil {
+		return expires, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, fmt.Errorf("postgres: idempotency %s %s: %w", op, k, err)
+	}
+	cur, found, err := s.readLive(ctx, k)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("postgres: idempotency %s %s: %w", op, k, err)
+	}
+	return time.Time{}, idempotency.Refusal(op, k, cur, found, fingerprint, attempt)
+}
+
+// Complete implements idempotency.Store.
+func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
+	if response == nil {
+		response = []byte{} // done records hold a response, if an empty one
+	}
+	_, err := s.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, s.policy.Retention)
+	return err
+}
+
+// Fail implements idempotency.Store.
+func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
+	state := idempotency.StateFailed
+	if retryable {
+		state = idempotency.StateRetryable
+	}
+	_, err := s.finish(ctx, "fail", k, fingerprint, attempt, state, nil, s.policy.Retention)
+	return err
+}
+
+// Renew implements idempotency.Store.
+func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
+	exp, err := s.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, s.policy.Lease)
+	if err != nil {
+		return idempotency.Record{}, err
+	}
+	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
+}
+
+// Get implements idempotency.Store.
+func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
+	if err := k.Validate(); err != nil {
+		return idempotency.Record{}, false, err
+	}
+	rec, found, err := s.readLive(ctx, k)
+	if err != nil {
+		return idempotency.Record{}, false, fmt.Errorf("postgres: idempotency get %s: %w", k, err)
+	}
+	return rec, found, nil
+}
+
+// purgeBatch bounds how many rows one purge statement deletes, so that no
+// statement holds many row locks for long.
+const purgeBatch = 1000
+
+// Purge implements idempotency.Purger: it deletes expired records in
+// batches, each its own short transaction, until none is left or ctx is
+// done.
+func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.db.Pool().Exec(ctx, s.q.purge, purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("postgres: idempotency purge: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < purgeBatch {
+			return total, nil
+		}
+	}
+}
