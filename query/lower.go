@@ -103,6 +103,10 @@ func (l *lowerer) lower(c Condition, where string, inElem bool) (Condition, erro
 			}
 			out.Children[i] = lc
 		}
+		if op == OpAnd {
+			// Flattening nested ANDs and dropping ALLs keeps the SQL short.
+			return and(out.Children...), nil
+		}
 		return out, nil
 	case shapeNone:
 		if err := noValue(); err != nil {
