@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -52,8 +53,10 @@ type Config struct {
 
 // Consumer runs one Processor over the log as a consumer group.
 type Consumer struct {
-	proc *Processor
-	cfg  Config
+	proc      *Processor
+	cfg       Config
+	drainOnce sync.Once
+	drain     chan struct{} // closed by Drain
 }
 
 // NewConsumer returns a consumer of p. It is an IllegalArgument error to
@@ -83,13 +86,19 @@ func NewConsumer(p *Processor, cfg Config) (*Consumer, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Consumer{proc: p, cfg: cfg}, nil
+	return &Consumer{proc: p, cfg: cfg, drain: make(chan struct{})}, nil
 }
+
+// Drain asks Run to return nil as soon as it has handled every stream in
+// the log, instead of waiting for more. A runtime's shutdown uses it to
+// finish the work already appended before it stops.
+func (c *Consumer) Drain() { c.drainOnce.Do(func() { close(c.drain) }) }
 
 // Processor returns the processor the consumer runs.
 func (c *Consumer) Processor() *Processor { return c.proc }
 
-// Run consumes the log until ctx ends, then finishes the stream in hand,
+// Run consumes the log until ctx ends (or, after Drain, until it has read
+// the whole log), then finishes the stream in hand,
 // saves the checkpoint and returns nil. It returns an error only when the
 // checkpoint cannot be read at start.
 func (c *Consumer) Run(ctx context.Context) error {
@@ -130,6 +139,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 		if len(batch) == 0 {
 			save()
+			select {
+			case <-c.drain:
+				return nil
+			default:
+			}
 			wctx, cancel := context.WithTimeout(ctx, c.cfg.PollInterval)
 			_ = c.cfg.Log.WaitLog(wctx, pos)
 			cancel()
@@ -162,7 +176,8 @@ func (c *Consumer) handle(ctx context.Context, s *factum.EventStream) error {
 		if !h.wants(s) {
 			continue
 		}
-		attempts, err := c.try(ctx, h, s)
+		hctx, res := withResults(ctx)
+		attempts, err := c.try(hctx, h, s)
 		if err != nil && c.cfg.Failures != nil {
 			f := Failure{
 				Function: h.Function, Stage: h.Stage, Stream: *s,
@@ -172,7 +187,7 @@ func (c *Consumer) handle(ctx context.Context, s *factum.EventStream) error {
 				return fmt.Errorf("%s on stream %s: %w (handler error: %v)", h.Function, s.ID, rerr, err)
 			}
 		}
-		c.signal(h, s, err)
+		c.signal(h, s, res.take(), err)
 	}
 	return nil
 }
@@ -201,13 +216,14 @@ func retryable(err error) bool {
 	return true
 }
 
-func (c *Consumer) signal(h *Handler, s *factum.EventStream, err error) {
+func (c *Consumer) signal(h *Handler, s *factum.EventStream, result map[string]any, err error) {
 	if c.cfg.Notify == nil {
 		return
 	}
 	sig := factum.Signal{
 		CommandID: s.CommandID, RequestID: s.RequestID, Stage: h.Stage, Function: h.Function,
 		AggregateID: s.AggregateID, Version: s.Version, Code: factum.CodeOk, Time: c.cfg.Now(),
+		Result: result,
 	}
 	if err != nil {
 		fe := factum.AsError(err)

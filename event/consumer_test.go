@@ -373,3 +373,21 @@ func TestNewProcessorRefusesBadDefinitions(t *testing.T) {
 		}
 	}
 }
+
+func TestDrainReturnsOnceCaughtUp(t *testing.T) {
+	st := eventstore.NewMemory()
+	rec := &recorder{}
+	p := event.MustProcessor("shop", "drained", factum.StageProjected,
+		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }))
+	for v := 1; v <= 100; v++ {
+		appendStream(t, st, "a", v, "item_added")
+	}
+	c, _ := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(), BatchSize: 10, PollInterval: time.Hour})
+	c.Drain()
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if seen, _ := rec.snapshot(); len(seen) != 100 {
+		t.Fatalf("drained after %d streams, want 100", len(seen))
+	}
+}

@@ -10,7 +10,9 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/saga"
 )
 
 // Config configures a Runtime. Only Store is required; every other zero
@@ -53,6 +55,23 @@ type Config struct {
 	// off (the event store still refuses duplicates).
 	Checker         command.CheckerConfig
 	DisablePrecheck bool
+
+	// Processors are the event functions (projections, event handlers) run
+	// as consumer groups over the store's log.
+	Processors []*event.Processor
+	// Sagas are run as consumer groups too, sending their commands through
+	// the runtime's gateway.
+	Sagas []*saga.Saga
+	// Checkpoints keeps the consumer groups' positions (default in
+	// memory: every start replays the log, fine for the in-memory store).
+	Checkpoints event.CheckpointStore
+	// Failures records event-function failures after their in-place
+	// retries (the compensation package); nil only logs them.
+	Failures event.FailureRecorder
+	// Events tunes the consumers (attempts, backoff, batch size, poll
+	// interval, logger); its Log, Checkpoints, Failures and Notify fields
+	// are set by the runtime.
+	Events event.Config
 }
 
 // Runtime is the command side wired together: gateway, request checker,
@@ -65,6 +84,9 @@ type Runtime struct {
 	waiters    *command.Waiters
 	dispatcher *command.Dispatcher
 	gateway    *command.Gateway
+	functions  *event.Registry
+	consumers  []*event.Consumer
+	group      consumerGroup
 
 	mu      sync.Mutex
 	started bool
@@ -111,14 +133,23 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 			return nil, err
 		}
 	}
+	functions := &event.Registry{}
+	consumers := cfg.Consumers
+	if consumers == nil {
+		consumers = functions
+	}
 	gw, err := command.NewGateway(command.GatewayConfig{
 		Registry: reg, Bus: disp, Waiters: waiters, Store: cfg.Store, Checker: checker,
-		Consumers: cfg.Consumers, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
+		Consumers: consumers, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw}, nil
+	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw, functions: functions}
+	if err := r.buildConsumers(cfg); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Gateway returns the command gateway.
@@ -155,14 +186,16 @@ func (r *Runtime) Start(ctx context.Context) error {
 	}
 	if !r.started {
 		r.dispatcher.Start(ctx)
+		r.group.start(ctx, r.consumers)
 		r.started = true
 	}
 	return nil
 }
 
 // Shutdown stops admission at once (sends fail with TooManyRequests
-// wrapping command.ErrClosed), drains every accepted command in order, and
-// returns when all are processed. If ctx ends first, it stops: queued
+// wrapping command.ErrClosed), drains every accepted command in order, then
+// lets every consumer group handle the streams appended so far, and
+// returns when all are done. If ctx ends first, it stops: queued
 // commands get a failed PROCESSED signal (not appended) and Shutdown
 // returns an error wrapping ctx's. A second Shutdown is an error.
 func (r *Runtime) Shutdown(ctx context.Context) error {
@@ -173,5 +206,10 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 	}
 	r.stopped = true
 	r.mu.Unlock()
-	return r.dispatcher.Shutdown(ctx)
+	err := r.dispatcher.Shutdown(ctx)
+	return errors.Join(err, r.group.stop(ctx))
 }
+
+// Functions returns the event functions the runtime runs: processors and
+// sagas, by the stage they signal.
+func (r *Runtime) Functions() *event.Registry { return r.functions }

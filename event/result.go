@@ -1,0 +1,43 @@
+package event
+
+import (
+	"context"
+	"maps"
+	"sync"
+)
+
+type resultKey struct{}
+
+// results collects what a function returns to the waiting caller.
+type results struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+// AddResult attaches key=value to the signal the consumer sends for the
+// function running with ctx, so the waiting caller sees it in its result
+// (a saga reports the IDs of the commands it sent). Outside a consumer it
+// does nothing.
+func AddResult(ctx context.Context, key string, value any) {
+	r, _ := ctx.Value(resultKey{}).(*results)
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.m == nil {
+		r.m = make(map[string]any)
+	}
+	r.m[key] = value
+	r.mu.Unlock()
+}
+
+func withResults(ctx context.Context) (context.Context, *results) {
+	r := &results{}
+	return context.WithValue(ctx, resultKey{}, r), r
+}
+
+func (r *results) take() map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.m)
+}

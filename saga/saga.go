@@ -1,0 +1,126 @@
+package saga
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/event"
+)
+
+// Sender sends commands; *command.Gateway implements it.
+type Sender interface {
+	Send(ctx context.Context, cmd factum.Command) (command.Result, error)
+}
+
+// ResultCommandIDs is the key of the SAGA_HANDLED result listing the IDs of
+// the commands the saga sent for the stream, in order.
+const ResultCommandIDs = "commandIds"
+
+// Saga is a named set of saga functions. Its processor needs a Sender, so
+// it is built when the runtime is (see Processor).
+type Saga struct {
+	context, name string
+	fns           []func(reg *codec.Registry, send Sender) event.Option
+}
+
+// Func is a saga function for events of type E: it returns the commands to
+// send, built with factum.NewCommand. Their request IDs, tenants and headers
+// are set by the saga (see the package documentation); their order is
+// part of their identity, so keep it deterministic.
+type Func[E any] func(ctx context.Context, m event.Message, e E) ([]factum.Command, error)
+
+// Option adds a function to a saga.
+type Option func(*Saga)
+
+// New returns the saga context/name with its functions.
+func New(context, name string, opts ...Option) *Saga {
+	s := &Saga{context: context, name: name}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// On adds a function for events of type E (see event.On for naming and
+// decoding; event.HandlerOption values such as event.From apply).
+func On[E any](fn Func[E], opts ...event.HandlerOption) Option {
+	return func(s *Saga) {
+		s.fns = append(s.fns, func(reg *codec.Registry, send Sender) event.Option {
+			return event.On(reg, func(ctx context.Context, m event.Message, e E) error {
+				cmds, err := fn(ctx, m, e)
+				if err != nil {
+					return err
+				}
+				ids, err := SendAll(ctx, send, m, cmds)
+				if len(ids) > 0 {
+					event.AddResult(ctx, ResultCommandIDs, ids)
+				}
+				return err
+			}, opts...)
+		})
+	}
+}
+
+// Name returns the saga's identity as a Function with an empty Name.
+func (s *Saga) Name() factum.Function {
+	return factum.Function{Context: s.context, Processor: s.name}
+}
+
+// Processor returns the saga as an event processor signalling SAGA_HANDLED,
+// sending its commands through send and decoding events with reg.
+func (s *Saga) Processor(reg *codec.Registry, send Sender) (*event.Processor, error) {
+	if send == nil {
+		return nil, factum.IllegalArgument(fmt.Sprintf("saga %s/%s needs a sender", s.context, s.name))
+	}
+	opts := make([]event.Option, len(s.fns))
+	for i, f := range s.fns {
+		opts[i] = f(reg, send)
+	}
+	return event.NewProcessor(s.context, s.name, factum.StageSagaHandled, opts...)
+}
+
+// Prepare completes the commands a saga function returned for m: request
+// IDs derived from the event ID and index, the source tenant where the
+// command names none (or the default), and the stream's header under the
+// command's own.
+func Prepare(m event.Message, cmds []factum.Command) []factum.Command {
+	out := make([]factum.Command, len(cmds))
+	for i, c := range cmds {
+		c.RequestID = factum.DeriveID("saga", m.Event.ID, fmt.Sprint(i))
+		if c.ID == "" {
+			c.ID = factum.NewID()
+		}
+		if c.AggregateID.Tenant == "" || c.AggregateID.Tenant == factum.DefaultTenant {
+			c.AggregateID.Tenant = m.Stream.AggregateID.Tenant
+		}
+		if len(m.Stream.Header) > 0 {
+			h := maps.Clone(m.Stream.Header)
+			maps.Copy(h, c.Header)
+			c.Header = h
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// SendAll prepares and sends the commands in order and returns the IDs of
+// those sent. A repeated request is not an error: the gateway answers it
+// with the first attempt's outcome. The first failure stops the sending and
+// is returned; a retry of the event re-sends the earlier commands under the
+// same request IDs, which the targets recognise.
+func SendAll(ctx context.Context, send Sender, m event.Message, cmds []factum.Command) ([]string, error) {
+	prepared := Prepare(m, cmds)
+	ids := make([]string, 0, len(prepared))
+	for _, c := range prepared {
+		res, err := send.Send(ctx, c)
+		if err != nil {
+			return ids, fmt.Errorf("saga: send %s to %s: %w", c.Name, c.AggregateID, err)
+		}
+		ids = append(ids, res.CommandID)
+	}
+	return ids, nil
+}
