@@ -3,25 +3,36 @@ package prepare
 import (
 	"bytes"
 	"context"
+	"hash/maphash"
 	"sync"
 	"time"
 )
 
-// Memory is the in-process backend: a map under one mutex, for tests and
-// single-process applications. Its reservations die with the process.
+// Memory is the in-process backend, for tests and single-process
+// applications: maps split over 64 lock shards by a hash of (name, key), so
+// that goroutines working on different keys rarely wait for each other. Its
+// reservations die with the process.
 //
 // Expiry is judged by the clock given to [NewMemory] (time.Now by default).
 // Expired records stay in the map, visible to GetValue, until the key is
 // prepared again or [Memory.Purge] removes them; a long-running process
 // with many expiring keys should call Purge periodically.
 //
-// Memory implements [Backend] and [KeyChanger]; every operation, key change
-// included, is atomic under the mutex. It is safe for concurrent use.
+// Memory implements [Backend] and [KeyChanger]; every operation is atomic
+// under its key's shard lock, and a key change holds both keys' locks. It
+// is safe for concurrent use.
 type Memory struct {
-	now func() time.Time
+	now    func() time.Time
+	seed   maphash.Seed
+	shards [memoryShards]memoryShard
+}
 
+const memoryShards = 64
+
+type memoryShard struct {
 	mu      sync.Mutex
 	records map[memoryKey]memoryRecord
+	_       [40]byte // keeps neighbouring shards' locks off one cache line
 }
 
 type memoryKey struct{ name, key string }
@@ -37,12 +48,32 @@ func NewMemory(now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{now: now, records: make(map[memoryKey]memoryRecord)}
+	m := &Memory{now: now, seed: maphash.MakeSeed()}
+	for i := range m.shards {
+		m.shards[i].records = make(map[memoryKey]memoryRecord)
+	}
+	return m
 }
 
-// live returns the live record under k. Callers hold m.mu.
-func (m *Memory) live(k memoryKey, nowMilli int64) (memoryRecord, bool) {
-	r, ok := m.records[k]
+// shard returns the shard of k, locked; the caller unlocks it.
+func (m *Memory) shard(k memoryKey) *memoryShard {
+	s := &m.shards[m.index(k)]
+	s.mu.Lock()
+	return s
+}
+
+func (m *Memory) index(k memoryKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	h.WriteString(k.name)
+	h.WriteByte(0)
+	h.WriteString(k.key)
+	return h.Sum64() % memoryShards
+}
+
+// live returns the live record under k. Callers hold s.mu.
+func (s *memoryShard) live(k memoryKey, nowMilli int64) (memoryRecord, bool) {
+	r, ok := s.records[k]
 	if !ok || Expired(r.expiresAt, nowMilli) {
 		return memoryRecord{}, false
 	}
@@ -55,12 +86,12 @@ func (m *Memory) Prepare(ctx context.Context, name, key string, value []byte, ex
 		return false, err
 	}
 	k := memoryKey{name, key}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, held := m.live(k, m.now().UnixMilli()); held {
+	s := m.shard(k)
+	defer s.mu.Unlock()
+	if _, held := s.live(k, m.now().UnixMilli()); held {
 		return false, nil
 	}
-	m.records[k] = memoryRecord{value: bytes.Clone(value), expiresAt: expiresAt}
+	s.records[k] = memoryRecord{value: bytes.Clone(value), expiresAt: expiresAt}
 	return true, nil
 }
 
@@ -69,10 +100,10 @@ func (m *Memory) Get(ctx context.Context, name, key string) (Record, bool, error
 	if err := ctx.Err(); err != nil {
 		return Record{}, false, err
 	}
-	m.mu.Lock()
-	r, ok := m.records[memoryKey{name, key}]
+	s := m.shard(memoryKey{name, key})
+	r, ok := s.records[memoryKey{name, key}]
 	nowMilli := m.now().UnixMilli()
-	m.mu.Unlock()
+	s.mu.Unlock()
 	if !ok {
 		return Record{}, false, nil
 	}
@@ -85,10 +116,10 @@ func (m *Memory) Rollback(ctx context.Context, name, key string) (bool, error) {
 		return false, err
 	}
 	k := memoryKey{name, key}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, held := m.live(k, m.now().UnixMilli())
-	delete(m.records, k)
+	s := m.shard(k)
+	defer s.mu.Unlock()
+	_, held := s.live(k, m.now().UnixMilli())
+	delete(s.records, k)
 	return held, nil
 }
 
@@ -98,13 +129,13 @@ func (m *Memory) RollbackValue(ctx context.Context, name, key string, value []by
 		return false, err
 	}
 	k := memoryKey{name, key}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, held := m.live(k, m.now().UnixMilli())
+	s := m.shard(k)
+	defer s.mu.Unlock()
+	r, held := s.live(k, m.now().UnixMilli())
 	if !held || !bytes.Equal(r.value, value) {
 		return false, nil
 	}
-	delete(m.records, k)
+	delete(s.records, k)
 	return true, nil
 }
 
@@ -114,13 +145,13 @@ func (m *Memory) Reprepare(ctx context.Context, name, key string, oldValue, newV
 		return false, err
 	}
 	k := memoryKey{name, key}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, held := m.live(k, m.now().UnixMilli())
+	s := m.shard(k)
+	defer s.mu.Unlock()
+	r, held := s.live(k, m.now().UnixMilli())
 	if !held || !bytes.Equal(r.value, oldValue) {
 		return false, nil
 	}
-	m.records[k] = memoryRecord{value: bytes.Clone(newValue), expiresAt: expiresAt}
+	s.records[k] = memoryRecord{value: bytes.Clone(newValue), expiresAt: expiresAt}
 	return true, nil
 }
 
@@ -130,35 +161,56 @@ func (m *Memory) ChangeKey(ctx context.Context, name, oldKey string, oldValue []
 		return false, err
 	}
 	ok, nk := memoryKey{name, oldKey}, memoryKey{name, newKey}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	// Both shards' locks, always taken in index order, so two key changes
+	// in opposite directions cannot deadlock.
+	oi, ni := m.index(ok), m.index(nk)
+	os, ns := &m.shards[oi], &m.shards[ni]
+	switch {
+	case oi == ni:
+		os.mu.Lock()
+		defer os.mu.Unlock()
+	case oi < ni:
+		os.mu.Lock()
+		ns.mu.Lock()
+		defer os.mu.Unlock()
+		defer ns.mu.Unlock()
+	default:
+		ns.mu.Lock()
+		os.mu.Lock()
+		defer ns.mu.Unlock()
+		defer os.mu.Unlock()
+	}
 	nowMilli := m.now().UnixMilli()
-	if _, taken := m.live(nk, nowMilli); taken {
+	if _, taken := ns.live(nk, nowMilli); taken {
 		return false, nil
 	}
-	r, held := m.live(ok, nowMilli)
+	r, held := os.live(ok, nowMilli)
 	if !held || !bytes.Equal(r.value, oldValue) {
 		return false, ErrNotHeld
 	}
-	delete(m.records, ok)
-	m.records[nk] = memoryRecord{value: bytes.Clone(newValue), expiresAt: expiresAt}
+	delete(os.records, ok)
+	ns.records[nk] = memoryRecord{value: bytes.Clone(newValue), expiresAt: expiresAt}
 	return true, nil
 }
 
-// Purge removes every expired record and returns how many it removed.
+// Purge removes every expired record and returns how many it removed. It
+// locks one shard at a time, and stops early when ctx is done.
 func (m *Memory) Purge(ctx context.Context) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	nowMilli := m.now().UnixMilli()
 	var n int64
-	for k, r := range m.records {
-		if Expired(r.expiresAt, nowMilli) {
-			delete(m.records, k)
-			n++
+	for i := range m.shards {
+		if err := ctx.Err(); err != nil {
+			return n, err
 		}
+		s := &m.shards[i]
+		s.mu.Lock()
+		nowMilli := m.now().UnixMilli()
+		for k, r := range s.records {
+			if Expired(r.expiresAt, nowMilli) {
+				delete(s.records, k)
+				n++
+			}
+		}
+		s.mu.Unlock()
 	}
 	return n, nil
 }
