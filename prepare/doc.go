@@ -4,14 +4,15 @@
 //
 // # Operations
 //
-//	Prepare(key, v)                  reserve a free (or expired) key       false: held
-//	Get(key)                         the live reservation                  false: free or expired
-//	GetValue(key)                    the stored reservation, even expired  false: nothing stored
-//	Rollback(key)                    release, whatever the value           false: nothing to release
-//	RollbackValue(key, v)            release if v holds it                 false: free or other value
-//	Reprepare(key, old, new)         replace old by new on the same key    false: free or other value
-//	ChangeKey(oldKey, old, newKey, new) move a reservation to another key  false: new key held;
-//	                                                                       error: old key not held by old
+//	operation                     succeeds when                        false / error means
+//	Prepare(key, v)               the key is free or expired           false: a live value holds it
+//	Get(key)                      a live value holds the key           false: free or expired
+//	GetValue(key)                 a record is stored, even expired     false: nothing stored
+//	Rollback(key)                 a live value held it (released)      false: nothing to release
+//	RollbackValue(key, v)         v held it (released)                 false: free or another value
+//	Reprepare(key, old, new)      old held it (now new does)           false: free or another value
+//	ChangeKey(k1, old, k2, new)   k2 was free and old held k1          false: k2 held;
+//	                              (now new holds k2, k1 is free)       error: k1 not held by old
 //
 // A reservation carries an absolute expiry in Unix milliseconds
 // ([PreparedValue]), or [TTLForever]. An expired reservation counts as free

@@ -32,7 +32,7 @@ const memoryShards = 64
 type memoryShard struct {
 	mu      sync.Mutex
 	records map[memoryKey]memoryRecord
-	_       [40]byte // keeps neighbouring shards' locks off one cache line
+	_       [48]byte // keeps neighbouring shards' locks off one cache line
 }
 
 type memoryKey struct{ name, key string }

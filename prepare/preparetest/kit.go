@@ -84,6 +84,7 @@ func Run(t *testing.T, newTarget NewTarget) {
 		{"ConcurrentPrepare", testConcurrentPrepare},
 		{"ConcurrentReprepare", testConcurrentReprepare},
 		{"ConcurrentChangeKeyAndRollback", testConcurrentChangeAndRollback},
+		{"ConcurrentKeyChanges", testConcurrentKeyChanges},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
