@@ -1,0 +1,22 @@
+// Package httpapi serves a factum runtime over HTTP: commands with every
+// Command-* header and, on request, a Server-Sent Events stream of their
+// signals; aggregate state (current, at a version, at a time); event streams
+// by version range; request lookup; delete and recover; an OpenAPI 3.1
+// document generated from the aggregate registry; and health endpoints.
+//
+// Routing uses the standard library's pattern mux. Every route also exists
+// under /tenant/{tenant}/…, and the tenant is checked on every route: a
+// request naming a tenant other than the one an existing aggregate was
+// created in is refused with 403 TenantMismatch. Routes without the prefix
+// act in factum.DefaultTenant. Because of the prefix, "tenant" cannot be
+// used as an aggregate name in URLs.
+//
+// Errors are JSON bodies (see ErrorBody) whose status comes from the one
+// code-to-status table, factum.Code.HTTPStatus. The only transport-level
+// exception is an oversized body: 413 with code BadRequest.
+//
+// Limits are on by default: the request body size (DefaultMaxBodyBytes),
+// the wait timeout a caller may ask for (DefaultMaxWaitTimeout) and the
+// number of streams one event-range request may return
+// (DefaultMaxEventRange).
+package httpapi

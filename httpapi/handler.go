@@ -1,0 +1,240 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/runtime"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxBodyBytes bounds a command body (1 MiB).
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxWaitTimeout caps Command-Wait-Timeout.
+	DefaultMaxWaitTimeout = time.Minute
+	// DefaultMaxEventRange bounds the versions one event-range request
+	// may span.
+	DefaultMaxEventRange = 1000
+)
+
+// Config configures a Handler. Only Runtime is required.
+type Config struct {
+	// Runtime serves the commands and its store the reads; required.
+	Runtime *runtime.Runtime
+	// Snapshots, if set, is where state reads start: the latest saved
+	// state, brought up to date with the streams after it. Without it the
+	// state is folded from the aggregate's whole history.
+	Snapshots aggregate.SnapshotSource
+	// CommandMiddleware, if set, wraps every route that sends a command
+	// (POST commands, DELETE, PUT …/recover): the hook for the
+	// Idempotency-Key middleware of package idempotency.
+	CommandMiddleware func(http.Handler) http.Handler
+	// Ready, if set, decides /readyz: a nil error is ready (200), any
+	// other 503. Without it /readyz is ready whenever /healthz is.
+	Ready func(ctx context.Context) error
+
+	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
+	// A larger body is refused with 413.
+	MaxBodyBytes int64
+	// MaxWaitTimeout caps Command-Wait-Timeout; 0 means
+	// DefaultMaxWaitTimeout. A larger value is refused with 400
+	// IllegalArgument.
+	MaxWaitTimeout time.Duration
+	// MaxEventRange bounds to-from+1 of an event-range request; 0 means
+	// DefaultMaxEventRange.
+	MaxEventRange int
+	// Title and Version name the API in /openapi.json.
+	Title, Version string
+}
+
+// Handler is the HTTP API of a runtime. It is an http.Handler and safe for
+// concurrent use.
+type Handler struct {
+	cfg   Config
+	rt    *runtime.Runtime
+	codec *codec.Registry
+	// byName resolves the {aggregate} path segment: the aggregate name,
+	// or context.aggregate when two contexts share a name.
+	byName   map[string]aggregate.Type
+	ambig    map[string][]string
+	commands map[factum.NamedAggregate]map[string]commandInfo
+
+	outer *http.ServeMux
+	inner *http.ServeMux
+
+	openapiOnce sync.Once
+	openapi     []byte
+	openapiErr  error
+}
+
+// commandInfo is what decoding a command body needs, computed once.
+type commandInfo struct {
+	spec     aggregate.CommandSpec
+	revision int
+}
+
+// New returns the handler of cfg.Runtime.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Runtime == nil {
+		return nil, factum.IllegalArgument("httpapi: Config.Runtime is required")
+	}
+	if cfg.MaxBodyBytes < 0 || cfg.MaxWaitTimeout < 0 || cfg.MaxEventRange < 0 {
+		return nil, factum.IllegalArgument("httpapi: negative limit")
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxWaitTimeout == 0 {
+		cfg.MaxWaitTimeout = DefaultMaxWaitTimeout
+	}
+	if cfg.MaxEventRange == 0 {
+		cfg.MaxEventRange = DefaultMaxEventRange
+	}
+	if cfg.Title == "" {
+		cfg.Title = "factum"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "1"
+	}
+	h := &Handler{
+		cfg: cfg, rt: cfg.Runtime, codec: cfg.Runtime.Codec(),
+		byName:   map[string]aggregate.Type{},
+		ambig:    map[string][]string{},
+		commands: map[factum.NamedAggregate]map[string]commandInfo{},
+	}
+	for _, t := range h.rt.Registry().Types() {
+		n := t.Named()
+		if n.Aggregate == tenantSegment {
+			return nil, factum.IllegalArgument(fmt.Sprintf("httpapi: aggregate %s: %q is reserved for the tenant prefix", n, tenantSegment))
+		}
+		h.byName[n.String()] = t
+		if _, taken := h.byName[n.Aggregate]; taken || len(h.ambig[n.Aggregate]) > 0 {
+			if prev, ok := h.byName[n.Aggregate]; ok {
+				h.ambig[n.Aggregate] = append(h.ambig[n.Aggregate], prev.Named().String())
+				delete(h.byName, n.Aggregate)
+			}
+			h.ambig[n.Aggregate] = append(h.ambig[n.Aggregate], n.String())
+		} else {
+			h.byName[n.Aggregate] = t
+		}
+		cmds := map[string]commandInfo{}
+		for _, spec := range t.Commands() {
+			info := commandInfo{spec: spec}
+			if _, rev, ok := h.codec.NameOf(reflect.Zero(spec.Type).Interface()); ok {
+				info.revision = rev
+			}
+			cmds[spec.Name] = info
+		}
+		h.commands[n] = cmds
+	}
+	h.routes()
+	return h, nil
+}
+
+// tenantSegment is the first path segment of the tenant-scoped routes.
+const tenantSegment = "tenant"
+
+func (h *Handler) routes() {
+	cmd := func(f http.HandlerFunc) http.Handler {
+		if h.cfg.CommandMiddleware != nil {
+			return h.cfg.CommandMiddleware(f)
+		}
+		return f
+	}
+	in := http.NewServeMux()
+	in.Handle("POST /{aggregate}/{command}", cmd(h.postCommand))
+	in.Handle("POST /{aggregate}/{id}/{command}", cmd(h.postCommand))
+	in.Handle("DELETE /{aggregate}/{id}", cmd(h.deleteAggregate))
+	in.Handle("PUT /{aggregate}/{id}/recover", cmd(h.recoverAggregate))
+	in.HandleFunc("GET /{aggregate}/{id}/state", h.getState)
+	in.HandleFunc("GET /{aggregate}/{id}/state/{version}", h.getStateAtVersion)
+	in.HandleFunc("GET /{aggregate}/{id}/state/time/{time}", h.getStateAtTime)
+	in.HandleFunc("GET /{aggregate}/{id}/event/{from}/{to}", h.getEvents)
+	in.HandleFunc("GET /{aggregate}/{id}/request/{requestId}", h.getRequest)
+	in.HandleFunc("/", h.notFound)
+	h.inner = in
+
+	out := http.NewServeMux()
+	out.HandleFunc("GET /openapi.json", h.getOpenAPI)
+	out.HandleFunc("GET /healthz", h.healthz)
+	out.HandleFunc("GET /readyz", h.readyz)
+	out.HandleFunc("/"+tenantSegment+"/{tenant}/", h.tenantScoped)
+	out.Handle("/", in)
+	h.outer = out
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.outer.ServeHTTP(w, r)
+}
+
+type tenantKey struct{}
+
+// tenantScoped strips /tenant/{tenant} and serves the rest with the inner
+// mux, so every route has its tenant variant and no two patterns can
+// conflict over it.
+func (h *Handler) tenantScoped(w http.ResponseWriter, r *http.Request) {
+	tenant := r.PathValue("tenant")
+	if err := factum.ValidateID("tenant", tenant); err != nil || len(tenant) > factum.MaxTenantLen {
+		if err == nil {
+			err = factum.IllegalArgument(fmt.Sprintf("tenant is longer than %d bytes", factum.MaxTenantLen))
+		}
+		writeError(w, err)
+		return
+	}
+	prefix := "/" + tenantSegment + "/" + tenant
+	r2 := r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+	u := *r.URL
+	u.Path = strings.TrimPrefix(r.URL.Path, prefix)
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimPrefix(r.URL.RawPath, prefix)
+	}
+	r2.URL = &u
+	h.inner.ServeHTTP(w, r2)
+}
+
+// tenantOf returns the tenant a request acts in.
+func tenantOf(r *http.Request) string {
+	if t, ok := r.Context().Value(tenantKey{}).(string); ok {
+		return t
+	}
+	return factum.DefaultTenant
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, factum.NotFound(fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
+}
+
+// aggregateType resolves the {aggregate} path segment.
+func (h *Handler) aggregateType(r *http.Request) (aggregate.Type, error) {
+	name := r.PathValue("aggregate")
+	if t, ok := h.byName[name]; ok {
+		return t, nil
+	}
+	if alts := h.ambig[name]; len(alts) > 0 {
+		return nil, factum.IllegalArgument(fmt.Sprintf("aggregate name %q is ambiguous: use one of %s", name, strings.Join(alts, ", ")))
+	}
+	return nil, factum.NotFound(fmt.Sprintf("unknown aggregate %q", name))
+}
+
+// aggregateID resolves {aggregate} and {id} in the request's tenant.
+func (h *Handler) aggregateID(r *http.Request) (aggregate.Type, factum.AggregateID, error) {
+	t, err := h.aggregateType(r)
+	if err != nil {
+		return nil, factum.AggregateID{}, err
+	}
+	id := factum.AggregateID{NamedAggregate: t.Named(), ID: r.PathValue("id"), Tenant: tenantOf(r)}
+	if err := id.Validate(); err != nil {
+		return nil, id, err
+	}
+	return t, id, nil
+}
