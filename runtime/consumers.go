@@ -4,14 +4,28 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/snapshot"
 )
 
 // buildConsumers turns the configured processors and sagas into consumer
 // groups whose signals reach the runtime's waiters.
 func (r *Runtime) buildConsumers(cfg Config) error {
 	procs := append([]*event.Processor(nil), cfg.Processors...)
+	if cfg.SnapshotStore != nil {
+		strategy := cfg.SnapshotStrategy
+		if strategy == nil {
+			strategy = snapshot.All()
+		}
+		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now}
+		sp, err := sn.processors(r.registry)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, sp...)
+	}
 	for _, s := range cfg.Sagas {
 		p, err := s.Processor(r.codec, r.gateway)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/saga"
+	"github.com/factum-go/factum/snapshot"
 )
 
 // Config configures a Runtime. Only Store is required; every other zero
@@ -40,8 +41,16 @@ type Config struct {
 	Retries      int
 	RetryBackoff time.Duration
 	// Snapshots, if set, is where processors find the latest state before
-	// loading the tail of an aggregate's history.
+	// loading the tail of an aggregate's history. It defaults to
+	// SnapshotStore when that is set.
 	Snapshots aggregate.SnapshotSource
+	// SnapshotStore, if set, receives every aggregate's snapshots from the
+	// snapshotter, a consumer group that signals SNAPSHOT; with the All
+	// strategy it is the current-state query store.
+	SnapshotStore snapshot.Store
+	// SnapshotStrategy decides which versions are saved (default
+	// snapshot.All()).
+	SnapshotStrategy snapshot.Strategy
 
 	// DefaultTimeout and MaxTimeout govern waits (defaults
 	// command.DefaultTimeout and command.DefaultMaxTimeout).
@@ -112,6 +121,9 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 	}
 	if err := reg.Register(c); err != nil {
 		return nil, err
+	}
+	if cfg.Snapshots == nil && cfg.SnapshotStore != nil {
+		cfg.Snapshots = snapshotSource{cfg.SnapshotStore}
 	}
 	proc, err := reg.NewProcessor(aggregate.ProcessorConfig{
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,

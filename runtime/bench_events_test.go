@@ -1,0 +1,54 @@
+package runtime_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/snapshot"
+)
+
+// benchBranch sends commands from 64 parallel callers over 10,000
+// aggregates and waits for a branch stage.
+func benchBranch(b *testing.B, cfg runtime.Config, stage factum.CommandStage) {
+	rt, def := newRuntime(b, cfg, nil)
+	gw := rt.Gateway()
+	ctx := context.Background()
+	const n = 10_000
+	ids := make([]factum.AggregateID, n)
+	for i := range ids {
+		ids[i] = def.ID("bench-" + strconv.Itoa(i))
+	}
+	plan := command.Wait(stage)
+	var next atomic.Uint64
+	b.SetParallelism(64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id := ids[next.Add(1)%n]
+			if _, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), plan); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+}
+
+// BenchmarkSendAndWaitSnapshot: PROCESSED, then the snapshotter folds the
+// stream into the in-memory snapshot store (strategy All) and signals.
+func BenchmarkSendAndWaitSnapshot(b *testing.B) {
+	benchBranch(b, runtime.Config{SnapshotStore: snapshot.NewMemory()}, factum.StageSnapshot)
+}
+
+// BenchmarkSendAndWaitProjected: PROCESSED, then one in-memory projection
+// handles the event and signals.
+func BenchmarkSendAndWaitProjected(b *testing.B) {
+	proj := &totals{}
+	benchBranch(b, runtime.Config{Processors: []*event.Processor{proj.processor(b, "totals", nil)}}, factum.StageProjected)
+}

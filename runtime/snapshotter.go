@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/snapshot"
+)
+
+// SnapshotProcessor is the processor name the snapshotter's functions
+// carry: Function{Context, "snapshotter", <aggregate name>}.
+const SnapshotProcessor = "snapshotter"
+
+// snapshotter advances each aggregate's snapshot from the log: it folds a
+// stream into the stored state and saves the result when the strategy says
+// so. Whatever it decides, the consumer signals SNAPSHOT afterwards.
+type snapshotter struct {
+	store    snapshot.Store
+	strategy snapshot.Strategy
+	events   eventstore.Store
+	codec    *codec.Registry
+	now      func() time.Time
+}
+
+// processors returns one SNAPSHOT processor per bounded context, with a
+// function per aggregate type of that context.
+func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, error) {
+	byContext := map[string][]event.Option{}
+	var order []string
+	for _, typ := range reg.Types() {
+		named := typ.Named()
+		if _, ok := byContext[named.Context]; !ok {
+			order = append(order, named.Context)
+		}
+		byContext[named.Context] = append(byContext[named.Context], event.OnStream(named.Aggregate,
+			func(ctx context.Context, s *factum.EventStream) error { return sn.advance(ctx, typ, s) },
+			nil, event.From(named)))
+	}
+	out := make([]*event.Processor, 0, len(order))
+	for _, c := range order {
+		p, err := event.NewProcessor(c, SnapshotProcessor, factum.StageSnapshot, byContext[c]...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// advance brings the aggregate's snapshot to the stream's version.
+func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factum.EventStream) error {
+	prev, err := sn.store.Load(ctx, s.AggregateID)
+	switch {
+	case errors.Is(err, factum.ErrNotFound):
+		prev = snapshot.Snapshot{}
+	case err != nil:
+		return err
+	}
+	if prev.Version >= s.Version {
+		return nil // already there: a redelivery, or a repair saved it
+	}
+	streams := []factum.EventStream{*s}
+	if prev.Version != s.Version-1 {
+		// The strategy skipped versions, or this is the first snapshot
+		// of an old aggregate: fold the missing tail too.
+		if streams, err = sn.events.Load(ctx, s.AggregateID, prev.Version+1, s.Version); err != nil {
+			return err
+		}
+		if len(streams) == 0 || streams[len(streams)-1].Version != s.Version {
+			return factum.IllegalState(fmt.Sprintf("snapshot of %s: history does not reach version %d", s.AggregateID, s.Version))
+		}
+	}
+	from := aggregate.StoredState{ID: s.AggregateID}
+	if prev.Version > 0 {
+		from = aggregate.StoredState{ID: prev.AggregateID, Version: prev.Version, OwnerID: prev.OwnerID,
+			Deleted: prev.Deleted, EventTime: prev.EventTime, State: prev.State}
+	}
+	next, err := typ.Fold(sn.codec, from, streams)
+	if err != nil {
+		return err
+	}
+	if !sn.strategy.ShouldSave(prev.Version, next.Version) {
+		return nil
+	}
+	first := prev
+	if prev.Version == 0 {
+		first = snapshot.Snapshot{FirstOperator: streams[0].OwnerID, FirstEventTime: streams[0].CreateTime}
+	}
+	last := &streams[len(streams)-1]
+	_, err = sn.store.Save(ctx, snapshot.Snapshot{
+		AggregateID:    next.ID,
+		OwnerID:        next.OwnerID,
+		Version:        next.Version,
+		EventID:        last.Events[len(last.Events)-1].ID,
+		FirstOperator:  first.FirstOperator,
+		Operator:       last.OwnerID,
+		FirstEventTime: first.FirstEventTime,
+		EventTime:      last.CreateTime,
+		SnapshotTime:   sn.now(),
+		Deleted:        next.Deleted,
+		State:          next.State,
+	})
+	return err
+}
+
+// snapshotSource lets processors start from the latest snapshot.
+type snapshotSource struct{ store snapshot.Store }
+
+func (s snapshotSource) LatestState(ctx context.Context, id factum.AggregateID) (aggregate.StoredState, bool, error) {
+	snap, err := s.store.Load(ctx, id)
+	if errors.Is(err, factum.ErrNotFound) {
+		return aggregate.StoredState{}, false, nil
+	}
+	if err != nil {
+		return aggregate.StoredState{}, false, err
+	}
+	return aggregate.StoredState{ID: snap.AggregateID, Version: snap.Version, OwnerID: snap.OwnerID,
+		Deleted: snap.Deleted, EventTime: snap.EventTime, State: snap.State}, true, nil
+}

@@ -1,0 +1,114 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/query"
+	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/snapshot"
+)
+
+func TestSnapshotWaitIsReadAfterWrite(t *testing.T) {
+	snaps := snapshot.NewMemory()
+	rt, _ := newRuntime(t, runtime.Config{SnapshotStore: snaps}, nil)
+	qs, err := snapshot.NewQueryService(snaps, counters, query.Planner{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	total := 0
+	for i := 1; i <= 1000; i++ {
+		id := counters.WithID(fmt.Sprintf("c-%d", i%10))
+		res, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: i}), command.Wait(factum.StageSnapshot))
+		if err != nil {
+			t.Fatalf("command %d: %v", i, err)
+		}
+		if res.Stage != factum.StageSnapshot || res.Function.Processor != runtime.SnapshotProcessor {
+			t.Fatalf("result = %+v", res)
+		}
+		got, err := qs.Single(ctx, query.Query{Condition: query.AggregateID(id.ID)})
+		if err != nil {
+			t.Fatalf("query after SNAPSHOT of command %d: %v", i, err)
+		}
+		if got.Version != res.AggregateVersion {
+			t.Fatalf("command %d: snapshot at version %d, command reached %d", i, got.Version, res.AggregateVersion)
+		}
+		total += i
+	}
+	var sum int
+	list, err := qs.List(ctx, query.Query{Limit: 100})
+	if err != nil || len(list) != 10 {
+		t.Fatalf("list = %d snapshots, %v", len(list), err)
+	}
+	for _, s := range list {
+		var c Counter
+		if err := json.Unmarshal(s.State, &c); err != nil {
+			t.Fatal(err)
+		}
+		sum += c.Total
+		if s.FirstEventTime.IsZero() || s.EventTime.Before(s.FirstEventTime) || s.EventID == "" {
+			t.Fatalf("snapshot metadata: %+v", s)
+		}
+	}
+	if sum != total {
+		t.Fatalf("snapshots sum to %d, want %d", sum, total)
+	}
+	n, err := qs.Count(ctx, query.Gte("state.Adds", 100))
+	if err != nil || n != 10 {
+		t.Fatalf("count of counters with 100 adds = %d, %v", n, err)
+	}
+}
+
+func TestVersionOffsetSignalsAndProcessorLoadsFromSnapshot(t *testing.T) {
+	snaps := snapshot.NewMemory()
+	store := eventstore.NewMemory()
+	rt, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(3)}, nil)
+	ctx := context.Background()
+	id := counters.WithID("offset")
+	for i := 1; i <= 7; i++ {
+		// SNAPSHOT is signalled whether the strategy saves or skips.
+		if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), command.Wait(factum.StageSnapshot)); err != nil {
+			t.Fatalf("command %d: %v", i, err)
+		}
+	}
+	s, err := snaps.Load(ctx, id)
+	if err != nil || s.Version != 6 {
+		t.Fatalf("snapshot = v%d, %v; want v6 (saved at 3 and 6)", s.Version, err)
+	}
+	// A second runtime over the same stores, with no cache, starts from
+	// the snapshot and the tail.
+	spy := &loadSpy{Store: store}
+	rt2, _ := newRuntime(t, runtime.Config{Store: spy, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(3), CacheSize: -1, Lanes: 1}, nil)
+	res, err := rt2.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), command.Wait(factum.StageProcessed))
+	if err != nil || res.AggregateVersion != 8 {
+		t.Fatalf("command on the second runtime = %+v, %v", res, err)
+	}
+	spy.mu.Lock()
+	defer spy.mu.Unlock()
+	if len(spy.froms) == 0 || spy.froms[0] != 7 {
+		t.Fatalf("the processor loaded history from versions %v, want 7 (after the v6 snapshot)", spy.froms)
+	}
+}
+
+// loadSpy records the first version of every Load of the "offset" counter.
+type loadSpy struct {
+	eventstore.Store
+	mu    sync.Mutex
+	froms []int
+}
+
+func (s *loadSpy) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
+	if id.ID == "offset" {
+		s.mu.Lock()
+		s.froms = append(s.froms, from)
+		s.mu.Unlock()
+	}
+	return s.Store.Load(ctx, id, from, to)
+}
