@@ -1,0 +1,66 @@
+package snapshot_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/query"
+	"github.com/factum-go/factum/snapshot"
+)
+
+func Example() {
+	ctx := context.Background()
+	store := snapshot.NewMemory()
+	carts := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+	at := time.Date(2026, 3, 11, 9, 0, 0, 0, time.UTC)
+	save := func(id, tenant string, version int, state string) bool {
+		saved, err := store.Save(ctx, snapshot.Snapshot{
+			AggregateID: carts.WithID(id).WithTenant(tenant),
+			Version:     version,
+			EventTime:   at,
+			State:       json.RawMessage(state),
+		})
+		if err != nil {
+			fmt.Println(err)
+		}
+		return saved
+	}
+	save("c1", "acme", 2, `{"items":2,"total":40}`)
+	save("c2", "acme", 5, `{"items":1,"total":15}`)
+	save("c3", "other", 1, `{"items":9,"total":99}`)
+	// A late save of an older version changes nothing.
+	fmt.Println("stale save stored:", save("c2", "acme", 4, `{"items":0,"total":0}`))
+
+	svc, _ := snapshot.NewQueryService(store, carts, query.Planner{})
+	acme, _ := svc.ForTenant("acme")
+	page, _ := acme.PagedState(ctx, query.PagedQuery{
+		Condition: query.Gt("state.total", 10),
+		Sort:      []query.Sort{query.SortDesc("state.total")},
+	})
+	fmt.Println("acme carts:", page.Total)
+	for _, st := range page.List {
+		fmt.Println(string(st))
+	}
+	// Output:
+	// stale save stored: false
+	// acme carts: 2
+	// {"items":2,"total":40}
+	// {"items":1,"total":15}
+}
+
+func ExampleVersionOffset() {
+	s := snapshot.VersionOffset(5)
+	for v := 1; v <= 11; v++ {
+		if s.ShouldSave(0, v) {
+			fmt.Println("first save at version", v)
+			break
+		}
+	}
+	fmt.Println(s.ShouldSave(5, 9), s.ShouldSave(5, 10))
+	// Output:
+	// first save at version 5
+	// false true
+}

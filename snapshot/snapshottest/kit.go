@@ -1,0 +1,160 @@
+package snapshottest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/snapshot"
+)
+
+// NewStore returns a store for one case of the kit. It may return the same
+// store to several cases; each case uses aggregate types of its own.
+// Register clean-up with t.Cleanup.
+type NewStore func(t *testing.T) snapshot.Store
+
+// Run runs the whole contract kit against the stores newStore returns. The
+// query cases run when the store is also a snapshot.Querier; they include
+// the whole query corpus of package querytest, run through a
+// snapshot.QueryService.
+func Run(t *testing.T, newStore NewStore) {
+	t.Helper()
+	cases := []struct {
+		name string
+		fn   func(*testing.T, snapshot.Store)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"DefaultTenant", testDefaultTenant},
+		{"InvalidRefused", testInvalid},
+		{"LoadMissing", testLoadMissing},
+		{"VersionGuard", testVersionGuard},
+		{"TenantMismatch", testTenantMismatch},
+		{"StateNotRetained", testStateNotRetained},
+		{"AggregateTypesSeparate", testTypesSeparate},
+		{"CancelledContext", testCancelled},
+		{"ConcurrentSavesKeepHighest", testConcurrentSaves},
+		{"ConcurrentAggregates", testConcurrentAggregates},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
+	}
+	queryCases := []struct {
+		name string
+		fn   func(*testing.T, snapshot.QueryStore)
+	}{
+		{"QueryCorpus", testQueryCorpus},
+		{"QueryTyped", testQueryTyped},
+		{"QueryState", testQueryState},
+		{"QueryTenantScope", testQueryTenant},
+		{"QueryAggregateTypesSeparate", testQueryTypesSeparate},
+		{"QuerySeesLatestSave", testQueryLatest},
+		{"QueryWhileSaving", testQueryWhileSaving},
+		{"QueryCancelled", testQueryCancelled},
+	}
+	for _, c := range queryCases {
+		t.Run(c.name, func(t *testing.T) {
+			st := newStore(t)
+			qs, ok := st.(snapshot.QueryStore)
+			if !ok {
+				t.Skipf("%T does not implement snapshot.Querier", st)
+			}
+			c.fn(t, qs)
+		})
+	}
+}
+
+// fixture makes aggregate types unique to one case.
+type fixture struct {
+	t     *testing.T
+	named factum.NamedAggregate
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	suffix := factum.DeriveID(t.Name(), factum.NewID())[:8]
+	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: "snap_" + suffix}}
+}
+
+func (f fixture) id(id string) factum.AggregateID { return f.named.WithID(id) }
+
+// other returns a second aggregate type unique to the case.
+func (f fixture) other() factum.NamedAggregate {
+	return factum.NamedAggregate{Context: f.named.Context, Aggregate: f.named.Aggregate + "_other"}
+}
+
+// base is a fixed time with sub-millisecond digits every store truncates.
+var base = time.Date(2026, 1, 2, 3, 4, 5, 6_789_012, time.UTC)
+
+// snap builds a valid snapshot whose state records its version.
+func snap(id factum.AggregateID, version int) snapshot.Snapshot {
+	return snapshot.Snapshot{
+		AggregateID:    id,
+		OwnerID:        "owner-1",
+		Version:        version,
+		EventID:        fmt.Sprintf("event-%d", version),
+		FirstOperator:  "first-op",
+		Operator:       fmt.Sprintf("op-%d", version),
+		FirstEventTime: base,
+		EventTime:      base.Add(time.Duration(version) * time.Second),
+		SnapshotTime:   base.Add(time.Duration(version)*time.Second + time.Millisecond),
+		State:          json.RawMessage(fmt.Sprintf(`{"version":%d,"items":["a","b"],"nested":{"ok":true}}`, version)),
+	}
+}
+
+// wantCode fails unless err is a *factum.Error of the code matching its
+// sentinel.
+func wantCode(t *testing.T, err error, code factum.Code) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s", code)
+	}
+	var fe *factum.Error
+	if !errors.As(err, &fe) || fe.Code != code {
+		t.Fatalf("got %v, want code %s", err, code)
+	}
+	if !errors.Is(err, code.Err()) {
+		t.Fatalf("errors.Is(%v, sentinel of %s) is false", err, code)
+	}
+}
+
+// jsonEqual compares JSON documents by value, so stores that normalise
+// JSON (jsonb) are judged by content.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// same fails unless got equals want as a store keeps it.
+func same(t *testing.T, got, want snapshot.Snapshot) {
+	t.Helper()
+	want = want.Normalized()
+	switch {
+	case got.AggregateID != want.AggregateID:
+		t.Fatalf("aggregate = %v, want %v", got.AggregateID, want.AggregateID)
+	case got.OwnerID != want.OwnerID:
+		t.Fatalf("owner = %q, want %q", got.OwnerID, want.OwnerID)
+	case got.Version != want.Version:
+		t.Fatalf("version = %d, want %d", got.Version, want.Version)
+	case got.EventID != want.EventID:
+		t.Fatalf("event ID = %q, want %q", got.EventID, want.EventID)
+	case got.FirstOperator != want.FirstOperator || got.Operator != want.Operator:
+		t.Fatalf("operators = %q/%q, want %q/%q", got.FirstOperator, got.Operator, want.FirstOperator, want.Operator)
+	case !got.FirstEventTime.Equal(want.FirstEventTime):
+		t.Fatalf("first event time = %v, want %v", got.FirstEventTime, want.FirstEventTime)
+	case !got.EventTime.Equal(want.EventTime):
+		t.Fatalf("event time = %v, want %v", got.EventTime, want.EventTime)
+	case !got.SnapshotTime.Equal(want.SnapshotTime):
+		t.Fatalf("snapshot time = %v, want %v", got.SnapshotTime, want.SnapshotTime)
+	case got.Deleted != want.Deleted:
+		t.Fatalf("deleted = %v, want %v", got.Deleted, want.Deleted)
+	case !jsonEqual(got.State, want.State):
+		t.Fatalf("state = %s, want %s", got.State, want.State)
+	}
+}
