@@ -1,0 +1,177 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+)
+
+//go:embed migrations/eventstore/*.sql
+var esMigrations embed.FS
+
+// EventStoreOptions configures NewEventStore. The zero value is the
+// documented default.
+type EventStoreOptions struct {
+	// MaxBatch bounds how many concurrent appends are written in one
+	// transaction (default 128). 1 turns coalescing off: every append
+	// commits on its own.
+	MaxBatch int
+	// PollInterval is how often WaitLog looks for appends made by other
+	// processes sharing the database file (default 200 ms). Appends made
+	// through the store itself wake waiters at once.
+	PollInterval time.Duration
+}
+
+// EventStore is the SQLite eventstore.Store of one bounded context. Its
+// streams live in the table factum_<context>_streams, one row per stream
+// with the stream's events as one JSON array.
+//
+// Appends are serial: one goroutine owns the database's single write
+// connection and writes every append waiting at that moment in one
+// transaction (coalescing), so that concurrent appends share one commit.
+// Each append in the transaction is one conditional INSERT whose unique
+// indexes and predecessor check enforce the contract; a row that does not
+// go in is classified inside the same transaction, still holding the write
+// lock, so the classification sees exactly what refused it.
+//
+// The global log is gap-free: log positions come from the AUTOINCREMENT
+// key, assigned inside write transactions that SQLite runs one at a time
+// (one writer per database file, across processes too) and that commit in
+// the order they took the write lock. So positions are handed out in
+// commit order, and a reader's snapshot always holds every stream up to
+// its newest one: no stream can appear later below a position already
+// read. Position.Tx is therefore always zero.
+//
+// An EventStore is safe for concurrent use. Close it before closing its DB.
+type EventStore struct {
+	db       *DB
+	context  string
+	table    string // quoted identifier
+	maxBatch int
+	poll     time.Duration
+
+	insert   *sql.Stmt // prepared on the write connection
+	classify *sql.Stmt
+	q        esQueries
+
+	// mu guards closed against sends on reqs racing with Close.
+	mu     sync.RWMutex
+	closed bool
+	reqs   chan *esRequest
+	done   chan struct{} // closed when the writer goroutine has exited
+
+	lastSeq atomic.Uint64 // highest position this store appended
+	waitMu  sync.Mutex
+	waitCh  chan struct{} // closed on the next append; nil when nobody waits
+}
+
+// esQueries holds the read statements, built once for the table.
+type esQueries struct {
+	load, loadByTime, lookup, requestExists, scan, readLog, logHasAfter string
+}
+
+// ErrEventStoreClosed is returned by Append after Close.
+var ErrEventStoreClosed = errors.New("sqlite: event store is closed")
+
+// NewEventStore returns the event store of boundedContext in db, applying
+// its schema migrations (component "eventstore:<context>", tables prefixed
+// factum_<context>_) if they are not applied yet.
+//
+// Two contexts whose names differ only in letter case cannot share one
+// database file (SQLite table names ignore case); the second one's
+// migration fails with an error naming the table.
+func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts EventStoreOptions) (*EventStore, error) {
+	if err := factum.ValidateName("context", boundedContext); err != nil {
+		return nil, err
+	}
+	if opts.MaxBatch < 0 || opts.PollInterval < 0 {
+		return nil, factum.IllegalArgument("sqlite: event store options: MaxBatch and PollInterval must not be negative")
+	}
+	if opts.MaxBatch == 0 {
+		opts.MaxBatch = 128
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 200 * time.Millisecond
+	}
+	prefix := "factum_" + boundedContext + "_"
+	if err := db.Migrate(ctx, esMigrations, "migrations/eventstore", "eventstore:"+boundedContext, prefix); err != nil {
+		return nil, err
+	}
+	s := &EventStore{
+		db:       db,
+		context:  boundedContext,
+		table:    `"` + prefix + `streams"`,
+		maxBatch: opts.MaxBatch,
+		poll:     opts.PollInterval,
+		reqs:     make(chan *esRequest, opts.MaxBatch),
+		done:     make(chan struct{}),
+	}
+	s.q = esBuildQueries(s.table)
+	var err error
+	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
+		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
+	}
+	if s.classify, err = db.Writer().PrepareContext(ctx, esClassifySQL(s.table)); err != nil {
+		s.insert.Close()
+		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
+	}
+	go s.run()
+	return s, nil
+}
+
+// Context returns the bounded context the store serves.
+func (s *EventStore) Context() string { return s.context }
+
+// Close stops accepting appends, finishes those already accepted and
+// releases the store's prepared statements. It does not close the DB.
+func (s *EventStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.reqs)
+	s.mu.Unlock()
+	<-s.done
+	return errors.Join(s.insert.Close(), s.classify.Close())
+}
+
+// checkContext refuses identities of another bounded context: the store's
+// tables hold one context only.
+func (s *EventStore) checkContext(context string) error {
+	if context != s.context {
+		return factum.IllegalArgument(fmt.Sprintf("sqlite: the event store of context %q cannot serve context %q", s.context, context))
+	}
+	return nil
+}
+
+// wake wakes every WaitLog caller.
+func (s *EventStore) wake() {
+	s.waitMu.Lock()
+	if s.waitCh != nil {
+		close(s.waitCh)
+		s.waitCh = nil
+	}
+	s.waitMu.Unlock()
+}
+
+// waitChan returns a channel closed by the next wake.
+func (s *EventStore) waitChan() <-chan struct{} {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	if s.waitCh == nil {
+		s.waitCh = make(chan struct{})
+	}
+	return s.waitCh
+}
+
+var _ eventstore.Store = (*EventStore)(nil)

@@ -1,0 +1,274 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+)
+
+// esOutcome is what became of one append.
+type esOutcome uint8
+
+const (
+	esAppended esOutcome = iota
+	esTenantMismatch
+	esDuplicateRequest
+	esDuplicateAggregate
+	esVersionConflict
+	esFailed // err says why
+)
+
+// esResult is the writer's answer to one request. The writer never touches
+// the caller's stream: the caller builds its error from its own stream.
+type esResult struct {
+	outcome esOutcome
+	seq     int64
+	err     error
+}
+
+// esRequest is one Append waiting for the writer.
+type esRequest struct {
+	ctx  context.Context
+	row  esRow
+	done chan esResult // buffered: the writer never blocks on a caller that left
+}
+
+func esInsertSQL(table string) string {
+	// The SELECT carries the predecessor rule: version 1, or version - 1
+	// exists in the same tenant. The unique indexes refuse a taken version
+	// or request ID; ON CONFLICT DO NOTHING turns every refusal into "no
+	// row returned", classified afterwards under the same write lock.
+	return `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+WHERE ?4 = 1 OR EXISTS (SELECT 1 FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2 AND version = ?4 - 1 AND tenant = ?3)
+ON CONFLICT DO NOTHING
+RETURNING seq`
+}
+
+func esClassifySQL(table string) string {
+	return `SELECT
+	(SELECT tenant FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2 AND version = 1),
+	EXISTS (SELECT 1 FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2 AND request_id = ?3)`
+}
+
+// Append implements eventstore.Store. Concurrent appends are written
+// together in one transaction; each caller still gets its own outcome.
+//
+// If ctx ends while the append is being written, Append returns ctx's
+// error at once and the outcome is unknown (Lookup tells); an append whose
+// ctx ends before it is written is never written.
+func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := es.Validate(); err != nil {
+		return err
+	}
+	if err := s.checkContext(es.AggregateID.Context); err != nil {
+		return err
+	}
+	row, err := esEncode(es)
+	if err != nil {
+		return err
+	}
+	req := &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrEventStoreClosed
+	}
+	select {
+	case s.reqs <- req:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case res := <-req.done:
+		switch res.outcome {
+		case esAppended:
+			es.Position = factum.Position{Seq: uint64(res.seq)}
+			return nil
+		case esTenantMismatch:
+			return eventstore.TenantMismatch(es)
+		case esDuplicateRequest:
+			return eventstore.DuplicateRequestID(es)
+		case esDuplicateAggregate:
+			return eventstore.DuplicateAggregateID(es)
+		case esVersionConflict:
+			return eventstore.VersionConflict(es)
+		default:
+			return fmt.Errorf("sqlite: append %s version %d: %w", es.AggregateID, es.Version, res.err)
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("sqlite: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
+	}
+}
+
+// run is the writer goroutine: it takes every request waiting, up to
+// MaxBatch, and writes them in one transaction.
+func (s *EventStore) run() {
+	defer close(s.done)
+	batch := make([]*esRequest, 0, s.maxBatch)
+	for first := range s.reqs {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < s.maxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.flush(batch)
+	}
+}
+
+// flush writes one batch. Requests whose callers have gone are dropped
+// unwritten; the transaction is cancelled only when every caller in it has
+// gone, so that one caller's cancellation cannot fail the others.
+func (s *EventStore) flush(batch []*esRequest) {
+	live := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- esResult{outcome: esFailed, err: err}
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var remaining atomic.Int32
+	remaining.Store(int32(len(live)))
+	for _, r := range live {
+		stop := context.AfterFunc(r.ctx, func() {
+			if remaining.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+
+	results, err := s.write(ctx, live)
+	if err != nil && len(live) > 1 && !results.committing {
+		// A statement failed for a reason other than a conflict (conflicts
+		// are not errors here). Write each request on its own, so that one
+		// request the database refuses cannot fail the others.
+		for _, r := range live {
+			s.flush([]*esRequest{r})
+		}
+		return
+	}
+	var appended bool
+	for i, r := range live {
+		res := esResult{outcome: esFailed, err: err}
+		if err == nil || results.out[i].outcome != esAppended && results.out[i].outcome != esFailed {
+			// Conflicts were read under the write lock from committed
+			// rows: they stand even if the commit failed.
+			res = results.out[i]
+		}
+		if res.outcome == esAppended {
+			appended = true
+			esStoreMax(&s.lastSeq, uint64(res.seq))
+		}
+		r.done <- res
+	}
+	if appended {
+		s.wake()
+	}
+}
+
+// esWrite is the outcome of one write transaction.
+type esWrite struct {
+	out        []esResult
+	committing bool // the error, if any, came from COMMIT
+}
+
+// write runs one IMMEDIATE transaction holding every request of batch.
+func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
+	w := esWrite{out: make([]esResult, len(batch))}
+	tx, err := s.db.Writer().BeginTx(ctx, nil) // _txlock=immediate
+	if err != nil {
+		return w, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
+	for i, r := range batch {
+		row := &r.row
+		// STRICT TEXT columns take strings, not byte slices (BLOBs).
+		var header any
+		if row.header != nil {
+			header = string(row.header)
+		}
+		err := insert.QueryRowContext(ctx,
+			row.aggregate, row.aggregateID, row.tenant, row.version, row.streamID,
+			row.commandID, row.requestID, row.owner, header, row.createTime, string(row.events),
+		).Scan(&w.out[i].seq)
+		switch {
+		case err == nil:
+			w.out[i].outcome = esAppended
+		case errors.Is(err, sql.ErrNoRows):
+			o, err := s.classifyRow(ctx, classify, row)
+			if err != nil {
+				return w, err
+			}
+			w.out[i].outcome = o
+		default:
+			return w, fmt.Errorf("insert: %w", err)
+		}
+	}
+	w.committing = true
+	if err := tx.Commit(); err != nil {
+		return w, fmt.Errorf("commit: %w", err)
+	}
+	return w, nil
+}
+
+// classifyRow says why row did not go in, reading inside the transaction
+// that tried it: the write lock is still held, so what it reads is what
+// refused the row. The order of the checks is the contract's precedence.
+func (s *EventStore) classifyRow(ctx context.Context, stmt *sql.Stmt, row *esRow) (esOutcome, error) {
+	var tenant sql.NullString
+	var dupRequest bool
+	if err := stmt.QueryRowContext(ctx, row.aggregate, row.aggregateID, row.requestID).Scan(&tenant, &dupRequest); err != nil {
+		return esFailed, fmt.Errorf("classify: %w", err)
+	}
+	switch {
+	case tenant.Valid && tenant.String != row.tenant:
+		return esTenantMismatch, nil
+	case dupRequest:
+		return esDuplicateRequest, nil
+	case row.version == 1 && tenant.Valid:
+		return esDuplicateAggregate, nil
+	case row.version > 1:
+		// The predecessor is missing (or in another tenant, ruled out
+		// above) or the version is taken: either way not last + 1.
+		return esVersionConflict, nil
+	}
+	// A creating row refused although the aggregate does not exist: no
+	// rule of the contract explains it.
+	return esFailed, fmt.Errorf("classify: %s/%s version 1 refused although the aggregate does not exist", row.aggregate, row.aggregateID)
+}
+
+// esStoreMax raises v to x if x is higher.
+func esStoreMax(v *atomic.Uint64, x uint64) {
+	for {
+		cur := v.Load()
+		if x <= cur || v.CompareAndSwap(cur, x) {
+			return
+		}
+	}
+}
