@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/httpapi"
+	"github.com/factum-go/factum/runtime"
+	"github.com/spf13/cobra"
+)
+
+// serveOptions configures the example service.
+type serveOptions struct {
+	storeOptions
+	// Addr is the listen address; port 0 picks a free one.
+	Addr string
+	// DrainTimeout bounds the graceful shutdown.
+	DrainTimeout time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the example service (cart) with its HTTP API",
+		Long: `Run the example service with its HTTP API, on the embedded store in the data
+directory by default. Stops gracefully on SIGINT or SIGTERM: admission closes,
+accepted commands drain, then it exits 0.
+
+Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Addr, "addr", envOr("FACTUM_ADDR", "127.0.0.1:8080"), "listen address (FACTUM_ADDR)")
+	f.StringVar(&opts.DataDir, "data-dir", envOr("FACTUM_DATA_DIR", "./factum-data"), "data directory of the embedded store (FACTUM_DATA_DIR)")
+	f.StringVar(&opts.PostgresURL, "postgres-url", envOr("FACTUM_POSTGRES_URL", ""), "use PostgreSQL at this URL (FACTUM_POSTGRES_URL)")
+	f.BoolVar(&opts.Memory, "memory", false, "keep everything in memory")
+	f.DurationVar(&opts.DrainTimeout, "drain-timeout", 30*time.Second, "how long a shutdown may drain")
+	return cmd
+}
+
+// serve runs the service until ctx ends, then drains.
+func serve(ctx context.Context, opts serveOptions, log io.Writer) error {
+	s, err := startServer(ctx, opts, log)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-s.failed:
+		_ = s.Shutdown(context.Background())
+		return err
+	}
+	fmt.Fprintln(log, "factum: draining…")
+	dctx, cancel := context.WithTimeout(context.Background(), opts.DrainTimeout)
+	defer cancel()
+	if err := s.Shutdown(dctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(log, "factum: stopped")
+	return nil
+}
+
+// server is a running example service.
+type server struct {
+	// URL is where it listens, such as http://127.0.0.1:8080.
+	URL      string
+	rt       *runtime.Runtime
+	store    *openedStore
+	http     *http.Server
+	draining atomic.Bool
+	failed   chan error
+}
+
+// startServer opens the store, starts the runtime and serves the HTTP API.
+func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server, error) {
+	st, err := openStore(ctx, opts.storeOptions, log)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := runtime.New(runtime.Config{Store: st.store}, exampleAggregates()...)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	s := &server{rt: rt, store: st, failed: make(chan error, 1)}
+	h, err := httpapi.New(httpapi.Config{
+		Runtime: rt,
+		Title:   "factum example service",
+		Ready: func(context.Context) error {
+			if s.draining.Load() {
+				return factum.NewError(factum.CodeTooManyRequests, "draining")
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, errors.Join(err, ln.Close(), st.close())
+	}
+	s.URL = "http://" + ln.Addr().String()
+	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.failed <- err
+		}
+	}()
+	fmt.Fprintf(log, "factum: listening on %s (OpenAPI at %s/openapi.json)\n", s.URL, s.URL)
+	fmt.Fprintf(log, "factum: data %s\n", st.where)
+	return s, nil
+}
+
+// Shutdown stops accepting requests, waits for those in flight, drains the
+// runtime's accepted commands and closes the store, all within ctx.
+func (s *server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	errHTTP := s.http.Shutdown(ctx)
+	errRT := s.rt.Shutdown(ctx)
+	return errors.Join(errHTTP, errRT, s.store.close())
+}
