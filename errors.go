@@ -294,3 +294,28 @@ func IsRetryable(err error) bool {
 	}
 	return CodeOf(err).Retryable()
 }
+
+// MessageOf returns the human-readable message of err without the code and
+// identity decorations of Error(): what a wait signal or an HTTP error body
+// carries next to the code and the identities, which travel as fields. The
+// cause is appended when the message does not already say it.
+func MessageOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	var fe *Error
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	msg := fe.Message
+	if fe.Err != nil && !strings.Contains(msg, fe.Err.Error()) {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += fe.Err.Error()
+	}
+	if msg == "" {
+		msg = string(fe.Code)
+	}
+	return msg
+}

@@ -108,3 +108,22 @@ func TestErrorDetails(t *testing.T) {
 		t.Fatalf("Error() = %q\nwant      %q", d.Error(), want)
 	}
 }
+
+func TestMessageOf(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{errors.New("plain"), "plain"},
+		{IllegalState("cart is empty").With(NamedAggregate{Context: "c", Aggregate: "a"}.WithID("x"), 2, "c1", "r1"), "cart is empty"},
+		{&Error{Code: CodeInternalServerError, Err: errors.New("disk")}, "disk"},
+		{&Error{Code: CodeInternalServerError, Message: "append", Err: errors.New("disk")}, "append: disk"},
+		{&Error{Code: CodeNotFound}, "NotFound"},
+	}
+	for _, tt := range tests {
+		if got := MessageOf(tt.err); got != tt.want {
+			t.Errorf("MessageOf(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -163,7 +163,7 @@ func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig fa
 func fail(sig *factum.Signal, err error) {
 	fe := factum.AsError(err)
 	sig.Code = fe.Code
-	sig.Message = fe.Error()
+	sig.Message = factum.MessageOf(err)
 	sig.Bindings = fe.Bindings
 	if fe.Version != 0 && sig.Version == 0 {
 		sig.Version = fe.Version

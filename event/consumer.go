@@ -227,7 +227,7 @@ func (c *Consumer) signal(h *Handler, s *factum.EventStream, result map[string]a
 	}
 	if err != nil {
 		fe := factum.AsError(err)
-		sig.Code, sig.Message, sig.Bindings = fe.Code, fe.Error(), fe.Bindings
+		sig.Code, sig.Message, sig.Bindings = fe.Code, factum.MessageOf(err), fe.Bindings
 	}
 	c.cfg.Notify(sig)
 }

@@ -43,6 +43,16 @@ func For[S any](t testing.TB, def *aggregate.Definition[S]) *Spec[S] {
 	return &Spec[S]{t: t, def: def, reg: reg, id: id, base: aggregate.StoredState{ID: id}}
 }
 
+// ForID is For with the aggregate ID the scenario runs on (For uses
+// "aggregatetest" in the default tenant), for handlers whose decisions
+// depend on their aggregate's identity.
+func ForID[S any](t testing.TB, def *aggregate.Definition[S], id factum.AggregateID) *Spec[S] {
+	t.Helper()
+	s := For(t, def)
+	s.id, s.base = id, aggregate.StoredState{ID: id}
+	return s
+}
+
 // Given returns a copy of s whose history has one more stream holding the
 // events, in order. Each Given call is one version.
 func (s *Spec[S]) Given(events ...any) *Spec[S] {

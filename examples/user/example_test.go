@@ -1,0 +1,38 @@
+package user_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/examples/user"
+	"github.com/factum-go/factum/prepare"
+	"github.com/factum-go/factum/runtime"
+)
+
+func Example() {
+	names, _ := prepare.NewKey[string]("username", prepare.NewMemory(time.Now))
+	users := user.New(names)
+	rt, _ := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, users)
+	ctx := context.Background()
+	_ = rt.Start(ctx)
+	defer rt.Shutdown(ctx)
+
+	wait := command.Wait(factum.StageProcessed)
+	_, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(users.ID("u-1"), user.RegisterUser{Username: "alice", Email: "a@example.com"}), wait)
+	fmt.Println(err)
+	_, err = rt.Gateway().SendAndWait(ctx, factum.NewCommand(users.ID("u-2"), user.RegisterUser{Username: "alice", Email: "b@example.com"}), wait)
+	var fe *factum.Error
+	fmt.Println(errors.As(err, &fe), fe.Code, fe.Message)
+	_, err = rt.Gateway().SendAndWait(ctx, factum.NewCommand(users.ID("u-1"), user.RenameUser{Username: "alicia"}), wait)
+	held, _, _ := names.Get(ctx, "alicia")
+	fmt.Println(err, held.Value)
+	// Output:
+	// <nil>
+	// true IllegalState username "alice" is taken
+	// <nil> u-1
+}
