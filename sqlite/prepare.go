@@ -33,11 +33,17 @@ type PrepareOptions struct {
 // implements prepare.Backend and prepare.KeyChanger and is safe for
 // concurrent use.
 //
-// Every operation is one statement, and the key change one IMMEDIATE
-// transaction, on the database's single write connection; SQLite's write
-// lock makes each atomic across processes sharing the file. Prepare is an
+// Every operation is one statement, and the key change one savepoint, on
+// the database's single write connection, under SQLite's write lock, which
+// makes each atomic across processes sharing the file. Prepare is an
 // INSERT … ON CONFLICT DO UPDATE … WHERE the stored row has expired, so it
-// takes over only lapsed reservations.
+// takes over only lapsed reservations. Concurrent writes are committed
+// together in one transaction (each with its own outcome, as if run one
+// after another), so that they share one fsync.
+//
+// Cancellation: a write whose context ends before its transaction starts
+// is never written; once it has started, the call waits for the outcome
+// (one transaction), so an error always means "not written".
 //
 // Expiry is judged by the caller's clock (PrepareOptions.Now), passed into
 // every statement: the database is embedded, so every process using the
@@ -49,16 +55,13 @@ type PrepareBackend struct {
 	now        func() time.Time
 	purgeEvery uint64
 	prepares   atomic.Uint64
+	batcher    prepareBatcher
 }
 
 var (
 	_ prepare.Backend    = (*PrepareBackend)(nil)
 	_ prepare.KeyChanger = (*PrepareBackend)(nil)
 )
-
-// prepareBatch bounds the rows one lazy purge deletes, so a Prepare that
-// purges stays short.
-const prepareBatch = 256
 
 // NewPrepareBackend returns a backend on db, creating or migrating its table
 // (component "prepare") if needed.
@@ -79,6 +82,11 @@ func NewPrepareBackend(ctx context.Context, db *DB, opts PrepareOptions) (*Prepa
 	if opts.PurgeEvery > 0 {
 		b.purgeEvery = uint64(opts.PurgeEvery)
 	}
+	b.batcher = prepareBatcher{db: db, purge: func(ctx context.Context, tx *sql.Tx) error {
+		// At most 256 rows, so that a batch that purges stays short.
+		_, err := tx.ExecContext(ctx, preparePurgeBatch, b.nowMilli(), 256)
+		return err
+	}}
 	return b, nil
 }
 
@@ -88,40 +96,33 @@ const (
 	prepareUpsert = `INSERT INTO factum_prepare (name, key, value, expires_at) VALUES (?1, ?2, ?3, ?4)
 		ON CONFLICT (name, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
 		WHERE factum_prepare.expires_at < ?5`
+	prepareDeleteValue = `DELETE FROM factum_prepare
+		WHERE name = ?1 AND key = ?2 AND value = ?3 AND expires_at >= ?4`
 	// The literal term lets SQLite use the partial index.
 	preparePurgeBatch = `DELETE FROM factum_prepare WHERE (name, key) IN (
 		SELECT name, key FROM factum_prepare
 		WHERE expires_at < 9223372036854775807 AND expires_at < ?1 LIMIT ?2)`
 )
 
-// Prepare implements prepare.Backend.
-func (b *PrepareBackend) Prepare(ctx context.Context, name, key string, value []byte, expiresAt int64) (bool, error) {
-	now := b.nowMilli()
-	if b.purgeEvery > 0 && b.prepares.Add(1)%b.purgeEvery == 0 {
-		return b.prepareAndPurge(ctx, name, key, value, expiresAt, now)
-	}
-	res, err := b.db.Writer().ExecContext(ctx, prepareUpsert, name, key, value, expiresAt, now)
-	if err != nil {
-		return false, fmt.Errorf("sqlite: prepare: %w", err)
-	}
-	return prepareAffected(res)
-}
-
-// prepareAndPurge deletes a batch of expired rows and prepares, in one
-// transaction and so at the cost of one commit.
-func (b *PrepareBackend) prepareAndPurge(ctx context.Context, name, key string, value []byte, expiresAt, now int64) (bool, error) {
-	var ok bool
-	err := b.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, preparePurgeBatch, now, prepareBatch); err != nil {
-			return fmt.Errorf("purge: %w", err)
-		}
-		res, err := tx.ExecContext(ctx, prepareUpsert, name, key, value, expiresAt, now)
+// exec runs one statement as a batched write and reports whether it
+// changed a row.
+func (b *PrepareBackend) exec(ctx context.Context, purge bool, query string, args ...any) (bool, error) {
+	var changed bool
+	err := b.batcher.do(&prepareWrite{ctx: ctx, purge: purge, apply: func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
-		ok, err = prepareAffected(res)
+		changed, err = prepareAffected(res)
 		return err
-	})
+	}})
+	return changed, err
+}
+
+// Prepare implements prepare.Backend.
+func (b *PrepareBackend) Prepare(ctx context.Context, name, key string, value []byte, expiresAt int64) (bool, error) {
+	purge := b.purgeEvery > 0 && b.prepares.Add(1)%b.purgeEvery == 0
+	ok, err := b.exec(ctx, purge, prepareUpsert, name, key, value, expiresAt, b.nowMilli())
 	if err != nil {
 		return false, fmt.Errorf("sqlite: prepare: %w", err)
 	}
@@ -147,87 +148,92 @@ func (b *PrepareBackend) Get(ctx context.Context, name, key string) (prepare.Rec
 // Rollback implements prepare.Backend. It deletes an expired row too, but
 // reports true only for a live one.
 func (b *PrepareBackend) Rollback(ctx context.Context, name, key string) (bool, error) {
-	var expiresAt int64
-	err := b.db.Writer().QueryRowContext(ctx,
-		`DELETE FROM factum_prepare WHERE name = ?1 AND key = ?2 RETURNING expires_at`, name, key).
-		Scan(&expiresAt)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	case err != nil:
+	var live bool
+	err := b.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		var expiresAt int64
+		err := tx.QueryRowContext(ctx,
+			`DELETE FROM factum_prepare WHERE name = ?1 AND key = ?2 RETURNING expires_at`, name, key).
+			Scan(&expiresAt)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		live = !prepare.Expired(expiresAt, b.nowMilli())
+		return nil
+	}})
+	if err != nil {
 		return false, fmt.Errorf("sqlite: rollback: %w", err)
 	}
-	return !prepare.Expired(expiresAt, b.nowMilli()), nil
+	return live, nil
 }
 
 // RollbackValue implements prepare.Backend.
 func (b *PrepareBackend) RollbackValue(ctx context.Context, name, key string, value []byte) (bool, error) {
-	res, err := b.db.Writer().ExecContext(ctx,
-		`DELETE FROM factum_prepare WHERE name = ?1 AND key = ?2 AND value = ?3 AND expires_at >= ?4`,
-		name, key, value, b.nowMilli())
+	ok, err := b.exec(ctx, false, prepareDeleteValue, name, key, value, b.nowMilli())
 	if err != nil {
 		return false, fmt.Errorf("sqlite: rollback value: %w", err)
 	}
-	return prepareAffected(res)
+	return ok, nil
 }
 
 // Reprepare implements prepare.Backend. An UPDATE never creates a row.
 func (b *PrepareBackend) Reprepare(ctx context.Context, name, key string, oldValue, newValue []byte, expiresAt int64) (bool, error) {
-	res, err := b.db.Writer().ExecContext(ctx,
+	ok, err := b.exec(ctx, false,
 		`UPDATE factum_prepare SET value = ?3, expires_at = ?4
 		WHERE name = ?1 AND key = ?2 AND value = ?5 AND expires_at >= ?6`,
 		name, key, newValue, expiresAt, oldValue, b.nowMilli())
 	if err != nil {
 		return false, fmt.Errorf("sqlite: reprepare: %w", err)
 	}
-	return prepareAffected(res)
+	return ok, nil
 }
 
-// ChangeKey implements prepare.KeyChanger in one IMMEDIATE transaction:
-// take the new key (if free or lapsed), then delete the old key if the old
-// value holds it; roll everything back unless both happened.
+// ChangeKey implements prepare.KeyChanger under one savepoint: take the new
+// key (if free or lapsed), then delete the old key if the old value holds
+// it, and roll back to the savepoint unless both happened.
 func (b *PrepareBackend) ChangeKey(ctx context.Context, name, oldKey string, oldValue []byte, newKey string, newValue []byte, expiresAt int64) (bool, error) {
-	now := b.nowMilli()
-	var changed bool
-	err := b.inTx(ctx, func(tx *sql.Tx) error {
+	var changed, notHeld bool
+	err := b.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		now := b.nowMilli()
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT factum_prepare_change_key`); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, prepareUpsert, name, newKey, newValue, expiresAt, now)
 		if err != nil {
 			return err
 		}
-		if took, err := prepareAffected(res); err != nil || !took {
-			if err == nil {
-				err = errPrepareTaken
-			}
-			return err
-		}
-		res, err = tx.ExecContext(ctx,
-			`DELETE FROM factum_prepare WHERE name = ?1 AND key = ?2 AND value = ?3 AND expires_at >= ?4`,
-			name, oldKey, oldValue, now)
+		took, err := prepareAffected(res)
 		if err != nil {
 			return err
 		}
-		if released, err := prepareAffected(res); err != nil || !released {
-			if err == nil {
-				err = prepare.ErrNotHeld
+		if took {
+			res, err := tx.ExecContext(ctx, prepareDeleteValue, name, oldKey, oldValue, now)
+			if err != nil {
+				return err
 			}
-			return err
+			if changed, err = prepareAffected(res); err != nil {
+				return err
+			}
+			if !changed {
+				notHeld = true
+				if _, err := tx.ExecContext(ctx, `ROLLBACK TO factum_prepare_change_key`); err != nil {
+					return err
+				}
+			}
 		}
-		changed = true
-		return nil
-	})
+		_, err = tx.ExecContext(ctx, `RELEASE factum_prepare_change_key`)
+		return err
+	}})
 	switch {
-	case errors.Is(err, errPrepareTaken):
-		return false, nil
-	case errors.Is(err, prepare.ErrNotHeld):
-		return false, err
 	case err != nil:
 		return false, fmt.Errorf("sqlite: change key: %w", err)
+	case notHeld:
+		return false, prepare.ErrNotHeld
 	}
 	return changed, nil
 }
-
-// errPrepareTaken rolls a key change back when the new key is taken.
-var errPrepareTaken = errors.New("new key taken")
 
 // Purge deletes every expired row, in batches so that other writers are
 // not held up, and returns how many it deleted.
@@ -248,28 +254,6 @@ func (b *PrepareBackend) Purge(ctx context.Context) (int64, error) {
 			return total, nil
 		}
 	}
-}
-
-// inTx runs fn in a write transaction, committing when fn returns nil and
-// rolling back otherwise.
-func (b *PrepareBackend) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := b.db.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		return errors.Join(err, prepareRollbackErr(tx.Rollback()))
-	}
-	return tx.Commit()
-}
-
-// prepareRollbackErr drops the error of rolling back a transaction that the
-// driver already ended (after a cancelled context, say).
-func prepareRollbackErr(err error) error {
-	if errors.Is(err, sql.ErrTxDone) {
-		return nil
-	}
-	return err
 }
 
 func prepareAffected(res sql.Result) (bool, error) {
