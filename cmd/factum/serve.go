@@ -13,6 +13,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/snapshot"
 	"github.com/spf13/cobra"
 )
 
@@ -79,6 +80,7 @@ type server struct {
 	store    *openedStore
 	http     *http.Server
 	draining atomic.Bool
+	stopped  atomic.Bool
 	failed   chan error
 }
 
@@ -88,7 +90,10 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, err
 	}
-	rt, err := runtime.New(runtime.Config{Store: st.store}, exampleAggregates()...)
+	// Snapshots are kept in memory and rebuilt from the log at start (the
+	// runtime's checkpoints are in memory too): SNAPSHOT waits are real,
+	// and the event store stays the one durable truth.
+	rt, err := runtime.New(runtime.Config{Store: st.store, SnapshotStore: snapshot.NewMemory()}, exampleAggregates()...)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
@@ -129,6 +134,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 // runtime's accepted commands and closes the store, all within ctx.
 func (s *server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	defer s.stopped.Store(true)
 	errHTTP := s.http.Shutdown(ctx)
 	errRT := s.rt.Shutdown(ctx)
 	return errors.Join(errHTTP, errRT, s.store.close())

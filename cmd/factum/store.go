@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/sqlite"
 )
 
 // storeOptions selects the event store of the service.
@@ -28,21 +31,45 @@ type openedStore struct {
 	close func() error
 }
 
-// openStore opens the event store opts select.
+// boundedContext is the context of the example aggregates: one event
+// store serves it.
+const boundedContext = "shop"
+
+// openStore opens the event store opts select: SQLite in the data
+// directory by default.
 //
-// SEAM: the SQLite and PostgreSQL event stores are being built in their
-// adapter packages; until they land, the default is the in-memory store,
-// announced as such, and PostgreSQL is refused with a clear error.
-func openStore(_ context.Context, opts storeOptions, log io.Writer) (*openedStore, error) {
-	if opts.PostgresURL != "" {
+// SEAM: the PostgreSQL event store is being built in package postgres;
+// until it lands, --postgres-url is refused with a clear error.
+func openStore(ctx context.Context, opts storeOptions, _ io.Writer) (*openedStore, error) {
+	switch {
+	case opts.PostgresURL != "":
 		return nil, errors.New("the PostgreSQL event store is not in this build yet: unset FACTUM_POSTGRES_URL / --postgres-url")
+	case opts.Memory:
+		return &openedStore{
+			store: eventstore.NewMemory(),
+			where: "in memory: it is lost when the process exits",
+			close: func() error { return nil },
+		}, nil
 	}
-	if !opts.Memory {
-		fmt.Fprintf(log, "factum: the SQLite event store is not in this build yet; using the in-memory store (data directory %s unused)\n", opts.DataDir)
+	dir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	path := filepath.Join(dir, "factum.db")
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	es, err := sqlite.NewEventStore(ctx, db, boundedContext, sqlite.EventStoreOptions{})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
 	}
 	return &openedStore{
-		store: eventstore.NewMemory(),
-		where: "in memory: the data is lost when the process exits",
-		close: func() error { return nil },
+		store: es,
+		where: "in " + path + " (SQLite)",
+		close: func() error { return errors.Join(es.Close(), db.Close()) },
 	}, nil
 }
