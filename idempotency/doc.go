@@ -1,0 +1,42 @@
+// Package idempotency makes an operation safe to retry: the first request
+// carrying a client's key does the work, and every repeat of it gets the
+// first outcome back instead of doing the work again.
+//
+// A [Key] is the client's value scoped by tenant and operation. A [Store]
+// keeps one [Record] per key and moves it through a small state machine:
+//
+//	absent ──Begin──► in progress ──Complete──► done       (replayed until retention ends)
+//	                       │      └──Fail(false)► failed     (answered until retention ends)
+//	                       │      └──Fail(true)─► retryable  (the next Begin takes over)
+//	                       └─ lease ends ─► absent (the next Begin takes over)
+//
+// [Store.Begin] makes exactly one caller the owner of a key, however many
+// ask at once, in this process or others. The owner holds a lease
+// ([Policy.Lease]) and an attempt number. While the lease runs, duplicates
+// get [ErrInProgress]; a request reusing the key with another payload
+// (fingerprint) gets [ErrConflict] on every path, replays included. If the
+// owner dies, its lease ends and the next Begin takes the key over with a
+// higher attempt; the attempt is a fencing token, so the stale owner can
+// then neither complete, fail nor renew the key ([ErrStaleAttempt]). A
+// finished key replays its outcome until [Policy.Retention] ends, after
+// which it is forgotten.
+//
+// Backends: [Memory] here (the reference implementation, with an
+// injectable clock); Redis, SQLite and PostgreSQL in the adapter packages.
+// Each is atomic inside its backend (a mutex, one Lua script, one
+// conditional SQL statement), and all pass the contract kit in
+// idempotencytest. The rules live in [BeginExisting] and [CheckOwner];
+// backends that write with Lua or SQL restate them there and use these
+// functions to classify what they read back.
+//
+// [Middleware] applies the store to net/http, following the IETF
+// Idempotency-Key draft: a missing key where required is 400, a request
+// still in progress 409 with Retry-After, a reused key with another
+// payload 422, and a finished request is replayed with
+// Idempotent-Replayed: true. Errors are application/problem+json.
+//
+// The store is not a transaction with the work it protects. When the work
+// is a factum command, pass the key (or a request ID derived from it) as
+// the command's request ID too: the event store's unique request ID is
+// then a second fence, which holds even if an idempotency record is lost.
+package idempotency
