@@ -15,12 +15,12 @@ import (
 // esRow is an event stream flattened into the columns of the streams table.
 // The bounded context is not stored: the table belongs to one context.
 type esRow struct {
-	aggregate, aggregateID, tenant       string
-	version                              int
+	aggregate, aggregateID, tenant        string
+	version                               int
 	streamID, commandID, requestID, owner string
-	header                               []byte // JSON object; nil for none
-	createTime                           int64  // Unix microseconds
-	events                               []byte // JSON array of factum.DomainEvent
+	header                                []byte // JSON object; nil for none
+	createTime                            int64  // Unix microseconds
+	events                                []byte // JSON array of factum.DomainEvent
 }
 
 // esEncode flattens a validated stream. It refuses, as IllegalArgument,

@@ -1,0 +1,259 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/eventstore/*.sql
+var esMigrations embed.FS
+
+// EventStoreOptions configures NewEventStore. The zero value is the
+// documented default.
+type EventStoreOptions struct {
+	// MaxBatch bounds how many concurrent appends, of different
+	// aggregates, are written by one statement (default 64). 1 turns
+	// coalescing off: every append is its own statement and transaction.
+	MaxBatch int
+	// Writers is how many append statements may run at once (default half
+	// the pool's connections, at least 2). Appends arriving while every
+	// writer is busy wait and are coalesced into the next statements.
+	Writers int
+	// PollInterval bounds how long WaitLog sleeps between looks at the log
+	// when no notification comes (default 1 s).
+	PollInterval time.Duration
+	// ReadOwnAppendsWait bounds how long ReadLog waits for the store's own
+	// latest append to become readable in the log (default 1 s; negative:
+	// do not wait). See ReadLog.
+	ReadOwnAppendsWait time.Duration
+	// DisableNotify turns off NOTIFY after appends. Waiters in other
+	// processes then learn of appends by polling only.
+	DisableNotify bool
+}
+
+// esMaxContextLen keeps every table and index name ("factum_<context>_"
+// and the longest suffix, "streams_ver") within PostgreSQL's 63-byte
+// identifiers, which the server would otherwise truncate silently.
+const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
+
+// EventStore is the PostgreSQL eventstore.Store of one bounded context. Its
+// streams live in the table factum_<context>_streams, one row per stream
+// with the stream's events as one JSON array, so an append is one row.
+//
+// # Appends
+//
+// Each append is one conditional INSERT, atomic in the database: the unique
+// indexes refuse a taken (aggregate, version) or (aggregate, request ID),
+// and the INSERT's own WHERE admits a row only at version 1 or when version
+// - 1 exists in the same tenant. Concurrent appends of different aggregates
+// are coalesced into one multi-row statement (INSERT … SELECT FROM unnest
+// … ON CONFLICT DO NOTHING RETURNING); a row that does not come back is
+// classified afterwards by reading the committed rows that refused it, in
+// the contract's precedence. Nothing is decided before the insert.
+//
+// # The global log
+//
+// Log positions come from a sequence at insert time, but transactions
+// commit in any order, so a reader going by position alone could read
+// position 2, checkpoint it, and never see position 1 committing later.
+// Each row therefore also stores its transaction's ID (xid8), and the log
+// is read in (xid, position) order, only below the horizon
+// pg_snapshot_xmin(pg_current_snapshot()), the oldest transaction still
+// running. Every row below the horizon is final, and a transaction still
+// running when a reader reads has an ID at or above the horizon, so every
+// row it commits later sorts after anything the reader has read: nothing is
+// skipped, however transactions interleave, including one that took its
+// ID early and inserted late. Position.Tx is the xid, Position.Seq the
+// sequence number.
+//
+// The horizon is the whole server's: a long transaction anywhere on the
+// server holds the log back (without loss) until it ends. Keep
+// transactions short; idle-in-transaction sessions stall consumers.
+//
+// Appends NOTIFY listening stores after they commit, waking WaitLog across
+// processes; appends through the same store wake its waiters at once; and
+// WaitLog polls as the fallback.
+//
+// An EventStore is safe for concurrent use. Close it before closing its DB.
+type EventStore struct {
+	db      *DB
+	pool    *pgxpool.Pool
+	context string
+	table   string // quoted identifier
+	channel string // NOTIFY channel
+	opts    EventStoreOptions
+	q       esQueries
+
+	life     context.Context // ends at Close
+	stopLife context.CancelFunc
+
+	// mu guards closed against sends on reqs racing with Close.
+	mu      sync.RWMutex
+	closed  bool
+	reqs    chan *esRequest
+	writers sync.WaitGroup
+
+	notifyCh chan struct{}
+	bg       sync.WaitGroup // notifier and listener
+	listener esListener
+
+	ownMu   sync.Mutex
+	ownLast factum.Position // the highest position this store appended
+	waitCh  chan struct{}   // closed on the next own append; nil when nobody waits
+}
+
+// ErrEventStoreClosed is returned by Append after Close.
+var ErrEventStoreClosed = errors.New("postgres: event store is closed")
+
+// NewEventStore returns the event store of boundedContext in db, applying
+// its schema migrations (component "eventstore:<context>", tables prefixed
+// factum_<context>_) if they are not applied yet. Context names longer than
+// 44 bytes are refused, as PostgreSQL would truncate the table names.
+func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts EventStoreOptions) (*EventStore, error) {
+	if err := factum.ValidateName("context", boundedContext); err != nil {
+		return nil, err
+	}
+	if len(boundedContext) > esMaxContextLen {
+		return nil, factum.IllegalArgument(fmt.Sprintf("postgres: context name %q is longer than %d bytes, too long for table names", boundedContext, esMaxContextLen))
+	}
+	if opts.MaxBatch < 0 || opts.Writers < 0 || opts.PollInterval < 0 {
+		return nil, factum.IllegalArgument("postgres: event store options: MaxBatch, Writers and PollInterval must not be negative")
+	}
+	if opts.MaxBatch == 0 {
+		opts.MaxBatch = 64
+	}
+	if opts.Writers == 0 {
+		opts.Writers = max(2, int(db.Pool().Config().MaxConns)/2)
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.ReadOwnAppendsWait == 0 {
+		opts.ReadOwnAppendsWait = time.Second
+	}
+	prefix := "factum_" + boundedContext + "_"
+	if err := db.Migrate(ctx, esMigrations, "migrations/eventstore", "eventstore:"+boundedContext, prefix); err != nil {
+		return nil, err
+	}
+	var schema string
+	if err := db.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return nil, fmt.Errorf("postgres: event store %s: %w", boundedContext, err)
+	}
+	table := `"` + prefix + `streams"`
+	// One channel per table: stores of other schemas or contexts do not
+	// wake each other. Hashed, as channel names are bounded like
+	// identifiers.
+	sum := sha256.Sum256([]byte(schema + "." + table))
+	life, stop := context.WithCancel(context.Background())
+	s := &EventStore{
+		db:       db,
+		pool:     db.Pool(),
+		context:  boundedContext,
+		table:    table,
+		channel:  "factum_log_" + hex.EncodeToString(sum[:10]),
+		opts:     opts,
+		q:        esBuildQueries(table),
+		life:     life,
+		stopLife: stop,
+		reqs:     make(chan *esRequest, opts.MaxBatch*opts.Writers),
+		notifyCh: make(chan struct{}, 1),
+	}
+	s.listener.init(s)
+	for range opts.Writers {
+		s.writers.Go(s.runWriter)
+	}
+	if !opts.DisableNotify {
+		s.bg.Go(s.runNotifier)
+	}
+	return s, nil
+}
+
+// Context returns the bounded context the store serves.
+func (s *EventStore) Context() string { return s.context }
+
+// Close stops accepting appends, finishes those already accepted, and stops
+// the store's listener. It does not close the DB.
+func (s *EventStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.reqs)
+	s.mu.Unlock()
+	s.writers.Wait()
+	s.stopLife()
+	s.bg.Wait()
+	s.listener.stop()
+	return nil
+}
+
+// checkContext refuses identities of another bounded context: the store's
+// tables hold one context only.
+func (s *EventStore) checkContext(context string) error {
+	if context != s.context {
+		return factum.IllegalArgument(fmt.Sprintf("postgres: the event store of context %q cannot serve context %q", s.context, context))
+	}
+	return nil
+}
+
+// appended records the store's own appends: it raises ownLast and wakes
+// the store's waiters and, through NOTIFY, other processes'.
+func (s *EventStore) appended(last factum.Position) {
+	s.ownMu.Lock()
+	if s.ownLast.Less(last) {
+		s.ownLast = last
+	}
+	if s.waitCh != nil {
+		close(s.waitCh)
+		s.waitCh = nil
+	}
+	s.ownMu.Unlock()
+	if !s.opts.DisableNotify {
+		select {
+		case s.notifyCh <- struct{}{}:
+		default: // a notification is already due
+		}
+	}
+}
+
+// own returns the highest position the store appended and a channel closed
+// by its next append.
+func (s *EventStore) own() (factum.Position, <-chan struct{}) {
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	if s.waitCh == nil {
+		s.waitCh = make(chan struct{})
+	}
+	return s.ownLast, s.waitCh
+}
+
+// runNotifier sends one NOTIFY per burst of appends. It runs outside the
+// append transactions: NOTIFY inside them would take PostgreSQL's
+// database-wide notification lock at every commit and serialise the
+// appends' commits. Its own commit need not be durable (a lost
+// notification only delays a waiter until it polls), so it skips the
+// flush.
+func (s *EventStore) runNotifier() {
+	for {
+		select {
+		case <-s.notifyCh:
+		case <-s.life.Done():
+			return
+		}
+		_, _ = s.pool.Exec(s.life, s.q.notify, s.channel) // waiters poll if it fails
+	}
+}
+
+var _ eventstore.Store = (*EventStore)(nil)

@@ -1,0 +1,449 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// esOutcome is what became of one append.
+type esOutcome uint8
+
+const (
+	esAppended esOutcome = iota
+	esTenantMismatch
+	esDuplicateRequest
+	esDuplicateAggregate
+	esVersionConflict
+	esFailed // err says why
+)
+
+// esResult is a writer's answer to one request. Writers never touch the
+// caller's stream: the caller builds its error from its own stream.
+type esResult struct {
+	outcome esOutcome
+	pos     factum.Position
+	err     error
+}
+
+// esRequest is one Append waiting for a writer.
+type esRequest struct {
+	ctx      context.Context
+	row      esRow
+	attempts int           // statements that left the row unexplained
+	done     chan esResult // buffered: a writer never blocks on a caller that left
+}
+
+// esMaxAttempts bounds how often a row is written again when nothing
+// explains why it did not go in (its predecessor committed after the
+// statement's snapshot was taken).
+const esMaxAttempts = 3
+
+// esCancelGrace is how long a statement whose callers have all gone may
+// take to end after the server was asked to cancel it, before its
+// connection is closed under it.
+const esCancelGrace = 5 * time.Second
+
+func esInsertSQL(table string) string {
+	// The WHERE carries the predecessor rule: version 1, or version - 1
+	// exists in the same tenant. The unique indexes refuse a taken version
+	// or request ID; ON CONFLICT DO NOTHING keeps one refused row from
+	// failing the others, and the rows that do not come back are
+	// classified afterwards. The OR keeps the EXISTS a per-row filter, so
+	// rows are inserted in array order (sorted by aggregate: concurrent
+	// batches take index locks in the same order and cannot deadlock).
+	return `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+SELECT r.aggregate, r.aggregate_id, r.tenant, r.version, r.stream_id, r.command_id, r.request_id, r.owner_id,
+	NULLIF(r.header, '')::json, r.create_time, r.events::json
+FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[])
+	AS r(aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+WHERE r.version = 1 OR EXISTS (SELECT 1 FROM ` + table + ` p
+	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND p.version = r.version - 1 AND p.tenant = r.tenant)
+ON CONFLICT DO NOTHING
+RETURNING aggregate, aggregate_id, tx, seq`
+}
+
+func esClassifySQL(table string) string {
+	same := `p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id`
+	return `SELECT r.i,
+	(SELECT p.tenant FROM ` + table + ` p WHERE ` + same + ` AND p.version = 1),
+	EXISTS (SELECT 1 FROM ` + table + ` p WHERE ` + same + ` AND p.request_id = r.request_id),
+	EXISTS (SELECT 1 FROM ` + table + ` p WHERE ` + same + ` AND p.version = r.version),
+	EXISTS (SELECT 1 FROM ` + table + ` p WHERE ` + same + ` AND p.version = r.version - 1)
+FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[]) WITH ORDINALITY AS r(aggregate, aggregate_id, request_id, version, i)`
+}
+
+// Append implements eventstore.Store. Concurrent appends of different
+// aggregates are written together in one statement; each caller still gets
+// its own outcome.
+//
+// If ctx ends while the append is being written, Append returns ctx's
+// error at once, the server is asked to cancel the statement once every
+// append in it has been abandoned, and the outcome is unknown (Lookup
+// tells). An append whose ctx ends before it is written is never written.
+func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := es.Validate(); err != nil {
+		return err
+	}
+	if err := s.checkContext(es.AggregateID.Context); err != nil {
+		return err
+	}
+	row, err := esEncode(es)
+	if err != nil {
+		return err
+	}
+	req := &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrEventStoreClosed
+	}
+	select {
+	case s.reqs <- req:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case res := <-req.done:
+		switch res.outcome {
+		case esAppended:
+			es.Position = res.pos
+			return nil
+		case esTenantMismatch:
+			return eventstore.TenantMismatch(es)
+		case esDuplicateRequest:
+			return eventstore.DuplicateRequestID(es)
+		case esDuplicateAggregate:
+			return eventstore.DuplicateAggregateID(es)
+		case esVersionConflict:
+			return eventstore.VersionConflict(es)
+		default:
+			return fmt.Errorf("postgres: append %s version %d: %w", es.AggregateID, es.Version, res.err)
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("postgres: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
+	}
+}
+
+// runWriter is one writer goroutine: it takes the requests waiting, up to
+// MaxBatch of distinct aggregates, and writes them in one statement. A
+// second request for an aggregate already in the batch waits for the next
+// one: the statement's predecessor check cannot see rows the same
+// statement inserts.
+func (s *EventStore) runWriter() {
+	var (
+		carry, next []*esRequest
+		batch       = make([]*esRequest, 0, s.opts.MaxBatch)
+		keys        = make(map[string]struct{}, s.opts.MaxBatch)
+		open        = true
+	)
+	take := func(r *esRequest) {
+		if _, dup := keys[r.row.key()]; dup || len(batch) == s.opts.MaxBatch {
+			next = append(next, r)
+			return
+		}
+		keys[r.row.key()] = struct{}{}
+		batch = append(batch, r)
+	}
+	for open || len(carry) > 0 {
+		batch, next = batch[:0], next[:0]
+		clear(keys)
+		for _, r := range carry {
+			take(r)
+		}
+		if len(batch) == 0 {
+			r, ok := <-s.reqs
+			if !ok {
+				return
+			}
+			take(r)
+		}
+	fill:
+		for open && len(batch) < s.opts.MaxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					open = false
+					break fill
+				}
+				take(r)
+			default:
+				break fill
+			}
+		}
+		retry := s.flush(batch)
+		carry = append(append(carry[:0], next...), retry...)
+	}
+}
+
+// flush writes one batch and answers its callers, returning the requests
+// to write again. Requests whose callers have gone are dropped unwritten;
+// the statement is cancelled only when every caller in it has gone, so
+// that one caller's cancellation cannot fail the others.
+func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
+	live := make([]*esRequest, 0, len(batch))
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- esResult{outcome: esFailed, err: err}
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	slices.SortFunc(live, func(a, b *esRequest) int { return strings.Compare(a.row.key(), b.row.key()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var remaining atomic.Int32
+	remaining.Store(int32(len(live)))
+	for _, r := range live {
+		stop := context.AfterFunc(r.ctx, func() {
+			if remaining.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+
+	out, err := s.write(ctx, live)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.As(err, &pgErr) && pgErr.Code == "40P01":
+			// A deadlock aborted the statement (nothing of it is
+			// stored): write the batch again.
+			for _, r := range live {
+				if r.attempts++; r.attempts < esMaxAttempts {
+					retry = append(retry, r)
+				} else {
+					r.done <- esResult{outcome: esFailed, err: err}
+				}
+			}
+			return retry
+		case len(live) > 1 && esRefusedData(err):
+			// The server refused one row's data (nothing is stored).
+			// Write each request on its own, so that the bad one
+			// cannot fail the others.
+			for _, r := range live {
+				retry = append(retry, s.flush([]*esRequest{r})...)
+			}
+			return retry
+		}
+		if errors.As(err, &pgErr) && len(live) == 1 && esRefusedData(err) {
+			err = factum.Errorf(factum.CodeIllegalArgument, "the database refused the stream: %w", err)
+		}
+		for _, r := range live {
+			r.done <- esResult{outcome: esFailed, err: err}
+		}
+		return nil
+	}
+	var last factum.Position
+	for i, r := range live {
+		res := out[i]
+		if res.outcome == esFailed && res.err == nil {
+			// Nothing explains the refusal yet: try again.
+			if r.attempts++; r.attempts < esMaxAttempts {
+				retry = append(retry, r)
+				continue
+			}
+			res.err = fmt.Errorf("the row was refused %d times though no stored stream conflicts with it", r.attempts)
+		}
+		if res.outcome == esAppended && last.Less(res.pos) {
+			last = res.pos
+		}
+		r.done <- res
+	}
+	if !last.IsZero() {
+		s.appended(last)
+	}
+	return retry
+}
+
+// esRefusedData reports whether err is the server refusing a row's content
+// (a data exception, an integrity violation other than a unique one, a
+// size limit): the statement failed as a whole and stored nothing.
+func esRefusedData(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "54":
+		return true
+	case "23":
+		return pgErr.Code != "23505"
+	}
+	return false
+}
+
+// write runs the batch's insert and classifies the rows that did not go
+// in. out[i] answers batch[i]; an esFailed outcome with no error means
+// "unexplained, write again".
+func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult, error) {
+	out := make([]esResult, len(batch))
+	err := s.withCancelableConn(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
+		var a esBatchArgs
+		a.fill(batch)
+		rows, err := conn.Query(qctx, s.q.insert, a.aggregate, a.aggregateID, a.tenant, a.version,
+			a.streamID, a.commandID, a.requestID, a.owner, a.header, a.createTime, a.events)
+		if err != nil {
+			return err
+		}
+		index := make(map[string]int, len(batch))
+		for i, r := range batch {
+			index[r.row.key()] = i
+		}
+		inserted := make([]bool, len(batch))
+		var (
+			agg, id string
+			tx      uint64
+			seq     int64
+		)
+		for rows.Next() {
+			if err := rows.Scan(&agg, &id, &tx, &seq); err != nil {
+				rows.Close()
+				return err
+			}
+			i, ok := index[agg+"\x00"+id]
+			if !ok {
+				rows.Close()
+				return fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
+			}
+			inserted[i] = true
+			out[i] = esResult{outcome: esAppended, pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var missing []int
+		for i, ok := range inserted {
+			if !ok {
+				missing = append(missing, i)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		return s.classify(qctx, conn, batch, missing, out)
+	})
+	return out, err
+}
+
+// classify says why the rows batch[missing] did not go in. It reads after
+// the insert committed, in a new snapshot, so it sees the committed rows
+// that refused them (ON CONFLICT waits for a conflicting transaction to
+// end before skipping). The order of the checks is the contract's
+// precedence.
+func (s *EventStore) classify(ctx context.Context, conn *pgxpool.Conn, batch []*esRequest, missing []int, out []esResult) error {
+	agg, id, req := make([]string, len(missing)), make([]string, len(missing)), make([]string, len(missing))
+	ver := make([]int32, len(missing))
+	for j, i := range missing {
+		r := &batch[i].row
+		agg[j], id[j], req[j], ver[j] = r.aggregate, r.aggregateID, r.requestID, int32(r.version)
+	}
+	rows, err := conn.Query(ctx, s.q.classify, agg, id, req, ver)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			j                       int64
+			tenant                  *string
+			dupRequest, taken, pred bool
+		)
+		if err := rows.Scan(&j, &tenant, &dupRequest, &taken, &pred); err != nil {
+			return err
+		}
+		i := missing[j-1]
+		row := &batch[i].row
+		o := esFailed // unexplained: the predecessor committed after the insert's snapshot
+		switch {
+		case tenant != nil && *tenant != row.tenant:
+			o = esTenantMismatch
+		case dupRequest:
+			o = esDuplicateRequest
+		case row.version == 1 && tenant != nil:
+			o = esDuplicateAggregate
+		case taken || row.version > 1 && !pred:
+			o = esVersionConflict
+		}
+		out[i] = esResult{outcome: o}
+	}
+	return rows.Err()
+}
+
+// esBatchArgs holds a batch column by column, for unnest.
+type esBatchArgs struct {
+	aggregate, aggregateID, tenant, streamID, commandID, requestID, owner, header, events []string
+	version                                                                               []int32
+	createTime                                                                            []time.Time
+}
+
+func (a *esBatchArgs) fill(batch []*esRequest) {
+	n := len(batch)
+	a.aggregate, a.aggregateID, a.tenant = make([]string, n), make([]string, n), make([]string, n)
+	a.streamID, a.commandID, a.requestID = make([]string, n), make([]string, n), make([]string, n)
+	a.owner, a.header, a.events = make([]string, n), make([]string, n), make([]string, n)
+	a.version, a.createTime = make([]int32, n), make([]time.Time, n)
+	for i, req := range batch {
+		r := &req.row
+		a.aggregate[i], a.aggregateID[i], a.tenant[i] = r.aggregate, r.aggregateID, r.tenant
+		a.streamID[i], a.commandID[i], a.requestID[i] = r.streamID, r.commandID, r.requestID
+		a.owner[i], a.header[i], a.events[i] = r.owner, r.header, r.events
+		a.version[i], a.createTime[i] = int32(r.version), r.createTime
+	}
+}
+
+// withCancelableConn runs fn on a pool connection. fn's statements run
+// under the store's lifetime rather than ctx: when a context ends, pgx
+// abandons the connection, but the server carries on with the statement
+// and may still commit it. Instead, when ctx ends this sends the server a
+// cancel request, which aborts the statement; if the server has not ended
+// it within esCancelGrace, the connection is closed under it. A connection
+// that was sent a cancel request is closed afterwards, never reused: the
+// request could otherwise land on its next statement.
+func (s *EventStore) withCancelableConn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	qctx, qcancel := context.WithCancel(s.life)
+	defer qcancel()
+	cancelled := make(chan struct{})
+	var grace *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		defer close(cancelled)
+		grace = time.AfterFunc(esCancelGrace, qcancel)
+		cctx, ccancel := context.WithTimeout(s.life, esCancelGrace)
+		defer ccancel()
+		_ = conn.Conn().PgConn().CancelRequest(cctx)
+	})
+	err = fn(qctx, conn)
+	if !stop() {
+		<-cancelled
+		grace.Stop()
+		c := conn.Hijack()
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Second)
+		_ = c.Close(cctx)
+		ccancel()
+		return err
+	}
+	conn.Release()
+	return err
+}

@@ -1,0 +1,168 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/factum-go/factum"
+)
+
+// esRow is an event stream flattened into the columns of the streams table.
+// The bounded context is not stored: the table belongs to one context.
+type esRow struct {
+	aggregate, aggregateID, tenant        string
+	version                               int
+	streamID, commandID, requestID, owner string
+	header                                string // JSON object; "" for none
+	createTime                            time.Time
+	events                                string // JSON array of factum.DomainEvent
+}
+
+// esKey identifies an aggregate inside one batch.
+func (r *esRow) key() string { return r.aggregate + "\x00" + r.aggregateID }
+
+// esEncode flattens a validated stream. It refuses, as IllegalArgument,
+// what PostgreSQL text cannot hold (invalid UTF-8, NUL bytes) before it
+// reaches a statement shared with other appends.
+func esEncode(s *factum.EventStream) (esRow, error) {
+	if err := esCheckText("owner id", s.OwnerID); err != nil {
+		return esRow{}, err
+	}
+	r := esRow{
+		aggregate:   s.AggregateID.Aggregate,
+		aggregateID: s.AggregateID.ID,
+		tenant:      s.AggregateID.TenantOrDefault(),
+		version:     s.Version,
+		streamID:    s.ID,
+		commandID:   s.CommandID,
+		requestID:   s.RequestID,
+		owner:       s.OwnerID,
+		createTime:  s.CreateTime,
+	}
+	if len(s.Header) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(s.Header)) {
+			if !utf8.ValidString(k) || !utf8.ValidString(s.Header[k]) {
+				return esRow{}, factum.IllegalArgument(fmt.Sprintf("header %q is not valid UTF-8", k))
+			}
+		}
+		h, err := json.Marshal(s.Header) // NULs become \u0000, which json holds
+		if err != nil {
+			return esRow{}, factum.Errorf(factum.CodeIllegalArgument, "header: %w", err)
+		}
+		r.header = string(h)
+	}
+	ev, err := esAppendEvents(make([]byte, 0, 256), s.Events)
+	if err != nil {
+		return esRow{}, err
+	}
+	r.events = string(ev)
+	return r, nil
+}
+
+// esCheckText refuses strings a PostgreSQL text column cannot store.
+func esCheckText(what, s string) error {
+	if !utf8.ValidString(s) {
+		return factum.IllegalArgument(what + " is not valid UTF-8")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return factum.IllegalArgument(what + " holds a NUL byte")
+	}
+	return nil
+}
+
+// esAppendEvents writes events as a JSON array in the field names of
+// factum.DomainEvent. Bodies are copied byte for byte (Validate has checked
+// that each is one JSON value) into a json column, which keeps text as
+// given, so a body reads back exactly as it was appended.
+func esAppendEvents(b []byte, events []factum.DomainEvent) ([]byte, error) {
+	b = append(b, '[')
+	for i, e := range events {
+		if !utf8.Valid(e.Body) {
+			return nil, factum.IllegalArgument(fmt.Sprintf("event %d (%s): body is not valid UTF-8", i, e.Name))
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = esAppendString(b, e.ID)
+		b = append(b, `,"name":`...)
+		b = esAppendString(b, e.Name)
+		if e.Revision != 0 {
+			b = append(b, `,"revision":`...)
+			b = strconv.AppendInt(b, int64(e.Revision), 10)
+		}
+		b = append(b, `,"sequence":`...)
+		b = strconv.AppendInt(b, int64(e.Sequence), 10)
+		if e.IsLast {
+			b = append(b, `,"isLast":true`...)
+		}
+		b = append(b, `,"body":`...)
+		b = append(b, e.Body...)
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+// esAppendString appends s as a JSON string. IDs and names are printable
+// ASCII (factum.ValidateID, ValidateName), so only quotes, backslashes and
+// control characters need escaping.
+func esAppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// esScanned holds one row as read.
+type esScanned struct {
+	tx                                    uint64
+	seq                                   int64
+	aggregate, aggregateID, tenant        string
+	version                               int32
+	streamID, commandID, requestID, owner string
+	header, events                        []byte
+	createTime                            time.Time
+}
+
+// esDecode rebuilds a stream from its row.
+func esDecode(context string, r *esScanned) (factum.EventStream, error) {
+	s := factum.EventStream{
+		ID: r.streamID,
+		AggregateID: factum.AggregateID{
+			NamedAggregate: factum.NamedAggregate{Context: context, Aggregate: r.aggregate},
+			ID:             r.aggregateID,
+			Tenant:         r.tenant,
+		},
+		Version:    int(r.version),
+		CommandID:  r.commandID,
+		RequestID:  r.requestID,
+		OwnerID:    r.owner,
+		CreateTime: r.createTime.UTC(),
+		Position:   factum.Position{Tx: r.tx, Seq: uint64(r.seq)},
+	}
+	if len(r.header) > 0 {
+		if err := json.Unmarshal(r.header, &s.Header); err != nil {
+			return factum.EventStream{}, fmt.Errorf("postgres: stream %s: decode header: %w", r.streamID, err)
+		}
+	}
+	if err := json.Unmarshal(r.events, &s.Events); err != nil {
+		return factum.EventStream{}, fmt.Errorf("postgres: stream %s: decode events: %w", r.streamID, err)
+	}
+	return s, nil
+}

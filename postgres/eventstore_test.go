@@ -1,0 +1,186 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/eventstore/eventstoretest"
+	"github.com/factum-go/factum/internal/servicetest"
+)
+
+// newTestDB opens a fresh schema, dropped at cleanup.
+func newTestDB(t testing.TB, maxConns int32) *DB {
+	t.Helper()
+	url, schema := servicetest.PostgresSchema(t)
+	db, err := Open(context.Background(), url, Options{Schema: schema, MaxConns: maxConns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+func newTestEventStore(t testing.TB, db *DB, boundedContext string, opts EventStoreOptions) *EventStore {
+	t.Helper()
+	st, err := NewEventStore(context.Background(), db, boundedContext, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("close event store: %v", err)
+		}
+	})
+	return st
+}
+
+func TestEventStoreContract(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts EventStoreOptions
+	}{
+		{"coalescing", EventStoreOptions{}},
+		{"one append per statement", EventStoreOptions{MaxBatch: 1, Writers: 8}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eventstoretest.Run(t, func(t *testing.T) eventstore.Store {
+				return newTestEventStore(t, newTestDB(t, 16), "kit", c.opts)
+			})
+		})
+	}
+}
+
+// testStream builds a valid one-event stream.
+func testStream(id factum.AggregateID, version int, requestID string) *factum.EventStream {
+	return &factum.EventStream{
+		ID: factum.NewID(), AggregateID: id, Version: version,
+		CommandID: factum.NewID(), RequestID: requestID,
+		CreateTime: time.Now(),
+		Events: []factum.DomainEvent{{
+			ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true,
+			Body: []byte(`{"sku":"sku-1","qty":2}`),
+		}},
+	}
+}
+
+var shopCart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+
+func TestEventStoreRefusesOtherContexts(t *testing.T) {
+	st := newTestEventStore(t, newTestDB(t, 4), "shop", EventStoreOptions{})
+	ctx := context.Background()
+	other := factum.NamedAggregate{Context: "billing", Aggregate: "invoice"}
+	id := other.WithID("i-1")
+	checks := map[string]error{
+		"Append": st.Append(ctx, testStream(id, 1, "r-1")),
+	}
+	_, checks["Load"] = st.Load(ctx, id, 1, eventstore.MaxVersion)
+	_, checks["LoadByTime"] = st.LoadByTime(ctx, id, time.Time{}, time.Now())
+	_, checks["RequestExists"] = st.RequestExists(ctx, id, "r-1")
+	_, checks["Lookup"] = st.Lookup(ctx, id, "r-1")
+	_, checks["ScanAggregateIDs"] = st.ScanAggregateIDs(ctx, other, "", 10)
+	for name, err := range checks {
+		if !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("%s of another context: %v, want IllegalArgument", name, err)
+		}
+	}
+}
+
+func TestNewEventStoreRefusesBadInput(t *testing.T) {
+	db := newTestDB(t, 4)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		context string
+		opts    EventStoreOptions
+	}{
+		{"empty context", "", EventStoreOptions{}},
+		{"context with a quote", `sh"op`, EventStoreOptions{}},
+		{"context too long for table names", "c" + strings.Repeat("x", esMaxContextLen), EventStoreOptions{}},
+		{"negative batch", "shop", EventStoreOptions{MaxBatch: -1}},
+		{"negative writers", "shop", EventStoreOptions{Writers: -1}},
+		{"negative poll", "shop", EventStoreOptions{PollInterval: -time.Second}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := NewEventStore(ctx, db, c.context, c.opts)
+			if !errors.Is(err, factum.ErrIllegalArgument) {
+				t.Fatalf("got %v, want IllegalArgument", err)
+			}
+		})
+	}
+	// The longest context allowed gets tables whose names PostgreSQL keeps
+	// whole.
+	long := "c" + strings.Repeat("x", esMaxContextLen-1)
+	st := newTestEventStore(t, db, long, EventStoreOptions{})
+	id := factum.NamedAggregate{Context: long, Aggregate: "cart"}.WithID("c")
+	if err := st.Append(ctx, testStream(id, 1, "r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ctx, testStream(id, 1, "r")); !errors.Is(err, factum.ErrDuplicateRequestID) {
+		t.Fatalf("duplicate in the longest context: %v", err)
+	}
+}
+
+func TestEventStoreRefusesTextPostgresCannotHold(t *testing.T) {
+	st := newTestEventStore(t, newTestDB(t, 4), "shop", EventStoreOptions{})
+	id := shopCart.WithID("c-1")
+	for name, mutate := range map[string]func(*factum.EventStream){
+		"invalid UTF-8 body":   func(s *factum.EventStream) { s.Events[0].Body = []byte("\"\xff\"") },
+		"invalid UTF-8 owner":  func(s *factum.EventStream) { s.OwnerID = "\xff" },
+		"NUL in the owner":     func(s *factum.EventStream) { s.OwnerID = "a\x00b" },
+		"invalid UTF-8 header": func(s *factum.EventStream) { s.Header = map[string]string{"k": "\xfe"} },
+	} {
+		s := testStream(id, 1, "r-1")
+		mutate(s)
+		if err := st.Append(context.Background(), s); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("%s: %v, want IllegalArgument", name, err)
+		}
+	}
+	if got, _ := st.Load(context.Background(), id, 1, eventstore.MaxVersion); len(got) != 0 {
+		t.Fatalf("refused streams were stored: %d", len(got))
+	}
+	// What json can hold goes in and comes back as given: a NUL escaped
+	// in a body or a header value.
+	s := testStream(id, 1, "r-1")
+	s.Events[0].Body = []byte(`{"text":"a\u0000b"}`)
+	s.Header = map[string]string{"k": "a\x00b"}
+	if err := st.Append(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Load(context.Background(), id, 1, 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("load: %v, %v", got, err)
+	}
+	if string(got[0].Events[0].Body) != `{"text":"a\u0000b"}` || got[0].Header["k"] != "a\x00b" {
+		t.Fatalf("stored %s / %q", got[0].Events[0].Body, got[0].Header["k"])
+	}
+}
+
+func TestEventStoreClose(t *testing.T) {
+	db := newTestDB(t, 4)
+	st, err := NewEventStore(context.Background(), db, "shop", EventStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := shopCart.WithID("c")
+	if err := st.Append(context.Background(), testStream(id, 1, "r-1")); err != nil {
+		t.Fatal(err)
+	}
+	// A waiter started the listener; Close stops it.
+	wctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_ = st.WaitLog(wctx, factum.Position{Tx: 1 << 62})
+	cancel()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	if err := st.Append(context.Background(), testStream(id, 2, "r-2")); !errors.Is(err, ErrEventStoreClosed) {
+		t.Fatalf("append after close: %v, want ErrEventStoreClosed", err)
+	}
+}

@@ -1,0 +1,133 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/jackc/pgx/v5"
+)
+
+// WaitLog implements eventstore.Store. It returns nil when the log holds a
+// readable stream after position after (so ReadLog will return it), or
+// ctx's error. It wakes at once for appends through this store, on a
+// NOTIFY from another process's store, and otherwise looks every
+// PollInterval. While streams are committed but not yet readable (an older
+// transaction is still running) it looks more often, as no notification
+// announces the end of that transaction.
+func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
+	pending := 2 * time.Millisecond
+	for {
+		_, woken := s.own()
+		notified := s.listener.next()
+		var ready, committed bool
+		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, esSeqArg(after.Seq)).Scan(&ready, &committed)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("postgres: event store %s: %w", s.context, err)
+		}
+		if ready {
+			return nil
+		}
+		wait := s.opts.PollInterval
+		if committed {
+			wait = min(pending, wait)
+			pending *= 2
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-woken:
+		case <-notified:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// esListener LISTENs on the store's channel on a connection of its own,
+// started by the first WaitLog, and broadcasts each notification to the
+// waiters. When the connection fails it reconnects with backoff; waiters
+// poll meanwhile, and are woken on reconnection in case they missed a
+// notification.
+type esListener struct {
+	s     *EventStore
+	start sync.Once
+	done  chan struct{} // closed when run has returned
+
+	mu sync.Mutex
+	ch chan struct{} // closed on the next notification
+}
+
+func (l *esListener) init(s *EventStore) {
+	l.s = s
+	l.done = make(chan struct{})
+}
+
+// next returns a channel closed on the next notification.
+func (l *esListener) next() <-chan struct{} {
+	if l.s.opts.DisableNotify {
+		return nil
+	}
+	l.start.Do(func() { go l.run() })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ch == nil {
+		l.ch = make(chan struct{})
+	}
+	return l.ch
+}
+
+func (l *esListener) broadcast() {
+	l.mu.Lock()
+	if l.ch != nil {
+		close(l.ch)
+		l.ch = nil
+	}
+	l.mu.Unlock()
+}
+
+// stop waits for the listener to end (the store's lifetime has ended).
+func (l *esListener) stop() {
+	l.start.Do(func() { close(l.done) }) // never started
+	<-l.done
+}
+
+func (l *esListener) run() {
+	defer close(l.done)
+	life := l.s.life
+	cfg := l.s.pool.Config().ConnConfig
+	listen := "LISTEN " + pgx.Identifier{l.s.channel}.Sanitize()
+	backoff := 100 * time.Millisecond
+	for life.Err() == nil {
+		conn, err := pgx.ConnectConfig(life, cfg.Copy())
+		if err == nil {
+			if _, err = conn.Exec(life, listen); err == nil {
+				backoff = 100 * time.Millisecond
+				l.broadcast()
+				for {
+					if _, err = conn.WaitForNotification(life); err != nil {
+						break
+					}
+					l.broadcast()
+				}
+			}
+			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			conn.Close(cctx)
+			cancel()
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-life.Done():
+			t.Stop()
+		}
+		backoff = min(2*backoff, l.s.opts.PollInterval)
+	}
+}
