@@ -73,12 +73,26 @@ func checkText(what, s string, limit int, sentinel error) error {
 	if len(s) > limit {
 		return factum.Errorf(factum.CodeIllegalArgument, "idempotency: %s %.32q... is longer than %d bytes: %w", what, s, limit, sentinel)
 	}
-	for i, r := range s {
-		if r == utf8.RuneError && !validRuneAt(s, i) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return checkUTF8(what, s, i, sentinel) // rare: leave the ASCII fast path
+		}
+		if c < 0x20 || c == 0x7f {
+			return factum.Errorf(factum.CodeIllegalArgument, "idempotency: %s %q: control character at byte %d: %w", what, s, i, sentinel)
+		}
+	}
+	return nil
+}
+
+// checkUTF8 finishes checkText from byte from on, rune by rune.
+func checkUTF8(what, s string, from int, sentinel error) error {
+	for i, r := range s[from:] {
+		if r == utf8.RuneError && !validRuneAt(s, from+i) {
 			return factum.Errorf(factum.CodeIllegalArgument, "idempotency: %s %q is not valid UTF-8: %w", what, s, sentinel)
 		}
 		if r < 0x20 || r == 0x7f {
-			return factum.Errorf(factum.CodeIllegalArgument, "idempotency: %s %q: control character at byte %d: %w", what, s, i, sentinel)
+			return factum.Errorf(factum.CodeIllegalArgument, "idempotency: %s %q: control character at byte %d: %w", what, s, from+i, sentinel)
 		}
 	}
 	return nil

@@ -145,14 +145,21 @@ func (m *Memory) Begin(ctx context.Context, k Key, fingerprint string) (Record, 
 	return rec, true, nil
 }
 
-// finish applies a transition of the owning attempt under the shard lock.
+// finish applies a transition of the owning attempt under the shard lock:
+// to state, valid for validity from now, with response (done only).
 func (m *Memory) finish(ctx context.Context, op string, k Key, fingerprint string, attempt uint64,
-	apply func(r *Record, now time.Time)) (Record, error) {
+	state State, validity time.Duration, response []byte) (Record, error) {
 	if err := ctx.Err(); err != nil {
 		return Record{}, err
 	}
 	if err := CheckFinish(op, k, fingerprint, attempt); err != nil {
 		return Record{}, err
+	}
+	if state == StateDone {
+		response = bytes.Clone(response) // outside the lock
+		if response == nil {
+			response = []byte{}
+		}
 	}
 	s := m.shard(k)
 	s.mu.Lock()
@@ -162,38 +169,30 @@ func (m *Memory) finish(ctx context.Context, op string, k Key, fingerprint strin
 	if err := CheckOwner(op, k, cur, ok, fingerprint, attempt); err != nil {
 		return Record{}, err
 	}
-	apply(&cur, now)
+	cur.State, cur.Response, cur.ExpiresAt = state, response, now.Add(validity)
 	s.records[k] = cur
 	return cur, nil
 }
 
 // Complete implements Store. The response is copied.
 func (m *Memory) Complete(ctx context.Context, k Key, fingerprint string, attempt uint64, response []byte) error {
-	_, err := m.finish(ctx, "complete", k, fingerprint, attempt, func(r *Record, now time.Time) {
-		r.State = StateDone
-		r.Response = bytes.Clone(response)
-		r.ExpiresAt = now.Add(m.policy.Retention)
-	})
+	_, err := m.finish(ctx, "complete", k, fingerprint, attempt, StateDone, m.policy.Retention, response)
 	return err
 }
 
 // Fail implements Store.
 func (m *Memory) Fail(ctx context.Context, k Key, fingerprint string, attempt uint64, retryable bool) error {
-	_, err := m.finish(ctx, "fail", k, fingerprint, attempt, func(r *Record, now time.Time) {
-		r.State = StateFailed
-		if retryable {
-			r.State = StateRetryable
-		}
-		r.ExpiresAt = now.Add(m.policy.Retention)
-	})
+	state := StateFailed
+	if retryable {
+		state = StateRetryable
+	}
+	_, err := m.finish(ctx, "fail", k, fingerprint, attempt, state, m.policy.Retention, nil)
 	return err
 }
 
 // Renew implements Store.
 func (m *Memory) Renew(ctx context.Context, k Key, fingerprint string, attempt uint64) (Record, error) {
-	return m.finish(ctx, "renew", k, fingerprint, attempt, func(r *Record, now time.Time) {
-		r.ExpiresAt = now.Add(m.policy.Lease)
-	})
+	return m.finish(ctx, "renew", k, fingerprint, attempt, StateInProgress, m.policy.Lease, nil)
 }
 
 // Get implements Store. The returned response is a copy.
