@@ -1,7 +1,9 @@
 // Package httpapi serves a factum runtime over HTTP: commands with every
 // Command-* header and, on request, a Server-Sent Events stream of their
 // signals; aggregate state (current, at a version, at a time); event streams
-// by version range; request lookup; delete and recover; an OpenAPI 3.1
+// by version range; request lookup; delete and recover; the latest snapshot
+// and snapshot queries (single, list, paged, count, and their state-only
+// variants) when a snapshot store is configured; an OpenAPI 3.1
 // document generated from the aggregate registry; and health endpoints.
 //
 // Routing uses the standard library's pattern mux. Every route also exists
@@ -16,7 +18,11 @@
 // exception is an oversized body: 413 with code BadRequest.
 //
 // Limits are on by default: the request body size (DefaultMaxBodyBytes),
-// the wait timeout a caller may ask for (DefaultMaxWaitTimeout) and the
+// the wait timeout a caller may ask for (DefaultMaxWaitTimeout), the
 // number of streams one event-range request may return
-// (DefaultMaxEventRange).
+// (DefaultMaxEventRange) and the snapshot query guards of package query
+// (Config.QueryPlanner).
+//
+// Reserved path segments: "tenant" as an aggregate name, and "snapshot" as
+// an aggregate ID on POST routes (POST /{aggregate}/snapshot/… is a query).
 package httpapi

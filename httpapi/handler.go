@@ -12,7 +12,9 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/snapshot"
 )
 
 // Defaults of Config.
@@ -34,6 +36,14 @@ type Config struct {
 	// state, brought up to date with the streams after it. Without it the
 	// state is folded from the aggregate's whole history.
 	Snapshots aggregate.SnapshotSource
+	// SnapshotStore, if set, serves GET /{aggregate}/{id}/snapshot; when it
+	// also implements snapshot.Querier (snapshot.Memory does), the snapshot
+	// query routes POST /{aggregate}/snapshot/{single|list|paged|count}
+	// [/state] too.
+	SnapshotStore snapshot.Store
+	// QueryPlanner plans snapshot queries: its Limits are the query guards
+	// (zero fields take package query's defaults).
+	QueryPlanner query.Planner
 	// CommandMiddleware, if set, wraps every route that sends a command
 	// (POST commands, DELETE, PUT …/recover): the hook for the
 	// Idempotency-Key middleware of package idempotency.
@@ -67,6 +77,7 @@ type Handler struct {
 	byName   map[string]aggregate.Type
 	ambig    map[string][]string
 	commands map[factum.NamedAggregate]map[string]commandInfo
+	queries  map[factum.NamedAggregate]*snapshot.QueryService
 
 	outer *http.ServeMux
 	inner *http.ServeMux
@@ -110,6 +121,7 @@ func New(cfg Config) (*Handler, error) {
 		byName:   map[string]aggregate.Type{},
 		ambig:    map[string][]string{},
 		commands: map[factum.NamedAggregate]map[string]commandInfo{},
+		queries:  map[factum.NamedAggregate]*snapshot.QueryService{},
 	}
 	for _, t := range h.rt.Registry().Types() {
 		n := t.Named()
@@ -136,14 +148,16 @@ func New(cfg Config) (*Handler, error) {
 		}
 		h.commands[n] = cmds
 	}
-	h.routes()
+	if err := h.routes(); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
 // tenantSegment is the first path segment of the tenant-scoped routes.
 const tenantSegment = "tenant"
 
-func (h *Handler) routes() {
+func (h *Handler) routes() error {
 	cmd := func(f http.HandlerFunc) http.Handler {
 		if h.cfg.CommandMiddleware != nil {
 			return h.cfg.CommandMiddleware(f)
@@ -160,6 +174,9 @@ func (h *Handler) routes() {
 	in.HandleFunc("GET /{aggregate}/{id}/state/time/{time}", h.getStateAtTime)
 	in.HandleFunc("GET /{aggregate}/{id}/event/{from}/{to}", h.getEvents)
 	in.HandleFunc("GET /{aggregate}/{id}/request/{requestId}", h.getRequest)
+	if err := h.snapshotRoutes(in); err != nil {
+		return err
+	}
 	in.HandleFunc("/", h.notFound)
 	h.inner = in
 
@@ -170,6 +187,7 @@ func (h *Handler) routes() {
 	out.HandleFunc("/"+tenantSegment+"/{tenant}/", h.tenantScoped)
 	out.Handle("/", in)
 	h.outer = out
+	return nil
 }
 
 // ServeHTTP implements http.Handler.

@@ -161,6 +161,22 @@ func (h *Handler) buildOpenAPI() Schema {
 		rec := get("recover", "Recovers a deleted aggregate (the recover_aggregate command).", commandOK)
 		rec["parameters"] = append(pref("id"), headerRefs...)
 		add(seg+"/{id}/recover", "put", rec)
+		if h.cfg.SnapshotStore != nil {
+			add(seg+"/{id}/snapshot", "get", get("snapshot", "The latest saved snapshot.", ok("The snapshot.", Schema{"type": "object"}), "id"))
+		}
+		if h.queries[t.Named()] != nil {
+			for _, kind := range []string{"single", "list", "paged", "count"} {
+				for _, suffix := range []string{"", "/state"} {
+					if kind == "count" && suffix != "" {
+						continue
+					}
+					q := get("snapshot."+kind+strings.ReplaceAll(suffix, "/", "."), "Snapshot query: "+kind+suffix+
+						". The body is the JSON form of package query (a condition for count, a paged query for paged).", ok("The result.", Schema{}))
+					q["requestBody"] = Schema{"required": true, "content": jsonContent(Schema{"type": "object"})}
+					add(seg+"/snapshot/"+kind+suffix, "post", q)
+				}
+			}
+		}
 	}
 	// Events without a sourcing function (aggregate.Emits) are in the codec
 	// registry only: every registered name that is not a command is an

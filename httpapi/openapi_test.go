@@ -6,7 +6,7 @@ import (
 )
 
 func TestOpenAPI(t *testing.T) {
-	f := newFixture(t, nil)
+	f := snapshotFixture(t)
 	r := f.do(t, "GET", "/openapi.json", "")
 	wantOK(t, r)
 	var doc struct {
@@ -36,6 +36,9 @@ func TestOpenAPI(t *testing.T) {
 		{"/tenant/{tenant}/cart/{id}/add_item", "post"},
 		{"/tenant/{tenant}/cart/{id}/state", "get"},
 		{"/healthz", "get"},
+		{"/cart/{id}/snapshot", "get"},
+		{"/cart/snapshot/paged/state", "post"},
+		{"/tenant/{tenant}/cart/snapshot/count", "post"},
 	} {
 		if _, ok := doc.Paths[p.path][p.method]; !ok {
 			t.Errorf("no %s %s", p.method, p.path)

@@ -123,6 +123,19 @@ func TestServeTour(t *testing.T) {
 	if status != 200 || !bytes.Contains(b, []byte(`"items":{"sku-1":2,"sku-2":1}`)) {
 		t.Fatalf("state: %d %s", status, b)
 	}
+	// Wait for SNAPSHOT, then query the snapshots.
+	status, b = post(t, u+"/cart/cart-1/add_item", `{"sku":"sku-3","qty":1}`, httpapi.HeaderWaitStage, "SNAPSHOT")
+	if status != 200 || !bytes.Contains(b, []byte(`"stage":"SNAPSHOT"`)) {
+		t.Fatalf("wait for SNAPSHOT: %d %s", status, b)
+	}
+	status, b = post(t, u+"/cart/snapshot/list/state", `{"condition":{"operator":"AGGREGATE_ID","value":"cart-1"}}`)
+	if status != 200 || !bytes.Contains(b, []byte(`"sku-3":1`)) {
+		t.Fatalf("snapshot query: %d %s", status, b)
+	}
+	status, b = post(t, u+"/cart/snapshot/list", `{"condition":{"operator":"BOGUS"}}`)
+	if status != 400 {
+		t.Fatalf("malformed query: %d %s", status, b)
+	}
 	status, _ = get(t, u+"/readyz")
 	if status != 200 {
 		t.Fatalf("readyz: %d", status)
@@ -149,6 +162,9 @@ func TestClientCommands(t *testing.T) {
 	}
 	if code := cli("events", "cart", "cart-1"); code != 0 || strings.Count(out.String(), `"version":`) != 2 {
 		t.Fatalf("events: %d %s", code, out.String())
+	}
+	if code := cli("query", "cart", "count"); code != 0 || strings.TrimSpace(out.String()) != "1" {
+		t.Fatalf("query: %d %q %s", code, out.String(), errOut.String())
 	}
 	if code := cli("lookup", "cart", "cart-1", "r1"); code != 0 || !strings.Contains(out.String(), `"requestId": "r1"`) {
 		t.Fatalf("lookup: %d %s", code, out.String())

@@ -93,14 +93,16 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	// Snapshots are kept in memory and rebuilt from the log at start (the
 	// runtime's checkpoints are in memory too): SNAPSHOT waits are real,
 	// and the event store stays the one durable truth.
-	rt, err := runtime.New(runtime.Config{Store: st.store, SnapshotStore: snapshot.NewMemory()}, exampleAggregates()...)
+	snapshots := snapshot.NewMemory()
+	rt, err := runtime.New(runtime.Config{Store: st.store, SnapshotStore: snapshots}, exampleAggregates()...)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	s := &server{rt: rt, store: st, failed: make(chan error, 1)}
 	h, err := httpapi.New(httpapi.Config{
-		Runtime: rt,
-		Title:   "factum example service",
+		Runtime:       rt,
+		SnapshotStore: snapshots,
+		Title:         "factum example service",
 		Ready: func(context.Context) error {
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
