@@ -1,0 +1,429 @@
+package sqlquery
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/query"
+)
+
+// Translator writes the SQL of query plans for one dialect and schema.
+// Every value of a condition becomes a bound argument; field paths, which
+// a Planner has checked against the allow-list, are written into the SQL
+// as JSON path text, and only column names from the Schema appear as
+// identifiers. A Translator is immutable and safe for concurrent use.
+type Translator struct {
+	dialect Dialect
+	schema  Schema
+	alias   string
+}
+
+// New returns a translator for the dialect and schema.
+func New(d Dialect, s Schema) (*Translator, error) {
+	if !d.valid {
+		return nil, factum.IllegalArgument("sqlquery: no dialect; use SQLite() or PostgreSQL()")
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	alias := s.Alias
+	if alias == "" {
+		alias = "t"
+	}
+	return &Translator{dialect: d, schema: s, alias: alias}, nil
+}
+
+// Alias returns the table alias the SQL refers to columns by.
+func (t *Translator) Alias() string { return t.alias }
+
+// builder accumulates SQL text and its arguments.
+type builder struct {
+	t     *Translator
+	args  []any
+	base  int // arguments already bound before this fragment
+	depth int // nesting of element subqueries, for unique aliases
+}
+
+func (b *builder) arg(v any) string {
+	b.args = append(b.args, v)
+	return b.t.dialect.placeholder(b.base + len(b.args))
+}
+
+// typed writes a placeholder with the PostgreSQL type the comparison
+// needs, so that the server never has to guess it.
+func (b *builder) typed(v any) string {
+	p := b.arg(v)
+	if !b.t.dialect.postgres {
+		return p
+	}
+	switch v.(type) {
+	case string:
+		return p + "::text"
+	case float64:
+		return p + "::float8"
+	}
+	return p
+}
+
+// Where translates a core condition (a Plan's) into a SQL boolean
+// expression that is never NULL, and its arguments. Placeholders are
+// numbered after argBase arguments bound before it (PostgreSQL).
+func (t *Translator) Where(c query.Condition, argBase int) (string, []any, error) {
+	b := &builder{t: t, base: argBase}
+	sql, err := b.cond(c, nil, "condition")
+	if err != nil {
+		return "", nil, err
+	}
+	return sql, b.args, nil
+}
+
+func bad(where string, op query.Operator, what string, v any) error {
+	return factum.IllegalArgument(fmt.Sprintf("sqlquery: %s: %s %s (got %v)", where, op, what, v))
+}
+
+func (b *builder) cond(c query.Condition, in *element, where string) (string, error) {
+	op := c.Operator
+	if op == "" {
+		op = query.OpAll
+	}
+	if !op.IsCore() {
+		return "", factum.IllegalArgument(fmt.Sprintf("sqlquery: %s: operator %q is not a core operator; plan the query with a query.Planner first", where, string(op)))
+	}
+	if c.Field != "" {
+		if err := query.ValidatePath(c.Field); err != nil {
+			return "", err
+		}
+	} else if in == nil && op != query.OpAll && op != query.OpAnd && op != query.OpOr && op != query.OpNor {
+		return "", bad(where, op, "needs a field", c.Field)
+	}
+	switch op {
+	case query.OpAll:
+		return sqlTrue, nil
+	case query.OpAnd, query.OpOr, query.OpNor:
+		return b.logical(op, c.Children, in, where)
+	}
+	src := b.t.resolve(c.Field, in)
+	switch op {
+	case query.OpEq, query.OpNe:
+		eq, err := b.equals(src, c.Value, where, op)
+		if err != nil {
+			return "", err
+		}
+		if op == query.OpNe {
+			return not(eq), nil
+		}
+		return eq, nil
+	case query.OpGt, query.OpGte, query.OpLt, query.OpLte:
+		return b.compare(src, op, c.Value, where)
+	case query.OpBetween:
+		bounds, ok := c.Value.([]any)
+		if !ok || len(bounds) != 2 {
+			return "", bad(where, op, "needs two bounds", c.Value)
+		}
+		return b.between(src, bounds[0], bounds[1], where)
+	case query.OpIn, query.OpNotIn:
+		in, err := b.in(src, c.Value, where, op)
+		if err != nil {
+			return "", err
+		}
+		if op == query.OpNotIn {
+			return not(in), nil
+		}
+		return in, nil
+	case query.OpAllIn:
+		return b.allIn(src, c.Value, where)
+	case query.OpElemMatch:
+		if len(c.Children) == 0 {
+			return "", bad(where, op, "needs at least one child", nil)
+		}
+		return b.elemMatch(src, c.Children, where)
+	case query.OpContains, query.OpStartsWith, query.OpEndsWith:
+		s, ok := c.Value.(string)
+		if !ok {
+			return "", bad(where, op, "needs a string value", c.Value)
+		}
+		return b.text(src, op, s, c.Options.IgnoreCase), nil
+	case query.OpNull:
+		return src.nullOrMissing(), nil
+	case query.OpNotNull:
+		return not(src.nullOrMissing()), nil
+	case query.OpTrue:
+		return src.isBool(true), nil
+	case query.OpFalse:
+		return src.isBool(false), nil
+	case query.OpExists:
+		want := true
+		if c.Value != nil {
+			v, ok := c.Value.(bool)
+			if !ok {
+				return "", bad(where, op, "needs a bool value or none", c.Value)
+			}
+			want = v
+		}
+		if want {
+			return src.present(), nil
+		}
+		return not(src.present()), nil
+	}
+	return "", factum.IllegalArgument(fmt.Sprintf("sqlquery: %s: operator %q is not supported", where, string(op)))
+}
+
+func not(sql string) string {
+	switch sql {
+	case sqlTrue:
+		return sqlFalse
+	case sqlFalse:
+		return sqlTrue
+	}
+	return "(NOT " + sql + ")"
+}
+
+func (b *builder) logical(op query.Operator, children []query.Condition, in *element, where string) (string, error) {
+	parts := make([]string, 0, len(children))
+	for i, ch := range children {
+		s, err := b.cond(ch, in, fmt.Sprintf("%s.children[%d]", where, i))
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, s)
+	}
+	switch {
+	case len(parts) == 0 && op == query.OpOr:
+		return sqlFalse, nil
+	case len(parts) == 0:
+		return sqlTrue, nil // AND and NOR of nothing
+	}
+	joiner := " AND "
+	if op != query.OpAnd {
+		joiner = " OR "
+	}
+	sql := parts[0]
+	if len(parts) > 1 {
+		sql = "(" + strings.Join(parts, joiner) + ")"
+	}
+	if op == query.OpNor {
+		return not(sql), nil
+	}
+	return sql, nil
+}
+
+// coalesce makes a comparison two-valued: NULL (a missing field or a
+// value of another type) is false.
+func coalesce(cmp string) string { return "COALESCE(" + cmp + ", FALSE)" }
+
+func (b *builder) equals(src source, v any, where string, op query.Operator) (string, error) {
+	switch x := v.(type) {
+	case string:
+		if e := src.str(); e != "" {
+			return coalesce(e + " = " + b.typed(x)), nil
+		}
+		return sqlFalse, nil
+	case float64:
+		if e := src.num(); e != "" {
+			return coalesce(e + " = " + b.typed(x)), nil
+		}
+		return sqlFalse, nil
+	case bool:
+		return src.isBool(x), nil
+	}
+	return "", bad(where, op, "needs a string, number or bool value", v)
+}
+
+var comparators = map[query.Operator]string{query.OpGt: ">", query.OpGte: ">=", query.OpLt: "<", query.OpLte: "<="}
+
+func (b *builder) compare(src source, op query.Operator, v any, where string) (string, error) {
+	switch x := v.(type) {
+	case string:
+		if e := src.str(); e != "" {
+			return coalesce(src.ordered(e) + " " + comparators[op] + " " + b.typed(x)), nil
+		}
+		return sqlFalse, nil
+	case float64:
+		if e := src.num(); e != "" {
+			return coalesce(e + " " + comparators[op] + " " + b.typed(x)), nil
+		}
+		return sqlFalse, nil
+	}
+	return "", bad(where, op, "needs a string or number value", v)
+}
+
+func (b *builder) between(src source, lo, hi any, where string) (string, error) {
+	switch l := lo.(type) {
+	case string:
+		h, ok := hi.(string)
+		if !ok {
+			break
+		}
+		if e := src.str(); e != "" {
+			return coalesce(src.ordered(e) + " BETWEEN " + b.typed(l) + " AND " + b.typed(h)), nil
+		}
+		return sqlFalse, nil
+	case float64:
+		h, ok := hi.(float64)
+		if !ok {
+			break
+		}
+		if e := src.num(); e != "" {
+			return coalesce(e + " BETWEEN " + b.typed(l) + " AND " + b.typed(h)), nil
+		}
+		return sqlFalse, nil
+	}
+	return "", bad(where, query.OpBetween, "needs two bounds, both numbers or both strings", []any{lo, hi})
+}
+
+// in is "the field equals one of list", one comparison per JSON type.
+func (b *builder) in(src source, list any, where string, op query.Operator) (string, error) {
+	vals, ok := list.([]any)
+	if !ok || len(vals) == 0 {
+		return "", bad(where, op, "needs a non-empty list", list)
+	}
+	var strs []string
+	var nums []float64
+	var hasTrue, hasFalse bool
+	for _, v := range vals {
+		switch x := v.(type) {
+		case string:
+			strs = append(strs, x)
+		case float64:
+			nums = append(nums, x)
+		case bool:
+			hasTrue = hasTrue || x
+			hasFalse = hasFalse || !x
+		default:
+			return "", bad(where, op, "needs a list of strings, numbers or bools", v)
+		}
+	}
+	var parts []string
+	if e := src.str(); e != "" && len(strs) > 0 {
+		parts = append(parts, coalesce(e+inList(b, strs, "text[]")))
+	}
+	if e := src.num(); e != "" && len(nums) > 0 {
+		parts = append(parts, coalesce(e+inList(b, nums, "float8[]")))
+	}
+	if hasTrue {
+		if e := src.isBool(true); e != sqlFalse {
+			parts = append(parts, e)
+		}
+	}
+	if hasFalse {
+		if e := src.isBool(false); e != sqlFalse {
+			parts = append(parts, e)
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return sqlFalse, nil
+	case 1:
+		return parts[0], nil
+	}
+	return "(" + strings.Join(parts, " OR ") + ")", nil
+}
+
+// inList writes " IN (?, ?, ...)" (SQLite) or " = ANY($n::type)" with one
+// array argument (PostgreSQL).
+func inList[T any](b *builder, vals []T, pgType string) string {
+	if b.t.dialect.postgres {
+		return " = ANY(" + b.arg(vals) + "::" + pgType + ")"
+	}
+	ph := make([]string, len(vals))
+	for i, v := range vals {
+		ph[i] = b.arg(v)
+	}
+	return " IN (" + strings.Join(ph, ", ") + ")"
+}
+
+// subquery writes EXISTS over the array's elements with the condition
+// cond writes for them.
+func (b *builder) subquery(src source, cond func(e element) (string, error)) (string, error) {
+	if src.kind != JSON {
+		return sqlFalse, nil
+	}
+	b.depth++
+	defer func() { b.depth-- }()
+	from, e := src.elements("e" + strconv.Itoa(b.depth))
+	where, err := cond(e)
+	if err != nil {
+		return "", err
+	}
+	exists := "EXISTS (SELECT 1 FROM " + from + " WHERE " + where + ")"
+	if b.t.dialect.postgres {
+		return exists, nil // jsonb_array_elements only ever sees arrays
+	}
+	return "(" + src.isArray() + " AND " + exists + ")", nil
+}
+
+func (b *builder) allIn(src source, list any, where string) (string, error) {
+	vals, ok := list.([]any)
+	if !ok || len(vals) == 0 {
+		return "", bad(where, query.OpAllIn, "needs a non-empty list", list)
+	}
+	parts := make([]string, 0, len(vals))
+	for _, v := range vals {
+		s, err := b.subquery(src, func(e element) (string, error) {
+			return b.equals(elementSource(b.t.dialect, e, nil), v, where, query.OpAllIn)
+		})
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return "(" + strings.Join(parts, " AND ") + ")", nil
+}
+
+func (b *builder) elemMatch(src source, children []query.Condition, where string) (string, error) {
+	return b.subquery(src, func(e element) (string, error) {
+		return b.logical(query.OpAnd, children, &e, where)
+	})
+}
+
+// text writes CONTAINS, STARTS_WITH and ENDS_WITH with functions that
+// take the needle literally (no LIKE wildcards), folding ASCII only.
+func (b *builder) text(src source, op query.Operator, needle string, ignoreCase bool) string {
+	e := src.str()
+	if e == "" {
+		return sqlFalse
+	}
+	if needle == "" {
+		return "(" + e + " IS NOT NULL)" // every string holds the empty string
+	}
+	if ignoreCase {
+		needle = foldASCII(needle)
+		if b.t.dialect.postgres {
+			e = "translate(" + e + ", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+		} else {
+			e = "lower(" + e + ")" // SQLite's built-in lower() folds ASCII only
+		}
+	}
+	if b.t.dialect.postgres {
+		switch op {
+		case query.OpContains:
+			return coalesce("strpos(" + e + ", " + b.typed(needle) + ") > 0")
+		case query.OpStartsWith:
+			return coalesce("starts_with(" + e + ", " + b.typed(needle) + ")")
+		}
+		p := b.typed(needle)
+		return coalesce("right(" + e + ", length(" + p + ")) = " + p)
+	}
+	switch op {
+	case query.OpContains:
+		return coalesce("instr(" + e + ", " + b.arg(needle) + ") > 0")
+	case query.OpStartsWith:
+		return coalesce("instr(" + e + ", " + b.arg(needle) + ") = 1")
+	}
+	return coalesce("substr(" + e + ", -length(" + b.arg(needle) + ")) = " + b.arg(needle))
+}
+
+func foldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
+}
