@@ -25,7 +25,7 @@ type fixture struct {
 
 // newFixture starts a cart runtime on the memory store and serves it;
 // edit adjusts the runtime and handler configurations.
-func newFixture(t *testing.T, edit func(*runtime.Config, *httpapi.Config)) *fixture {
+func newFixture(t testing.TB, edit func(*runtime.Config, *httpapi.Config)) *fixture {
 	t.Helper()
 	rcfg := runtime.Config{Store: eventstore.NewMemory()}
 	hcfg := httpapi.Config{}
