@@ -48,11 +48,6 @@ type esRequest struct {
 // statement's snapshot was taken).
 const esMaxAttempts = 3
 
-// esCancelGrace is how long a statement whose callers have all gone may
-// take to end after the server was asked to cancel it, before its
-// connection is closed under it.
-const esCancelGrace = 5 * time.Second
-
 func esInsertSQL(table string) string {
 	// The WHERE carries the predecessor rule: version 1, or version - 1
 	// exists in the same tenant. The unique indexes refuse a taken version
@@ -296,7 +291,7 @@ func esRefusedData(err error) bool {
 // "unexplained, write again".
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult, error) {
 	out := make([]esResult, len(batch))
-	err := s.withCancelableConn(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
+	err := s.withConn(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
 		var a esBatchArgs
 		a.fill(batch)
 		rows, err := conn.Query(qctx, s.q.insert, a.aggregate, a.aggregateID, a.tenant, a.version,
@@ -410,40 +405,15 @@ func (a *esBatchArgs) fill(batch []*esRequest) {
 	}
 }
 
-// withCancelableConn runs fn on a pool connection. fn's statements run
-// under the store's lifetime rather than ctx: when a context ends, pgx
-// abandons the connection, but the server carries on with the statement
-// and may still commit it. Instead, when ctx ends this sends the server a
-// cancel request, which aborts the statement; if the server has not ended
-// it within esCancelGrace, the connection is closed under it. A connection
-// that was sent a cancel request is closed afterwards, never reused: the
-// request could otherwise land on its next statement.
-func (s *EventStore) withCancelableConn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
+// withConn runs fn on a pool connection under ctx. When ctx ends, pgx
+// closes the connection after sending the server a cancel request, so the
+// statement is aborted on the server, not only abandoned by the client
+// (TestEventStoreCancelCancelsTheStatement checks it).
+func (s *EventStore) withConn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	qctx, qcancel := context.WithCancel(s.life)
-	defer qcancel()
-	cancelled := make(chan struct{})
-	var grace *time.Timer
-	stop := context.AfterFunc(ctx, func() {
-		defer close(cancelled)
-		grace = time.AfterFunc(esCancelGrace, qcancel)
-		cctx, ccancel := context.WithTimeout(s.life, esCancelGrace)
-		defer ccancel()
-		_ = conn.Conn().PgConn().CancelRequest(cctx)
-	})
-	err = fn(qctx, conn)
-	if !stop() {
-		<-cancelled
-		grace.Stop()
-		c := conn.Hijack()
-		cctx, ccancel := context.WithTimeout(context.Background(), time.Second)
-		_ = c.Close(cctx)
-		ccancel()
-		return err
-	}
-	conn.Release()
-	return err
+	defer conn.Release()
+	return fn(ctx, conn)
 }

@@ -31,6 +31,9 @@ func (r *esRow) key() string { return r.aggregate + "\x00" + r.aggregateID }
 // what PostgreSQL text cannot hold (invalid UTF-8, NUL bytes) before it
 // reaches a statement shared with other appends.
 func esEncode(s *factum.EventStream) (esRow, error) {
+	if y := s.CreateTime.Year(); y < 1 || y > 9999 {
+		return esRow{}, factum.IllegalArgument(fmt.Sprintf("create time %v: want a year from 1 to 9999", s.CreateTime))
+	}
 	if err := esCheckText("owner id", s.OwnerID); err != nil {
 		return esRow{}, err
 	}

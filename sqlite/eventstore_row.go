@@ -27,6 +27,9 @@ type esRow struct {
 // text the database would otherwise store differently from what it was
 // given (invalid UTF-8), so that every SQL backend answers alike.
 func esEncode(s *factum.EventStream) (esRow, error) {
+	if y := s.CreateTime.Year(); y < 1 || y > 9999 {
+		return esRow{}, factum.IllegalArgument(fmt.Sprintf("create time %v: want a year from 1 to 9999", s.CreateTime))
+	}
 	if !utf8.ValidString(s.OwnerID) {
 		return esRow{}, factum.IllegalArgument("owner id is not valid UTF-8")
 	}
