@@ -252,3 +252,51 @@ func TestDefaultOperation(t *testing.T) {
 		t.Errorf("DefaultOperation of a long path = %q", got)
 	}
 }
+
+// TestMiddlewarePerRoute: one store, two routes, a key required on one and
+// optional on the other.
+func TestMiddlewarePerRoute(t *testing.T) {
+	store, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	required, err := idempotency.NewMiddleware(store, idempotency.MiddlewareOptions{Required: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	optional, err := idempotency.NewMiddleware(store, idempotency.MiddlewareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]int{}
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		runs[r.Pattern]++
+		w.WriteHeader(http.StatusCreated)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /payments", required.Wrap(http.HandlerFunc(handler)))
+	mux.Handle("POST /comments", optional.Wrap(http.HandlerFunc(handler)))
+	send := func(path, key string) int {
+		req := httptest.NewRequest("POST", path, strings.NewReader("{}"))
+		if key != "" {
+			req.Header.Set(idempotency.HeaderKey, key)
+		}
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if got := send("/payments", ""); got != http.StatusBadRequest {
+		t.Fatalf("required route without a key: %d", got)
+	}
+	if got := send("/comments", ""); got != http.StatusCreated {
+		t.Fatalf("optional route without a key: %d", got)
+	}
+	// The same key on both routes names two operations.
+	for range 2 {
+		send("/payments", "k")
+		send("/comments", "k")
+	}
+	if runs["POST /payments"] != 1 || runs["POST /comments"] != 2 {
+		t.Fatalf("runs %v; want payments once, comments once without a key and once with", runs)
+	}
+}
