@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -16,6 +17,19 @@ type lowerer struct {
 
 	nodes, values int
 	at            time.Time // the clock read once, so all dates of one query agree
+	// stack holds the child indexes down to the node being lowered; it is
+	// only formatted when there is an error to report.
+	stack []int
+}
+
+// where names the node being lowered, such as "condition.children[2]".
+func (l *lowerer) where() string {
+	var b strings.Builder
+	b.WriteString("condition")
+	for _, i := range l.stack {
+		fmt.Fprintf(&b, ".children[%d]", i)
+	}
+	return b.String()
 }
 
 func (l *lowerer) clock() time.Time {
@@ -25,7 +39,7 @@ func (l *lowerer) clock() time.Time {
 	return l.at
 }
 
-func (l *lowerer) lower(c Condition, where string, inElem bool) (Condition, error) {
+func (l *lowerer) lower(c Condition, inElem bool) (Condition, error) {
 	l.nodes++
 	if exceeds(l.nodes, l.limits.MaxConditionNodes) {
 		return Condition{}, illegal(fmt.Sprintf("condition has more than %d nodes, the maximum", l.limits.MaxConditionNodes))
@@ -36,7 +50,7 @@ func (l *lowerer) lower(c Condition, where string, inElem bool) (Condition, erro
 	}
 	shape, ok := shapes[op]
 	if !ok {
-		return Condition{}, illegal(fmt.Sprintf("%s: unknown operator %q", where, string(op)))
+		return Condition{}, illegal(fmt.Sprintf("%s: unknown operator %q", l.where(), string(op)))
 	}
 	v := Normalize(c.Value)
 	if list, isList := v.([]any); isList {
@@ -48,7 +62,7 @@ func (l *lowerer) lower(c Condition, where string, inElem bool) (Condition, erro
 		return Condition{}, illegal(fmt.Sprintf("condition has more than %d values, the maximum", l.limits.MaxConditionValues))
 	}
 	bad := func(format string, args ...any) (Condition, error) {
-		return Condition{}, illegal(where + ": " + string(op) + " " + fmt.Sprintf(format, args...))
+		return Condition{}, illegal(l.where() + ": " + string(op) + " " + fmt.Sprintf(format, args...))
 	}
 
 	if op.takesField() {
@@ -56,8 +70,8 @@ func (l *lowerer) lower(c Condition, where string, inElem bool) (Condition, erro
 			return bad("needs a field")
 		}
 		if c.Field != "" {
-			if err := checkPath(where, c.Field); err != nil {
-				return Condition{}, err
+			if msg := pathProblem(c.Field); msg != "" {
+				return Condition{}, illegal(l.where() + ": " + msg)
 			}
 		}
 	} else if c.Field != "" {
@@ -97,10 +111,12 @@ func (l *lowerer) lower(c Condition, where string, inElem bool) (Condition, erro
 		}
 		out.Children = make([]Condition, len(c.Children))
 		for i, ch := range c.Children {
-			lc, err := l.lower(ch, fmt.Sprintf("%s.children[%d]", where, i), inElem || shape == shapeElem)
+			l.stack = append(l.stack, i)
+			lc, err := l.lower(ch, inElem || shape == shapeElem)
 			if err != nil {
 				return Condition{}, err
 			}
+			l.stack = l.stack[:len(l.stack)-1]
 			out.Children[i] = lc
 		}
 		if op == OpAnd {

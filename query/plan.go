@@ -170,7 +170,7 @@ func (p Planner) condition(c Condition) (Condition, error) {
 	if lw.loc == nil {
 		lw.loc = time.Local
 	}
-	out, err := lw.lower(c, "condition", false)
+	out, err := lw.lower(c, false)
 	if err != nil {
 		return Condition{}, err
 	}
@@ -206,7 +206,7 @@ func NamesDeletion(c Condition, fields Fields) bool {
 
 // and combines conditions, flattening nested ANDs and dropping ALLs.
 func and(cs ...Condition) Condition {
-	var out []Condition
+	out := make([]Condition, 0, len(cs)+2)
 	for _, c := range cs {
 		switch c.Operator {
 		case OpAll:

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/factum-go/factum/internal/servicetest"
-	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/query/querytest"
 	"github.com/factum-go/factum/query/sqlquery"
@@ -58,12 +57,17 @@ func (b postgresBackend) count(ctx context.Context, st sqlquery.Statement) (int6
 func openPostgres(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	url, schema := servicetest.PostgresSchema(t)
-	db, err := postgres.Open(context.Background(), url, postgres.Options{Schema: schema})
+	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(db.Close)
-	return db.Pool()
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 func pgExec(t *testing.T, pool *pgxpool.Pool, q string, args ...any) {

@@ -9,7 +9,7 @@ import (
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/query/querytest"
 	"github.com/factum-go/factum/query/sqlquery"
-	"github.com/factum-go/factum/sqlite"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 type sqliteBackend struct {
@@ -57,14 +57,22 @@ func (b sqliteBackend) count(ctx context.Context, st sqlquery.Statement) (int64,
 	return n, err
 }
 
-func openSQLite(t *testing.T) *sqlite.DB {
+// sqliteDB is a throw-away database; the driver is opened directly so
+// that these tests depend on no other factum package.
+type sqliteDB struct{ db *sql.DB }
+
+func (d sqliteDB) Writer() *sql.DB { return d.db }
+func (d sqliteDB) Reader() *sql.DB { return d.db }
+
+func openSQLite(t *testing.T) sqliteDB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "query.db"), sqlite.Options{Synchronous: "NORMAL"})
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "query.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	return db
+	return sqliteDB{db}
 }
 
 func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
