@@ -118,7 +118,7 @@ func benchTarget(run string, i int) (id, sku, requestID string) {
 }
 
 func inProcessOp(s *server, stage factum.CommandStage, run string) loadgen.Op {
-	named := exampleAggregates()[0].Named()
+	named := carts
 	plan := command.Wait(stage)
 	gw := s.rt.Gateway()
 	return func(ctx context.Context, i int) error {

@@ -7,11 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/httpapi"
+	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 	"github.com/spf13/cobra"
@@ -30,7 +33,7 @@ func newServeCmd() *cobra.Command {
 	var opts serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the example service (cart) with its HTTP API",
+		Short: "Run the example service (cart, order, inventory, user) with its HTTP API",
 		Long: `Run the example service with its HTTP API, on the embedded store in the data
 directory by default. Stops gracefully on SIGINT or SIGTERM: admission closes,
 accepted commands drain, then it exits 0.
@@ -94,15 +97,35 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	// runtime's checkpoints are in memory too): SNAPSHOT waits are real,
 	// and the event store stays the one durable truth.
 	snapshots := snapshot.NewMemory()
-	rt, err := runtime.New(runtime.Config{Store: st.store, SnapshotStore: snapshots}, exampleAggregates()...)
+	ex, err := newExample(st.prepare)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	reg := codec.NewRegistry()
+	procs, err := ex.processors(reg)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	rt, err := runtime.New(runtime.Config{
+		Store: st.store, Codec: reg, SnapshotStore: snapshots,
+		Processors: procs, Sagas: ex.sagas,
+	}, ex.aggregates...)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	// Commands sent with an Idempotency-Key header are answered once and
+	// replayed after; commands without one pass (request IDs still guard
+	// each aggregate).
+	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{Tenant: tenantOf})
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	s := &server{rt: rt, store: st, failed: make(chan error, 1)}
 	h, err := httpapi.New(httpapi.Config{
-		Runtime:       rt,
-		SnapshotStore: snapshots,
-		Title:         "factum example service",
+		Runtime:           rt,
+		SnapshotStore:     snapshots,
+		CommandMiddleware: idem.Wrap,
+		Title:             "factum example service",
 		Ready: func(context.Context) error {
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
@@ -140,4 +163,15 @@ func (s *server) Shutdown(ctx context.Context) error {
 	errHTTP := s.http.Shutdown(ctx)
 	errRT := s.rt.Shutdown(ctx)
 	return errors.Join(errHTTP, errRT, s.store.close())
+}
+
+// tenantOf scopes idempotency keys by the tenant of the URL
+// (/tenant/{tenant}/...), or the default tenant.
+func tenantOf(r *http.Request) (string, error) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/tenant/"); ok {
+		if t, _, ok := strings.Cut(rest, "/"); ok && t != "" {
+			return t, nil
+		}
+	}
+	return factum.DefaultTenant, nil
 }

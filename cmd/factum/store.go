@@ -5,27 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/postgres"
+	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/sqlite"
 )
 
-// storeOptions selects the event store of the service.
+// storeOptions selects the storage of the service.
 type storeOptions struct {
 	// DataDir holds the embedded SQLite database.
 	DataDir string
 	// PostgresURL, when set, selects PostgreSQL instead.
 	PostgresURL string
-	// Memory selects the in-memory store (nothing survives the process).
+	// Memory selects in-memory storage (nothing survives the process).
 	Memory bool
 }
 
-// openedStore is an event store with what to say about it and how to
-// release it.
+// openedStore is the service's storage: the event store, the prepare-key
+// backend (usernames) and the idempotency-key store, on one database, with
+// what to say about it and how to release it.
 type openedStore struct {
-	store eventstore.Store
+	store       eventstore.Store
+	prepare     prepare.Backend
+	idempotency idempotency.Store
 	// where says where the data lives, for the start-up message.
 	where string
 	close func() error
@@ -35,23 +43,30 @@ type openedStore struct {
 // store serves it.
 const boundedContext = "shop"
 
-// openStore opens the event store opts select: SQLite in the data
-// directory by default.
-//
-// SEAM: the PostgreSQL event store is being built in package postgres;
-// until it lands, --postgres-url is refused with a clear error.
+// openStore opens the storage opts select: SQLite in the data directory by
+// default, PostgreSQL when a URL is given, or memory.
 func openStore(ctx context.Context, opts storeOptions, _ io.Writer) (*openedStore, error) {
 	switch {
 	case opts.PostgresURL != "":
-		return nil, errors.New("the PostgreSQL event store is not in this build yet: unset FACTUM_POSTGRES_URL / --postgres-url")
+		return openPostgres(ctx, opts.PostgresURL)
 	case opts.Memory:
+		idem, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+		if err != nil {
+			return nil, err
+		}
 		return &openedStore{
-			store: eventstore.NewMemory(),
-			where: "in memory: it is lost when the process exits",
-			close: func() error { return nil },
+			store:       eventstore.NewMemory(),
+			prepare:     prepare.NewMemory(time.Now),
+			idempotency: idem,
+			where:       "in memory: it is lost when the process exits",
+			close:       func() error { return nil },
 		}, nil
 	}
-	dir, err := filepath.Abs(opts.DataDir)
+	return openSQLite(ctx, opts.DataDir)
+}
+
+func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
+	dir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +82,55 @@ func openStore(ctx context.Context, opts storeOptions, _ io.Writer) (*openedStor
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
+	pb, err := sqlite.NewPrepareBackend(ctx, db, sqlite.PrepareOptions{})
+	if err != nil {
+		return nil, errors.Join(err, es.Close(), db.Close())
+	}
+	idem, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{})
+	if err != nil {
+		return nil, errors.Join(err, es.Close(), db.Close())
+	}
 	return &openedStore{
-		store: es,
+		store: es, prepare: pb, idempotency: idem,
 		where: "in " + path + " (SQLite)",
 		close: func() error { return errors.Join(es.Close(), db.Close()) },
 	}, nil
+}
+
+func openPostgres(ctx context.Context, url string) (*openedStore, error) {
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		return nil, err
+	}
+	es, err := postgres.NewEventStore(ctx, db, boundedContext, postgres.EventStoreOptions{})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	closeAll := func() error { err := es.Close(); db.Close(); return err }
+	pb, err := postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{})
+	if err != nil {
+		return nil, errors.Join(err, closeAll())
+	}
+	idem, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{})
+	if err != nil {
+		return nil, errors.Join(err, closeAll())
+	}
+	return &openedStore{
+		store: es, prepare: pb, idempotency: idem,
+		where: "in PostgreSQL (" + redact(url) + ")",
+		close: closeAll,
+	}, nil
+}
+
+// redact hides a password in a connection URL for printing.
+func redact(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = neturl.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }
