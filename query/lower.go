@@ -234,20 +234,23 @@ func (l *lowerer) identityField(op Operator) string {
 	return l.fields.Owner
 }
 
+// isScalar reports whether v is a condition value EQ and IN take: a
+// string, a bool or a finite number (JSON has no NaN or infinity, so no
+// backend could store one to compare with).
 func isScalar(v any) bool {
-	switch v.(type) {
-	case string, float64, bool:
+	switch x := v.(type) {
+	case string, bool:
 		return true
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
 	}
 	return false
 }
 
+// isOrdered reports whether v is a value GT, LT and BETWEEN take.
 func isOrdered(v any) bool {
-	switch v.(type) {
-	case string, float64:
-		return true
-	}
-	return false
+	_, isBool := v.(bool)
+	return !isBool && isScalar(v)
 }
 
 func sameKind(a, b any) bool {

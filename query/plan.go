@@ -125,6 +125,9 @@ func (p Planner) Paged(q PagedQuery) (Plan, error) {
 	case exceeds(size, lim.MaxPageSize):
 		return Plan{}, illegal(fmt.Sprintf("page size %d is above the maximum page size %d", size, lim.MaxPageSize))
 	}
+	if index > math.MaxInt32 || size > math.MaxInt32 {
+		return Plan{}, illegal(fmt.Sprintf("page %d of size %d is out of range", index, size))
+	}
 	window := int64(index) * int64(size)
 	if lim.MaxPageWindow >= 0 && window > int64(lim.MaxPageWindow) {
 		return Plan{}, illegal(fmt.Sprintf("page %d of size %d reaches result %d, beyond the page window %d; narrow the condition instead of paging deeper", index, size, window, lim.MaxPageWindow))

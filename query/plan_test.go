@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -283,3 +284,27 @@ func TestGuardErrorsNameTheGuard(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+func TestPlannerRefusesNonFiniteNumbers(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, c := range []query.Condition{
+		{Field: "a", Operator: query.OpEq, Value: nan},
+		{Field: "a", Operator: query.OpGt, Value: inf},
+		{Field: "a", Operator: query.OpIn, Value: []any{1.0, nan}},
+		{Field: "a", Operator: query.OpBetween, Value: []any{-inf, 1.0}},
+		query.Eq("a", float32(math.NaN())),
+	} {
+		if _, err := (query.Planner{}).Count(c); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("Count(%+v) = %v, want IllegalArgument", c, err)
+		}
+	}
+}
+
+func TestHugePagesAreRefused(t *testing.T) {
+	open := query.Planner{Limits: query.Limits{MaxPageSize: -1, MaxPageWindow: -1}}
+	for _, p := range []query.Pagination{{Index: 1 << 40, Size: 1 << 40}, {Index: math.MaxInt, Size: 2}, {Index: 2, Size: math.MaxInt}} {
+		if _, err := open.Paged(query.PagedQuery{Pagination: p}); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("Paged(%+v) = %v, want IllegalArgument", p, err)
+		}
+	}
+}

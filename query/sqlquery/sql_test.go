@@ -3,6 +3,7 @@ package sqlquery_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -259,6 +260,7 @@ func TestTranslatorRefuses(t *testing.T) {
 		query.ID("a"), query.Today("eventTime"), query.Deleted(query.Active),
 		query.Eq("state.a-b", 1), query.Eq("", 1), query.Eq("x", nil), query.In("x"),
 		query.Between("x", 1, "b"), {Operator: "LIKE", Field: "x", Value: "%"},
+		{Operator: query.OpEq, Field: "x", Value: math.NaN()}, {Operator: query.OpIn, Field: "x", Value: []any{math.Inf(-1)}},
 	} {
 		if _, _, err := tr.Where(c, 0); !errors.Is(err, factum.ErrIllegalArgument) {
 			t.Errorf("Where(%+v) = %v, want IllegalArgument", c, err)

@@ -2,6 +2,7 @@ package sqlquery
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -98,6 +99,9 @@ func (b *builder) cond(c query.Condition, in *element, where string) (string, er
 	} else if in == nil && op != query.OpAll && op != query.OpAnd && op != query.OpOr && op != query.OpNor {
 		return "", bad(where, op, "needs a field", c.Field)
 	}
+	if !finite(c.Value) {
+		return "", bad(where, op, "needs finite numbers", c.Value)
+	}
 	switch op {
 	case query.OpAll:
 		return sqlTrue, nil
@@ -168,6 +172,22 @@ func (b *builder) cond(c query.Condition, in *element, where string) (string, er
 		return not(src.present()), nil
 	}
 	return "", factum.IllegalArgument(fmt.Sprintf("sqlquery: %s: operator %q is not supported", where, string(op)))
+}
+
+// finite reports whether v holds no NaN or infinity, which JSON cannot
+// hold and SQL would compare differently.
+func finite(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case []any:
+		for _, e := range x {
+			if !finite(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func not(sql string) string {
