@@ -20,6 +20,7 @@ const (
 	KindSingle
 )
 
+// String names the kind after the method it calls.
 func (k Kind) String() string {
 	switch k {
 	case KindList:
