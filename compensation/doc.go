@@ -1,0 +1,71 @@
+// Package compensation records the failures of event functions durably,
+// retries them on a schedule, and hands the rest to operators.
+//
+// # Executions
+//
+// A failure of one event function (a projection, an event handler, a
+// saga, the snapshotter) on one event is an execution: an execution_failed
+// aggregate, event-sourced with factum's own aggregate package and stored
+// in the application's event store, in the application's bounded context
+// (Config.Context). Its ID is derived from the function and the event
+// (ExecutionID), so a redelivered event that fails again reaches the same
+// execution as a further failure, not a new one. Its state (Execution)
+// holds the event's place (aggregate, stream version, event ID), the
+// function, the last error, the retry spec, the retries used, the
+// recoverability and a status:
+//
+//	FAILED ──prepare (due, retryable)──► PREPARED ──success──► SUCCEEDED
+//	   ▲                                    │  │
+//	   └───────────────failure──────────────┘  └─ timeout: due again
+//
+// The commands are RecordExecutionFailure (create, or a further failure;
+// it reopens a SUCCEEDED execution, since a new failure must not be lost),
+// PrepareCompensation, ForcePrepareCompensation (operators; ignores the
+// limit), ApplyExecutionSuccess, ApplyExecutionFailed (fenced by attempt,
+// so a retry that outlived its timeout cannot overwrite its successor),
+// ApplyExecutionRetrySpec, MarkExecutionRecoverable and
+// ChangeExecutionFunction. Every command carries its sender's time, so
+// decisions are deterministic and clocks injectable.
+//
+// A retry spec (default 10 retries, 180 s minimum backoff doubling after
+// each retry, 120 s execution timeout) is fixed when an execution is
+// created, from Config.RetrySpec or a per-function override in
+// Config.RetrySpecs. The k-th retry is prepared no earlier than
+// MinBackoff × 2^(k-1) after the previous failure. A failure's
+// recoverability comes from Config.Classify (default RecoverabilityOf:
+// an error marked WithRecoverability, else RECOVERABLE for retryable
+// codes, else UNKNOWN); UNRECOVERABLE executions wait for an operator.
+//
+// # Recording
+//
+// Compensation implements event.FailureRecorder: a consumer whose function
+// failed after its in-place attempts hands the failure to RecordFailure,
+// which sends RecordExecutionFailure and returns nil only once it is
+// appended (PROCESSED). Until then the consumer does not move past the
+// stream, so a crash in between delivers the stream again instead of
+// losing the failure. The recorder needs the runtime's gateway, which
+// exists only after runtime.New: call Bind before the runtime starts.
+//
+// # Scheduling
+//
+// A Scheduler finds due executions with a snapshot query (retryable, and
+// FAILED with the next retry due or PREPARED past its timeout), prepares
+// each with the version it saw as the command's expected version — of
+// several schedulers over one event store exactly one wins, by the
+// store's atomic append, and holds the execution until its timeout —
+// then loads the stream holding the event, re-delivers it to the one
+// function (event.Invoke) and records success or failure.
+//
+// # Operators and metrics
+//
+// Service is the operator surface for the HTTP API and the CLI: List and
+// Paged by Filter (status, recoverability, function, aggregate, event,
+// needs-operator), Get with the execution's history, ForceRetry,
+// ApplyRetrySpec, MarkRecoverable and ChangeFunction; WithOperator names
+// the operator for audit. Service.Counts (executions by status) and
+// Scheduler.Stats (retries by outcome) are the metrics hooks.
+//
+// The executions' snapshots must be kept in the runtime's snapshot store
+// with the All strategy (the default), which Config.Snapshots names: the
+// scheduler and the lists query them there.
+package compensation

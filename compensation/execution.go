@@ -1,0 +1,246 @@
+package compensation
+
+import (
+	"github.com/factum-go/factum"
+)
+
+// AggregateName is the default name of the execution aggregate type.
+const AggregateName = "execution_failed"
+
+// Execution is the state of one execution_failed aggregate: one event
+// function's failure on one event, and what compensation has done about
+// it. It is what snapshots hold and queries select on; field paths such
+// as "state.status" or "state.function.processor" name its JSON members.
+type Execution struct {
+	// EventID is the event the function failed on.
+	EventID string `json:"eventId"`
+	// EventName is that event's name.
+	EventName string `json:"eventName,omitempty"`
+	// Aggregate is the aggregate of the stream holding the event.
+	Aggregate factum.AggregateID `json:"aggregate"`
+	// Version is the version of that stream: with Aggregate, where the
+	// scheduler finds the event again.
+	Version int `json:"version"`
+	// Function is the event function that failed.
+	Function factum.Function `json:"function"`
+	// Stage is the wait stage the function signals.
+	Stage factum.CommandStage `json:"stage,omitempty"`
+	// Status is where the execution stands.
+	Status Status `json:"status"`
+	// Recoverability says whether retrying may help.
+	Recoverability Recoverability `json:"recoverable"`
+	// Retryable reports whether the scheduler may still retry the
+	// execution: not SUCCEEDED, not UNRECOVERABLE, and Retries below
+	// RetrySpec.MaxRetries. It is derived from the other fields after
+	// every event, so that a query can select on it.
+	Retryable bool `json:"retryable"`
+	// Error is the last failure.
+	Error ErrorInfo `json:"error"`
+	// RetrySpec governs the automatic retries.
+	RetrySpec RetrySpec `json:"retrySpec"`
+	// Retries counts the retries prepared so far, forced ones included.
+	Retries int `json:"retries"`
+	// Failures counts the failures recorded: by consumers, and by retries.
+	Failures int `json:"failures"`
+	// CreatedAt is when the first failure was recorded.
+	CreatedAt Time `json:"createdAt,omitzero"`
+	// FailedAt is when the last failure happened.
+	FailedAt Time `json:"failedAt,omitzero"`
+	// RetryAt is when the last retry was prepared.
+	RetryAt Time `json:"retryAt,omitzero"`
+	// TimeoutAt is when the last prepared retry times out.
+	TimeoutAt Time `json:"timeoutAt,omitzero"`
+	// NextRetryAt is when a FAILED execution is next due.
+	NextRetryAt Time `json:"nextRetryAt,omitzero"`
+	// DueAt is when the scheduler may next prepare the execution:
+	// NextRetryAt while FAILED, TimeoutAt while PREPARED, zero once
+	// SUCCEEDED. Derived, for queries.
+	DueAt Time `json:"dueAt,omitzero"`
+	// SucceededAt is when a retry succeeded.
+	SucceededAt Time `json:"succeededAt,omitzero"`
+}
+
+// refresh recomputes the derived fields after an event.
+func (e *Execution) refresh() {
+	e.Retryable = e.Status != StatusSucceeded && e.Recoverability != Unrecoverable && e.Retries < e.RetrySpec.MaxRetries
+	switch e.Status {
+	case StatusFailed:
+		e.DueAt = e.NextRetryAt
+	case StatusPrepared:
+		e.DueAt = e.TimeoutAt
+	default:
+		e.DueAt = Time{}
+	}
+}
+
+// ExecutionID returns the ID of the execution of fn on the event: derived,
+// so that recording the same failure again (a redelivery) reaches the same
+// execution.
+func ExecutionID(fn factum.Function, eventID string) string {
+	return factum.DeriveID("compensation", fn.Context, fn.Processor, fn.Name, eventID)
+}
+
+// The commands. Each carries the time it is decided at (At), taken from
+// the sender's clock, so that decisions and state are deterministic and
+// tests can inject a clock.
+
+// RecordExecutionFailure records a function's failure on an event. It
+// creates the execution, or, if it exists, records a further failure of
+// it: the error is updated; a SUCCEEDED execution is reopened as FAILED
+// with its retries reset, because a failure of the function is a new fact
+// that must not be lost.
+type RecordExecutionFailure struct {
+	EventID        string              `json:"eventId"`
+	EventName      string              `json:"eventName,omitempty"`
+	Aggregate      factum.AggregateID  `json:"aggregate"`
+	Version        int                 `json:"version"`
+	Function       factum.Function     `json:"function"`
+	Stage          factum.CommandStage `json:"stage,omitempty"`
+	Error          ErrorInfo           `json:"error"`
+	RetrySpec      RetrySpec           `json:"retrySpec"`
+	Recoverability Recoverability      `json:"recoverable"`
+	At             Time                `json:"at"`
+}
+
+// PrepareCompensation takes a due execution for one retry: it is refused
+// unless the execution is retryable and FAILED with its next retry due or
+// PREPARED past its timeout. Sent with the version the sender saw as the
+// expected version, exactly one of several concurrent senders wins.
+type PrepareCompensation struct {
+	At Time `json:"at"`
+}
+
+// ForcePrepareCompensation is an operator's retry: like
+// PrepareCompensation, but ignoring the retry limit, the recoverability
+// and the due time. It is still refused while another retry holds the
+// execution (PREPARED before its timeout) and once it SUCCEEDED.
+type ForcePrepareCompensation struct {
+	At Time `json:"at"`
+}
+
+// ApplyExecutionSuccess records that a retry handled the event. A late
+// success of an earlier attempt is accepted too: the event was handled.
+type ApplyExecutionSuccess struct {
+	// Attempt is the Retries value the retry was prepared as.
+	Attempt int  `json:"attempt"`
+	At      Time `json:"at"`
+}
+
+// ApplyExecutionFailed records that the current retry failed. It is
+// refused for any attempt but the current PREPARED one, so a retry that
+// outlived its timeout cannot overwrite its successor's outcome.
+type ApplyExecutionFailed struct {
+	Attempt        int            `json:"attempt"`
+	Error          ErrorInfo      `json:"error"`
+	Recoverability Recoverability `json:"recoverable"`
+	At             Time           `json:"at"`
+}
+
+// ApplyExecutionRetrySpec replaces the execution's retry spec.
+type ApplyExecutionRetrySpec struct {
+	RetrySpec RetrySpec `json:"retrySpec"`
+}
+
+// MarkExecutionRecoverable sets the execution's recoverability.
+type MarkExecutionRecoverable struct {
+	Recoverability Recoverability `json:"recoverable"`
+}
+
+// ChangeExecutionFunction points the execution at another function, for
+// when the failed function was renamed or replaced.
+type ChangeExecutionFunction struct {
+	Function factum.Function `json:"function"`
+}
+
+// The events.
+
+// ExecutionFailedCreated records the first failure.
+type ExecutionFailedCreated RecordExecutionFailure
+
+// ExecutionFailureRecorded records a further failure reported by a
+// consumer; Reopened marks one that reopened a SUCCEEDED execution.
+type ExecutionFailureRecorded struct {
+	Error          ErrorInfo      `json:"error"`
+	Recoverability Recoverability `json:"recoverable"`
+	Reopened       bool           `json:"reopened,omitempty"`
+	NextRetryAt    Time           `json:"nextRetryAt,omitzero"`
+	At             Time           `json:"at"`
+}
+
+// CompensationPrepared records a retry taken.
+type CompensationPrepared struct {
+	Retries     int  `json:"retries"`
+	Forced      bool `json:"forced,omitempty"`
+	RetryAt     Time `json:"retryAt"`
+	TimeoutAt   Time `json:"timeoutAt"`
+	NextRetryAt Time `json:"nextRetryAt"`
+}
+
+// ExecutionSuccessApplied records a successful retry.
+type ExecutionSuccessApplied struct {
+	Attempt int  `json:"attempt"`
+	At      Time `json:"at"`
+}
+
+// ExecutionFailedApplied records a failed retry.
+type ExecutionFailedApplied ApplyExecutionFailed
+
+// ExecutionRetrySpecApplied records a new retry spec.
+type ExecutionRetrySpecApplied ApplyExecutionRetrySpec
+
+// ExecutionRecoverableMarked records a new recoverability.
+type ExecutionRecoverableMarked MarkExecutionRecoverable
+
+// ExecutionFunctionChanged records a new function.
+type ExecutionFunctionChanged ChangeExecutionFunction
+
+// Message names are fixed here, so that renaming a Go type never renames
+// stored commands or events.
+
+// MessageName names the command.
+func (RecordExecutionFailure) MessageName() string { return "record_execution_failure" }
+
+// MessageName names the command.
+func (PrepareCompensation) MessageName() string { return "prepare_compensation" }
+
+// MessageName names the command.
+func (ForcePrepareCompensation) MessageName() string { return "force_prepare_compensation" }
+
+// MessageName names the command.
+func (ApplyExecutionSuccess) MessageName() string { return "apply_execution_success" }
+
+// MessageName names the command.
+func (ApplyExecutionFailed) MessageName() string { return "apply_execution_failed" }
+
+// MessageName names the command.
+func (ApplyExecutionRetrySpec) MessageName() string { return "apply_execution_retry_spec" }
+
+// MessageName names the command.
+func (MarkExecutionRecoverable) MessageName() string { return "mark_execution_recoverable" }
+
+// MessageName names the command.
+func (ChangeExecutionFunction) MessageName() string { return "change_execution_function" }
+
+// MessageName names the event.
+func (ExecutionFailedCreated) MessageName() string { return "execution_failed_created" }
+
+// MessageName names the event.
+func (ExecutionFailureRecorded) MessageName() string { return "execution_failure_recorded" }
+
+// MessageName names the event.
+func (CompensationPrepared) MessageName() string { return "compensation_prepared" }
+
+// MessageName names the event.
+func (ExecutionSuccessApplied) MessageName() string { return "execution_success_applied" }
+
+// MessageName names the event.
+func (ExecutionFailedApplied) MessageName() string { return "execution_failed_applied" }
+
+// MessageName names the event.
+func (ExecutionRetrySpecApplied) MessageName() string { return "execution_retry_spec_applied" }
+
+// MessageName names the event.
+func (ExecutionRecoverableMarked) MessageName() string { return "execution_recoverable_marked" }
+
+// MessageName names the event.
+func (ExecutionFunctionChanged) MessageName() string { return "execution_function_changed" }

@@ -1,0 +1,134 @@
+package compensation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/event"
+)
+
+// Outcome is how one retry ended.
+type Outcome string
+
+// The outcomes.
+const (
+	// OutcomeSucceeded: the function handled the event.
+	OutcomeSucceeded Outcome = "SUCCEEDED"
+	// OutcomeFailed: the function failed again; the failure is recorded.
+	OutcomeFailed Outcome = "FAILED"
+	// OutcomeSkipped: the execution was not prepared, because another
+	// scheduler took it first or it is no longer due.
+	OutcomeSkipped Outcome = "SKIPPED"
+)
+
+// Attempt reports one retry of one execution.
+type Attempt struct {
+	// ID is the execution.
+	ID factum.AggregateID
+	// Attempt is the retry number (the execution's Retries once prepared);
+	// 0 when skipped.
+	Attempt int
+	// Outcome is how the retry ended.
+	Outcome Outcome
+	// Error is the function's failure (OutcomeFailed) or why the retry was
+	// skipped (OutcomeSkipped).
+	Error *factum.Error
+	// Duration is how long the function ran.
+	Duration time.Duration
+}
+
+// applyTimeout bounds recording a retry's outcome, which happens even when
+// the caller's context has ended: a result that is known must not be left
+// to the lease timeout.
+const applyTimeout = 30 * time.Second
+
+// retry prepares it (forced or not) with its version as the expected
+// version, re-delivers its event to its function, and records the
+// outcome. It returns the prepare's refusal as an error: a lost race is
+// CommandExpectVersionConflict, an execution no longer due IllegalState.
+func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool) (Attempt, error) {
+	at := TimeOf(c.now())
+	var body any = PrepareCompensation{At: at}
+	if force {
+		body = ForcePrepareCompensation{At: at}
+	}
+	// A fresh request ID per prepare: a derived one would make a second
+	// scheduler's prepare look like a duplicate of the first's and be
+	// answered with its success — two holders of one lease.
+	cmd := factum.NewCommand(it.ID, body).WithExpectedVersion(it.Version).WithOwner(OperatorFrom(ctx))
+	res, err := b.gateway.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed))
+	if err != nil {
+		return Attempt{ID: it.ID, Outcome: OutcomeSkipped, Error: factum.AsError(err)}, err
+	}
+	if res.Duplicate || res.AggregateVersion != it.Version+1 {
+		err := factum.NewError(factum.CodeCommandExpectVersionConflict,
+			fmt.Sprintf("prepare of version %d answered with version %d", it.Version, res.AggregateVersion))
+		return Attempt{ID: it.ID, Outcome: OutcomeSkipped, Error: err}, err
+	}
+	exec := it.Execution
+	attempt := Attempt{ID: it.ID, Attempt: exec.Retries + 1}
+	start := time.Now()
+	runErr := c.redeliver(ctx, b, &exec)
+	attempt.Duration = time.Since(start)
+
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
+	defer cancel()
+	at = TimeOf(c.now())
+	if runErr == nil {
+		attempt.Outcome = OutcomeSucceeded
+		body = ApplyExecutionSuccess{Attempt: attempt.Attempt, At: at}
+	} else {
+		attempt.Outcome, attempt.Error = OutcomeFailed, factum.AsError(runErr)
+		body = ApplyExecutionFailed{Attempt: attempt.Attempt, Error: ErrorInfoOf(runErr), Recoverability: c.classify(runErr), At: at}
+	}
+	cmd = factum.NewCommand(it.ID, body).WithOwner(OperatorFrom(ctx))
+	if _, err := b.gateway.SendAndWait(actx, cmd, command.Wait(factum.StageProcessed)); err != nil {
+		if runErr == nil && errors.Is(err, factum.ErrIllegalState) {
+			// Already SUCCEEDED: an earlier attempt's late success got
+			// there first. The event is handled either way.
+			return attempt, nil
+		}
+		return attempt, fmt.Errorf("compensation: record outcome %s of retry %d of %s: %w", attempt.Outcome, attempt.Attempt, it.ID, err)
+	}
+	return attempt, nil
+}
+
+// redeliver hands the stream holding the execution's event to the
+// execution's function, once, under the execution timeout. It hands over
+// the whole stream, as the consumer did: whole-stream functions (the
+// snapshotter, sagas) need it, and the events before the failed one are
+// delivered again, which at-least-once delivery already asks every
+// function to tolerate.
+func (c *Compensation) redeliver(ctx context.Context, b *bound, exec *Execution) error {
+	h, ok := b.functions.Function(exec.Function)
+	if !ok {
+		return factum.NotFound(fmt.Sprintf("event function %s is not registered in this runtime (change the execution's function?)", exec.Function))
+	}
+	streams, err := b.store.Load(ctx, exec.Aggregate, exec.Version, exec.Version)
+	if err != nil {
+		return fmt.Errorf("load stream %s version %d: %w", exec.Aggregate, exec.Version, err)
+	}
+	if len(streams) != 1 {
+		return factum.NotFound(fmt.Sprintf("stream %s version %d is not in the event store", exec.Aggregate, exec.Version))
+	}
+	return event.Invoke(ctx, h, &streams[0], exec.RetrySpec.ExecutionTimeout)
+}
+
+type operatorKey struct{}
+
+// WithOperator returns ctx naming the operator on whose behalf the
+// compensation commands sent under it run: their streams carry it as the
+// owner, and snapshots show it as the operator, for audit.
+func WithOperator(ctx context.Context, operator string) context.Context {
+	return context.WithValue(ctx, operatorKey{}, operator)
+}
+
+// OperatorFrom returns the operator WithOperator put in ctx, or "".
+func OperatorFrom(ctx context.Context) string {
+	s, _ := ctx.Value(operatorKey{}).(string)
+	return s
+}

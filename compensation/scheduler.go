@@ -1,0 +1,214 @@
+package compensation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/query"
+)
+
+// SchedulerConfig configures a Scheduler. Zero fields take the defaults.
+type SchedulerConfig struct {
+	// Period is the pause between passes when a pass found less than a
+	// full batch (default 10 s).
+	Period time.Duration
+	// BatchSize bounds the executions one pass takes (default 100, at
+	// most query.DefaultMaxListSize).
+	BatchSize int
+	// Concurrency bounds the retries one scheduler runs at once
+	// (default 4).
+	Concurrency int
+	// Logger receives retry errors (default the compensation's).
+	Logger *slog.Logger
+}
+
+// Scheduler retries due executions. Each pass finds them with a snapshot
+// query (retryable, and FAILED with the next retry due or PREPARED past
+// its timeout), prepares each with the version it saw as the expected
+// version, re-delivers its event to its function, and records the
+// outcome.
+//
+// Several schedulers, in one process or many over one event store, never
+// run the same retry at once: a prepare is an append of the execution's
+// next version, so of two schedulers preparing the same version exactly
+// one succeeds; the other's is refused with CommandExpectVersionConflict
+// by the event store's atomic append, and it skips the execution. The
+// winner holds the execution until the execution timeout, which also
+// bounds the function's run; a retry still PREPARED after it (its
+// scheduler died) is due again. A snapshot that lags the log can only
+// cause such a refusal, never a second holder.
+type Scheduler struct {
+	c   *Compensation
+	cfg SchedulerConfig
+
+	prepared, succeeded, failed, skipped, errs atomic.Int64
+}
+
+// NewScheduler returns a scheduler of the compensation's executions. It
+// needs the compensation bound (see Bind) before it runs.
+func (c *Compensation) NewScheduler(cfg SchedulerConfig) *Scheduler {
+	if cfg.Period <= 0 {
+		cfg.Period = 10 * time.Second
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 100
+	}
+	cfg.BatchSize = min(cfg.BatchSize, query.DefaultMaxListSize)
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = c.log
+	}
+	return &Scheduler{c: c, cfg: cfg}
+}
+
+// Report is what one pass did.
+type Report struct {
+	// Due is how many due executions the pass found.
+	Due int
+	// Attempts lists each execution's retry, in no particular order.
+	Attempts []Attempt
+	// Succeeded, Failed and Skipped count the attempts by outcome.
+	Succeeded, Failed, Skipped int
+	// Errors counts the retries whose outcome could not be recorded (the
+	// execution stays PREPARED until its timeout) or whose prepare failed
+	// for another reason than a lost race.
+	Errors int
+}
+
+// Stats are a scheduler's running totals since it was made: the metrics
+// hook for retries.
+type Stats struct {
+	// Prepared counts the retries this scheduler took.
+	Prepared int64
+	// Succeeded and Failed count their outcomes.
+	Succeeded, Failed int64
+	// Skipped counts executions another scheduler took first, or that
+	// were no longer due.
+	Skipped int64
+	// Errors counts the retries that ended in an error.
+	Errors int64
+}
+
+// Stats returns the running totals.
+func (s *Scheduler) Stats() Stats {
+	return Stats{Prepared: s.prepared.Load(), Succeeded: s.succeeded.Load(), Failed: s.failed.Load(),
+		Skipped: s.skipped.Load(), Errors: s.errs.Load()}
+}
+
+// Run runs passes until ctx ends, then returns nil after the pass in hand.
+// A pass that finds a full batch is followed at once by the next one.
+func (s *Scheduler) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		rep, err := s.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Error("compensation: scheduler pass", "aggregate", s.c.named.String(), "err", err)
+		}
+		if err == nil && rep.Due >= s.cfg.BatchSize {
+			continue
+		}
+		t := time.NewTimer(s.cfg.Period)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return nil
+}
+
+// dueCondition selects the executions due at now.
+func dueCondition(now time.Time) query.Condition {
+	return query.And(query.True("state.retryable"), query.Lte("state.dueAt", TimeOf(now).Millis()))
+}
+
+// Due returns up to limit executions due now, earliest first, as the
+// scheduler's next pass would see them.
+func (s *Scheduler) Due(ctx context.Context, limit int) ([]Item, error) {
+	snaps, err := s.c.queries.List(ctx, query.Query{
+		Condition: dueCondition(s.c.now()),
+		Sort:      []query.Sort{query.SortAsc("state.dueAt")},
+		Limit:     limit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compensation: find due executions: %w", err)
+	}
+	out := make([]Item, len(snaps))
+	for i := range snaps {
+		if out[i], err = itemOf(snaps[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RunOnce runs one pass: it retries up to BatchSize due executions, at most
+// Concurrency at a time, and reports what happened. It returns an error
+// only when the compensation is not bound or the due executions cannot be
+// found; each retry's own error is in its Attempt and logged.
+func (s *Scheduler) RunOnce(ctx context.Context) (Report, error) {
+	b, err := s.c.runtime()
+	if err != nil {
+		return Report{}, err
+	}
+	due, err := s.Due(ctx, s.cfg.BatchSize)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Due: len(due), Attempts: make([]Attempt, 0, len(due))}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.cfg.Concurrency)
+	for _, it := range due {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			a, err := s.c.retry(ctx, b, it, false)
+			mu.Lock()
+			defer mu.Unlock()
+			s.count(&rep, a, err)
+		})
+	}
+	wg.Wait()
+	return rep, nil
+}
+
+// count adds one retry to the report and the totals.
+func (s *Scheduler) count(rep *Report, a Attempt, err error) {
+	rep.Attempts = append(rep.Attempts, a)
+	if a.Attempt > 0 {
+		s.prepared.Add(1)
+	}
+	switch {
+	case a.Outcome == OutcomeSkipped && (errors.Is(err, factum.ErrCommandExpectVersionConflict) || errors.Is(err, factum.ErrIllegalState)):
+		rep.Skipped++
+		s.skipped.Add(1)
+		return
+	case err != nil:
+		rep.Errors++
+		s.errs.Add(1)
+		s.cfg.Logger.Error("compensation: retry", "execution", a.ID.String(), "attempt", a.Attempt, "err", err)
+		return
+	}
+	switch a.Outcome {
+	case OutcomeSucceeded:
+		rep.Succeeded++
+		s.succeeded.Add(1)
+	case OutcomeFailed:
+		rep.Failed++
+		s.failed.Add(1)
+	}
+}
