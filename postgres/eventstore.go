@@ -97,11 +97,12 @@ type EventStore struct {
 	life     context.Context // ends at Close
 	stopLife context.CancelFunc
 
-	// mu guards closed against sends on reqs racing with Close.
-	mu      sync.RWMutex
-	closed  bool
-	reqs    chan *esRequest
-	writers sync.WaitGroup
+	// mu guards closed against appends queueing while Close drains.
+	mu     sync.RWMutex
+	closed bool
+	qmu    sync.Mutex
+	queue  []*esRequest  // appends waiting for a writer
+	slots  chan struct{} // one token per statement in flight (Writers)
 
 	notifyCh chan struct{}
 	bg       sync.WaitGroup // notifier and listener
@@ -165,13 +166,10 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		q:        esBuildQueries(table),
 		life:     life,
 		stopLife: stop,
-		reqs:     make(chan *esRequest, opts.MaxBatch*opts.Writers),
+		slots:    make(chan struct{}, opts.Writers),
 		notifyCh: make(chan struct{}, 1),
 	}
 	s.listener.init(s)
-	for range opts.Writers {
-		s.writers.Go(s.runWriter)
-	}
 	if !opts.DisableNotify {
 		s.bg.Go(s.runNotifier)
 	}
@@ -190,9 +188,8 @@ func (s *EventStore) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.reqs)
 	s.mu.Unlock()
-	s.writers.Wait()
+	s.drain()
 	s.stopLife()
 	s.bg.Wait()
 	s.listener.stop()

@@ -105,13 +105,11 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 		s.mu.RUnlock()
 		return ErrEventStoreClosed
 	}
-	select {
-	case s.reqs <- req:
-		s.mu.RUnlock()
-	case <-ctx.Done():
-		s.mu.RUnlock()
-		return ctx.Err()
-	}
+	s.qmu.Lock()
+	s.queue = append(s.queue, req)
+	s.qmu.Unlock()
+	s.mu.RUnlock()
+	s.lead()
 	select {
 	case res := <-req.done:
 		switch res.outcome {
@@ -131,57 +129,6 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 		}
 	case <-ctx.Done():
 		return fmt.Errorf("postgres: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
-	}
-}
-
-// runWriter is one writer goroutine: it takes the requests waiting, up to
-// MaxBatch of distinct aggregates, and writes them in one statement. A
-// second request for an aggregate already in the batch waits for the next
-// one: the statement's predecessor check cannot see rows the same
-// statement inserts.
-func (s *EventStore) runWriter() {
-	var (
-		carry, next []*esRequest
-		batch       = make([]*esRequest, 0, s.opts.MaxBatch)
-		keys        = make(map[string]struct{}, s.opts.MaxBatch)
-		open        = true
-	)
-	take := func(r *esRequest) {
-		if _, dup := keys[r.row.key()]; dup || len(batch) == s.opts.MaxBatch {
-			next = append(next, r)
-			return
-		}
-		keys[r.row.key()] = struct{}{}
-		batch = append(batch, r)
-	}
-	for open || len(carry) > 0 {
-		batch, next = batch[:0], next[:0]
-		clear(keys)
-		for _, r := range carry {
-			take(r)
-		}
-		if len(batch) == 0 {
-			r, ok := <-s.reqs
-			if !ok {
-				return
-			}
-			take(r)
-		}
-	fill:
-		for open && len(batch) < s.opts.MaxBatch {
-			select {
-			case r, ok := <-s.reqs:
-				if !ok {
-					open = false
-					break fill
-				}
-				take(r)
-			default:
-				break fill
-			}
-		}
-		retry := s.flush(batch)
-		carry = append(append(carry[:0], next...), retry...)
 	}
 }
 

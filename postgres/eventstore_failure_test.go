@@ -205,8 +205,11 @@ func TestEventStoreCancelInSharedStatement(t *testing.T) {
 	c := testStream(shopCart.WithID("c"), 1, "r")
 	bRes := appendAsync(bCtx, st, b)
 	cRes := appendAsync(context.Background(), st, c)
-	for len(st.reqs) < 2 {
+	for queued := 0; queued < 2; {
 		time.Sleep(time.Millisecond)
+		st.qmu.Lock()
+		queued = len(st.queue)
+		st.qmu.Unlock()
 	}
 	// Cancelling the first frees the writer, which writes b and c in one
 	// statement, which waits on the lock in turn.

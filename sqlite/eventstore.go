@@ -34,9 +34,9 @@ type EventStoreOptions struct {
 // streams live in the table factum_<context>_streams, one row per stream
 // with the stream's events as one JSON array.
 //
-// Appends are serial: one goroutine owns the database's single write
-// connection and writes every append waiting at that moment in one
-// transaction (coalescing), so that concurrent appends share one commit.
+// Appends are serial, on the database's single write connection: whoever
+// writes takes every append waiting at that moment into one transaction
+// (coalescing), so that concurrent appends share one commit.
 // Each append in the transaction is one conditional INSERT whose unique
 // indexes and predecessor check enforce the contract; a row that does not
 // go in is classified inside the same transaction, still holding the write
@@ -62,11 +62,12 @@ type EventStore struct {
 	classify *sql.Stmt
 	q        esQueries
 
-	// mu guards closed against sends on reqs racing with Close.
+	// mu guards closed against appends queueing while Close drains.
 	mu     sync.RWMutex
 	closed bool
-	reqs   chan *esRequest
-	done   chan struct{} // closed when the writer goroutine has exited
+	qmu    sync.Mutex
+	queue  []*esRequest  // appends waiting for the writer
+	slot   chan struct{} // held by the one goroutine writing
 
 	lastSeq atomic.Uint64 // highest position this store appended
 	waitMu  sync.Mutex
@@ -111,8 +112,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		table:    `"` + prefix + `streams"`,
 		maxBatch: opts.MaxBatch,
 		poll:     opts.PollInterval,
-		reqs:     make(chan *esRequest, opts.MaxBatch),
-		done:     make(chan struct{}),
+		slot:     make(chan struct{}, 1),
 	}
 	s.q = esBuildQueries(s.table)
 	var err error
@@ -123,7 +123,6 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		s.insert.Close()
 		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
 	}
-	go s.run()
 	return s, nil
 }
 
@@ -139,9 +138,8 @@ func (s *EventStore) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.reqs)
 	s.mu.Unlock()
-	<-s.done
+	s.drain()
 	return errors.Join(s.insert.Close(), s.classify.Close())
 }
 

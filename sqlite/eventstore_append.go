@@ -82,13 +82,11 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 		s.mu.RUnlock()
 		return ErrEventStoreClosed
 	}
-	select {
-	case s.reqs <- req:
-		s.mu.RUnlock()
-	case <-ctx.Done():
-		s.mu.RUnlock()
-		return ctx.Err()
-	}
+	s.qmu.Lock()
+	s.queue = append(s.queue, req)
+	s.qmu.Unlock()
+	s.mu.RUnlock()
+	s.lead()
 	select {
 	case res := <-req.done:
 		switch res.outcome {
@@ -108,29 +106,6 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 		}
 	case <-ctx.Done():
 		return fmt.Errorf("sqlite: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
-	}
-}
-
-// run is the writer goroutine: it takes every request waiting, up to
-// MaxBatch, and writes them in one transaction.
-func (s *EventStore) run() {
-	defer close(s.done)
-	batch := make([]*esRequest, 0, s.maxBatch)
-	for first := range s.reqs {
-		batch = append(batch[:0], first)
-	fill:
-		for len(batch) < s.maxBatch {
-			select {
-			case r, ok := <-s.reqs:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		s.flush(batch)
 	}
 }
 

@@ -161,8 +161,8 @@ func TestEventStoreContextsShareADatabase(t *testing.T) {
 }
 
 // Two processes append to one file: each has its own DB (own write
-// connection, own writer goroutine), and SQLite's file lock serialises
-// them. Every append succeeds once, and the log read by either holds all.
+// connection), and SQLite's file lock serialises them. Every append
+// succeeds once, and the log read by either holds all.
 func TestEventStoreTwoProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shared.db")
 	ctx := context.Background()
