@@ -3,7 +3,6 @@ package compensation
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
@@ -47,11 +46,12 @@ func (c *Compensation) RecordFailure(ctx context.Context, f event.Failure) error
 		Version: f.Stream.Version, Function: f.Function, Stage: f.Stage, Error: ErrorInfoOf(f.Err),
 		RetrySpec: c.RetrySpecFor(f.Function), Recoverability: c.classify(f.Err), At: TimeOf(at),
 	}
-	// The request ID is derived from the failure itself, so that sending
-	// this very record again (after a wait that timed out, say) is
-	// recognised as a duplicate, while a later failure is a new record.
-	cmd := factum.NewCommand(id, body).WithRequestID(factum.DeriveID("record", id.ID,
-		strconv.FormatInt(at.UnixNano(), 10), strconv.Itoa(f.Attempts)))
+	// A fresh request ID: every record is a failure of its own. Deriving
+	// it from the failure (its time, its attempts) would merge two
+	// consumers' failures that share a clock reading into one. The price
+	// is that a record re-sent after a wait that timed out may count once
+	// more, which overstates nothing that matters.
+	cmd := factum.NewCommand(id, body)
 	if _, err := b.gateway.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed)); err != nil {
 		return fmt.Errorf("compensation: record failure of %s on event %s: %w", f.Function, eventID, err)
 	}
