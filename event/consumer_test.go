@@ -361,7 +361,10 @@ func TestNewProcessorRefusesBadDefinitions(t *testing.T) {
 			_, err := event.NewProcessor("shop", "p", factum.StageProcessed, event.On(nil, noop))
 			return err
 		}},
-		{"bad name", func() error { _, err := event.NewProcessor("shop", "has space", factum.StageProjected, event.On(nil, noop)); return err }},
+		{"bad name", func() error {
+			_, err := event.NewProcessor("shop", "has space", factum.StageProjected, event.On(nil, noop))
+			return err
+		}},
 		{"duplicate function", func() error {
 			_, err := event.NewProcessor("shop", "p", factum.StageProjected, event.On(nil, noop), event.On(nil, noop))
 			return err

@@ -82,7 +82,9 @@ func TestInventorySpec(t *testing.T) {
 }
 
 func TestFulfilmentSaga(t *testing.T) {
-	spec := func() *sagatest.Spec { return sagatest.For(t, order.Fulfilment).From(order.Orders.ID("o-1").WithTenant("acme")) }
+	spec := func() *sagatest.Spec {
+		return sagatest.For(t, order.Fulfilment).From(order.Orders.ID("o-1").WithTenant("acme"))
+	}
 	spec().When(order.OrderPlaced{OrderID: "o-1", SKU: "apple", Qty: 2}).
 		ExpectCommands(order.ReserveStock{OrderID: "o-1", Qty: 2}).
 		ExpectTargets(order.Inventory.ID("apple").WithTenant("acme"))
