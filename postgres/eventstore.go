@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -25,9 +26,10 @@ type EventStoreOptions struct {
 	// aggregates, are written by one statement (default 64). 1 turns
 	// coalescing off: every append is its own statement and transaction.
 	MaxBatch int
-	// Writers is how many append statements may run at once (default half
-	// the pool's connections, at least 2). Appends arriving while every
-	// writer is busy wait and are coalesced into the next statements.
+	// Writers is how many append statements may run at once (default 4).
+	// Appends arriving while every writer is busy wait and are coalesced
+	// into the next statements: fewer writers make bigger statements and
+	// fewer commits. Each writer holds a pool connection while it writes.
 	Writers int
 	// PollInterval bounds how long WaitLog sleeps between looks at the log
 	// when no notification comes (default 1 s).
@@ -108,9 +110,17 @@ type EventStore struct {
 	bg       sync.WaitGroup // notifier and listener
 	listener esListener
 
+	stats esStats
+
 	ownMu   sync.Mutex
 	ownLast factum.Position // the highest position this store appended
 	waitCh  chan struct{}   // closed on the next own append; nil when nobody waits
+}
+
+// esStats counts the store's writes, for tests and benchmarks.
+type esStats struct {
+	batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
+	streams atomic.Int64 // streams they appended
 }
 
 // ErrEventStoreClosed is returned by Append after Close.
@@ -134,7 +144,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		opts.MaxBatch = 64
 	}
 	if opts.Writers == 0 {
-		opts.Writers = max(2, int(db.Pool().Config().MaxConns)/2)
+		opts.Writers = 4
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = time.Second

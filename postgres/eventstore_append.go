@@ -195,6 +195,7 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 		return nil
 	}
 	var last factum.Position
+	s.stats.batches.Add(1)
 	for i, r := range live {
 		res := out[i]
 		if res.outcome == esFailed && res.err == nil {
@@ -205,8 +206,11 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 			}
 			res.err = fmt.Errorf("the row was refused %d times though no stored stream conflicts with it", r.attempts)
 		}
-		if res.outcome == esAppended && last.Less(res.pos) {
-			last = res.pos
+		if res.outcome == esAppended {
+			s.stats.streams.Add(1)
+			if last.Less(res.pos) {
+				last = res.pos
+			}
 		}
 		r.done <- res
 	}

@@ -37,7 +37,6 @@ func BenchmarkAppend(b *testing.B) {
 		opts func(writers int) EventStoreOptions
 	}{
 		{"single", func(w int) EventStoreOptions { return EventStoreOptions{MaxBatch: 1, Writers: w} }},
-		{"single-nonotify", func(w int) EventStoreOptions { return EventStoreOptions{MaxBatch: 1, Writers: w, DisableNotify: true} }},
 		{"coalesced", func(w int) EventStoreOptions { return EventStoreOptions{} }},
 	} {
 		for _, writers := range []int{1, 8, 32} {
@@ -45,6 +44,7 @@ func BenchmarkAppend(b *testing.B) {
 				db := newTestDB(b, int32(writers+4))
 				st := newTestEventStore(b, db, "bench", mode.opts(writers))
 				benchAppend(b, st, writers)
+				b.ReportMetric(float64(st.stats.streams.Load())/float64(max(1, st.stats.batches.Load())), "streams/stmt")
 			})
 		}
 	}

@@ -69,6 +69,8 @@ type EventStore struct {
 	queue  []*esRequest  // appends waiting for the writer
 	slot   chan struct{} // held by the one goroutine writing
 
+	stats esStats
+
 	lastSeq atomic.Uint64 // highest position this store appended
 	waitMu  sync.Mutex
 	waitCh  chan struct{} // closed on the next append; nil when nobody waits
@@ -77,6 +79,12 @@ type EventStore struct {
 // esQueries holds the read statements, built once for the table.
 type esQueries struct {
 	load, loadByTime, lookup, requestExists, scan, readLog, logHasAfter string
+}
+
+// esStats counts the store's writes, for tests and benchmarks.
+type esStats struct {
+	batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
+	streams atomic.Int64 // streams they appended
 }
 
 // ErrEventStoreClosed is returned by Append after Close.

@@ -138,16 +138,18 @@ func (s *EventStore) flush(batch []*esRequest) {
 	}
 
 	results, err := s.write(ctx, live)
-	if err != nil && len(live) > 1 && !results.committing {
+	if err != nil && len(live) > 1 && results.inStatement {
 		// A statement failed for a reason other than a conflict (conflicts
-		// are not errors here). Write each request on its own, so that one
-		// request the database refuses cannot fail the others.
+		// are not errors here), and the transaction is rolled back. Write
+		// each request on its own, so that one request the database
+		// refuses cannot fail the others.
 		for _, r := range live {
 			s.flush([]*esRequest{r})
 		}
 		return
 	}
 	var appended bool
+	s.stats.batches.Add(1)
 	for i, r := range live {
 		res := esResult{outcome: esFailed, err: err}
 		if err == nil || results.out[i].outcome != esAppended && results.out[i].outcome != esFailed {
@@ -157,6 +159,7 @@ func (s *EventStore) flush(batch []*esRequest) {
 		}
 		if res.outcome == esAppended {
 			appended = true
+			s.stats.streams.Add(1)
 			esStoreMax(&s.lastSeq, uint64(res.seq))
 		}
 		r.done <- res
@@ -168,8 +171,8 @@ func (s *EventStore) flush(batch []*esRequest) {
 
 // esWrite is the outcome of one write transaction.
 type esWrite struct {
-	out        []esResult
-	committing bool // the error, if any, came from COMMIT
+	out         []esResult
+	inStatement bool // the error, if any, came from a request's statement
 }
 
 // write runs one IMMEDIATE transaction holding every request of batch.
@@ -198,14 +201,15 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 		case errors.Is(err, sql.ErrNoRows):
 			o, err := s.classifyRow(ctx, classify, row)
 			if err != nil {
+				w.inStatement = true
 				return w, err
 			}
 			w.out[i].outcome = o
 		default:
+			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
 		}
 	}
-	w.committing = true
 	if err := tx.Commit(); err != nil {
 		return w, fmt.Errorf("commit: %w", err)
 	}

@@ -68,6 +68,8 @@ func testStream(id factum.AggregateID, version int, requestID string) *factum.Ev
 	}
 }
 
+var esShopCart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+
 func TestEventStoreRefusesOtherContexts(t *testing.T) {
 	st := newTestEventStore(t, newTestDB(t, Options{}), "shop", EventStoreOptions{})
 	ctx := context.Background()
@@ -280,5 +282,130 @@ func TestEventStoreClose(t *testing.T) {
 	}
 	if err := st.Append(context.Background(), testStream(id, 2, "r-2")); !errors.Is(err, ErrEventStoreClosed) {
 		t.Fatalf("append after close: %v, want ErrEventStoreClosed", err)
+	}
+}
+
+// Concurrent appends of every outcome at once, coalesced into shared
+// transactions: each caller gets its own outcome, and only the appends that
+// should go in are stored.
+func TestEventStoreCoalescedMixedOutcomes(t *testing.T) {
+	st := newTestEventStore(t, newTestDB(t, Options{}), "shop", EventStoreOptions{})
+	ctx := context.Background()
+	const each = 12
+	kinds := []struct {
+		name string
+		code factum.Code
+		make func(existing factum.AggregateID, i int) *factum.EventStream
+	}{
+		{"new aggregate", factum.CodeOk, func(_ factum.AggregateID, i int) *factum.EventStream {
+			return testStream(esShopCart.WithID(fmt.Sprintf("new-%d", i)), 1, "r-1")
+		}},
+		{"next version", factum.CodeOk, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 2, "r-2") }},
+		{"retried create", factum.CodeDuplicateRequestID, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 1, "r-1") }},
+		{"competing create", factum.CodeDuplicateAggregateID, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 1, "r-other") }},
+		{"other tenant", factum.CodeTenantMismatch, func(e factum.AggregateID, _ int) *factum.EventStream {
+			return testStream(e.WithTenant("intruder"), 2, "r-2")
+		}},
+		{"gap", factum.CodeEventVersionConflict, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 3, "r-3") }},
+	}
+	type call struct {
+		kind int
+		s    *factum.EventStream
+	}
+	var calls []call
+	for k, kind := range kinds {
+		for i := range each {
+			existing := esShopCart.WithID(fmt.Sprintf("existing-%d-%d", k, i)).WithTenant("tenant-a")
+			if err := st.Append(ctx, testStream(existing, 1, "r-1")); err != nil {
+				t.Fatal(err)
+			}
+			calls = append(calls, call{k, kind.make(existing, i)})
+		}
+	}
+	before := st.stats.batches.Load()
+	errs := make([]error, len(calls))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() {
+			<-start
+			errs[i] = st.Append(ctx, c.s)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, c := range calls {
+		kind := kinds[c.kind]
+		if got := factum.CodeOf(errs[i]); got != kind.code {
+			t.Errorf("%s: %v, want %s", kind.name, errs[i], kind.code)
+		}
+		got, err := st.Load(ctx, c.s.AggregateID, 1, eventstore.MaxVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := false
+		for _, s := range got {
+			stored = stored || s.ID == c.s.ID
+		}
+		if stored != (kind.code == factum.CodeOk) {
+			t.Errorf("%s: stored = %v", kind.name, stored)
+		}
+	}
+	if batches := st.stats.batches.Load() - before; batches >= int64(len(calls)) {
+		t.Errorf("%d appends took %d transactions: nothing was coalesced", len(calls), batches)
+	}
+}
+
+// An append waiting for the write lock, held by another process, returns
+// at once when its context is cancelled, and is not written once the lock
+// is free.
+func TestEventStoreCancelWhileWaitingForTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	ctx := context.Background()
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st := newTestEventStore(t, db, "shop", EventStoreOptions{})
+	other, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	lock, err := other.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback()
+
+	cctx, cancel := context.WithCancel(ctx)
+	s := testStream(esShopCart.WithID("c"), 1, "r")
+	done := make(chan error, 1)
+	go func() { done <- st.Append(cctx, s) }()
+	time.Sleep(50 * time.Millisecond) // let the append reach the lock
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled append: %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("a cancelled append waiting for the write lock did not return")
+	}
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	// The store writes again once the lock is free; the cancelled append
+	// is not among what it wrote.
+	next := testStream(esShopCart.WithID("next"), 1, "r")
+	if err := st.Append(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Load(ctx, s.AggregateID, 1, eventstore.MaxVersion); len(got) != 0 {
+		t.Fatalf("the cancelled append stored %d streams", len(got))
+	}
+	if err := st.Append(ctx, s); err != nil {
+		t.Fatalf("append after the cancel: %v", err)
 	}
 }

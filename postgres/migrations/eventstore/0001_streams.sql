@@ -23,9 +23,11 @@ CREATE TABLE "{{prefix}}streams" (
 );
 
 -- The append contract: one stream per (aggregate, version) and per
--- (aggregate, request ID).
+-- (aggregate, request ID). The request index leads with request_id after
+-- the type, so that it never serves (and the planner never picks it for)
+-- lookups of one aggregate's versions, which would then scan all of them.
 CREATE UNIQUE INDEX "{{prefix}}streams_ver" ON "{{prefix}}streams" (aggregate, aggregate_id, version);
-CREATE UNIQUE INDEX "{{prefix}}streams_req" ON "{{prefix}}streams" (aggregate, aggregate_id, request_id);
+CREATE UNIQUE INDEX "{{prefix}}streams_req" ON "{{prefix}}streams" (aggregate, request_id, aggregate_id);
 
 -- The global log, in read order.
 CREATE INDEX "{{prefix}}streams_log" ON "{{prefix}}streams" (tx, seq);
