@@ -39,7 +39,7 @@ type Config struct {
 	// take RetrySpec's values.
 	RetrySpecs map[factum.Function]RetrySpec
 	// Classify decides the recoverability of a function's error (default
-	// RecoverabilityOf).
+	// RecoverabilityOf); an invalid answer counts as unknown.
 	Classify func(error) Recoverability
 	// Now is the clock (default time.Now). Retries are due, and leases
 	// time out, by it: instances sharing a store need clocks in sync to
@@ -129,6 +129,16 @@ func New(cfg Config) (*Compensation, error) {
 	}
 	if c.classify == nil {
 		c.classify = RecoverabilityOf
+	} else {
+		user := c.classify
+		c.classify = func(err error) Recoverability {
+			// A classifier's mistake must not make records invalid: a
+			// refused record would hold its consumer forever.
+			if r := user(err); r.Valid() {
+				return r
+			}
+			return RecoverabilityUnknown
+		}
 	}
 	if c.now == nil {
 		c.now = time.Now

@@ -65,8 +65,9 @@ type totals struct {
 	// and the call number (1-based) for that order.
 	fail func(order string, call int) error
 	// hold, when set, runs inside each call (with the order marked in
-	// flight), to widen windows for concurrency tests.
-	hold func()
+	// flight), to widen windows for concurrency tests; its error fails
+	// the call.
+	hold func(ctx context.Context) error
 }
 
 func newTotals() *totals {
@@ -79,13 +80,13 @@ func (p *totals) setFail(fn func(order string, call int) error) {
 	p.mu.Unlock()
 }
 
-func (p *totals) setHold(fn func()) {
+func (p *totals) setHold(fn func(context.Context) error) {
 	p.mu.Lock()
 	p.hold = fn
 	p.mu.Unlock()
 }
 
-func (p *totals) handle(_ context.Context, m event.Message, e OrderPlaced) error {
+func (p *totals) handle(ctx context.Context, m event.Message, e OrderPlaced) error {
 	id := m.Stream.AggregateID.ID
 	p.mu.Lock()
 	p.calls[id]++
@@ -101,7 +102,9 @@ func (p *totals) handle(_ context.Context, m event.Message, e OrderPlaced) error
 		p.mu.Unlock()
 	}()
 	if hold != nil {
-		hold()
+		if err := hold(ctx); err != nil {
+			return err
+		}
 	}
 	if fail != nil {
 		if err := fail(id, call); err != nil {
@@ -155,21 +158,21 @@ type backend struct {
 	name string
 	// open returns a store; instances made by one open function for the
 	// same test share their data (one database) when shared is true.
-	open func(t *testing.T) eventstore.Store
+	open func(t testing.TB) eventstore.Store
 	// reopen, when set, opens another store over the same data as the
 	// stores open returned earlier in the test.
-	reopen func(t *testing.T) eventstore.Store
+	reopen func(t testing.TB) eventstore.Store
 }
 
 func memoryBackend() backend {
-	return backend{name: "memory", open: func(*testing.T) eventstore.Store { return eventstore.NewMemory() }}
+	return backend{name: "memory", open: func(testing.TB) eventstore.Store { return eventstore.NewMemory() }}
 }
 
 // sqliteBackend opens stores over one database file per test.
 func sqliteBackend() backend {
 	var mu sync.Mutex
-	paths := map[*testing.T]string{}
-	open := func(t *testing.T, fresh bool) eventstore.Store {
+	paths := map[testing.TB]string{}
+	open := func(t testing.TB, fresh bool) eventstore.Store {
 		t.Helper()
 		mu.Lock()
 		path, ok := paths[t]
@@ -196,16 +199,16 @@ func sqliteBackend() backend {
 	}
 	return backend{
 		name:   "sqlite",
-		open:   func(t *testing.T) eventstore.Store { return open(t, true) },
-		reopen: func(t *testing.T) eventstore.Store { return open(t, false) },
+		open:   func(t testing.TB) eventstore.Store { return open(t, true) },
+		reopen: func(t testing.TB) eventstore.Store { return open(t, false) },
 	}
 }
 
 // postgresBackend opens stores over one schema per test.
 func postgresBackend() backend {
 	var mu sync.Mutex
-	schemas := map[*testing.T][2]string{}
-	open := func(t *testing.T, fresh bool) eventstore.Store {
+	schemas := map[testing.TB][2]string{}
+	open := func(t testing.TB, fresh bool) eventstore.Store {
 		t.Helper()
 		mu.Lock()
 		s, ok := schemas[t]
@@ -235,8 +238,8 @@ func postgresBackend() backend {
 	}
 	return backend{
 		name:   "postgres",
-		open:   func(t *testing.T) eventstore.Store { return open(t, true) },
-		reopen: func(t *testing.T) eventstore.Store { return open(t, false) },
+		open:   func(t testing.TB) eventstore.Store { return open(t, true) },
+		reopen: func(t testing.TB) eventstore.Store { return open(t, false) },
 	}
 }
 
@@ -262,7 +265,7 @@ type options struct {
 
 // fixture is one running instance of the application with compensation.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	rt     *runtime.Runtime
 	comp   *compensation.Compensation
 	svc    *compensation.Service
@@ -273,7 +276,7 @@ type fixture struct {
 	store  eventstore.Store
 }
 
-func newFixture(t *testing.T, store eventstore.Store, o options) *fixture {
+func newFixture(t testing.TB, store eventstore.Store, o options) *fixture {
 	t.Helper()
 	if o.clock == nil {
 		o.clock = newClock()
@@ -347,7 +350,7 @@ func (f *fixture) placeIn(id, tenant string, qty int) string {
 }
 
 // eventually polls cond until it holds or 20 s pass.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
+func eventually(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

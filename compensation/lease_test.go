@@ -35,7 +35,7 @@ func leaseCase(t *testing.T, n int, fixtures []*fixture, schedulers []*compensat
 		_, _, before[i] = proj.get(fmt.Sprintf("o-%03d", i))
 	}
 	proj.setFail(nil)
-	proj.setHold(func() { time.Sleep(time.Millisecond) }) // widen the race window
+	proj.setHold(func(context.Context) error { time.Sleep(time.Millisecond); return nil }) // widen the race window
 	f.clock.Advance(compensation.DefaultMinBackoff)
 
 	ctx := context.Background()

@@ -2,6 +2,7 @@ package compensation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/factum-go/factum"
@@ -43,7 +44,7 @@ func (c *Compensation) RecordFailure(ctx context.Context, f event.Failure) error
 	id := c.idOf(ExecutionID(f.Function, eventID), f.Stream.AggregateID.TenantOrDefault())
 	body := RecordExecutionFailure{
 		EventID: eventID, EventName: eventName(&f.Stream, eventID), Aggregate: f.Stream.AggregateID,
-		Version: f.Stream.Version, Function: f.Function, Stage: f.Stage, Error: ErrorInfoOf(f.Err),
+		Version: f.Stream.Version, Function: f.Function, Stage: f.Stage, Error: ErrorInfoOf(cause(f.Err)),
 		RetrySpec: c.RetrySpecFor(f.Function), Recoverability: c.classify(f.Err), At: TimeOf(at),
 	}
 	// A fresh request ID: every record is a failure of its own. Deriving
@@ -65,4 +66,14 @@ func eventName(s *factum.EventStream, eventID string) string {
 		}
 	}
 	return ""
+}
+
+// cause drops the event.EventError wrapper naming the failed event: the
+// execution keeps the event ID in a field of its own.
+func cause(err error) error {
+	var ee *event.EventError
+	if errors.As(err, &ee) && ee.Err != nil {
+		return ee.Err
+	}
+	return err
 }

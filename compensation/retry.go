@@ -51,6 +51,7 @@ const applyTimeout = 30 * time.Second
 // outcome. It returns the prepare's refusal as an error: a lost race is
 // CommandExpectVersionConflict, an execution no longer due IllegalState.
 func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool) (Attempt, error) {
+	leased := time.Now()
 	at := TimeOf(c.now())
 	var body any = PrepareCompensation{At: at}
 	if force {
@@ -72,7 +73,10 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 	exec := it.Execution
 	attempt := Attempt{ID: it.ID, Attempt: exec.Retries + 1}
 	start := time.Now()
-	runErr := c.redeliver(ctx, b, &exec)
+	// The function must end before the lease does, or another scheduler
+	// could take the execution over while it still runs: its time is
+	// what is left of the execution timeout since the prepare was sent.
+	runErr := c.redeliver(ctx, b, &exec, exec.RetrySpec.ExecutionTimeout-time.Since(leased))
 	attempt.Duration = time.Since(start)
 
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
@@ -83,7 +87,7 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 		body = ApplyExecutionSuccess{Attempt: attempt.Attempt, At: at}
 	} else {
 		attempt.Outcome, attempt.Error = OutcomeFailed, factum.AsError(runErr)
-		body = ApplyExecutionFailed{Attempt: attempt.Attempt, Error: ErrorInfoOf(runErr), Recoverability: c.classify(runErr), At: at}
+		body = ApplyExecutionFailed{Attempt: attempt.Attempt, Error: ErrorInfoOf(cause(runErr)), Recoverability: c.classify(runErr), At: at}
 	}
 	cmd = factum.NewCommand(it.ID, body).WithOwner(OperatorFrom(ctx))
 	if _, err := b.gateway.SendAndWait(actx, cmd, command.Wait(factum.StageProcessed)); err != nil {
@@ -98,12 +102,15 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 }
 
 // redeliver hands the stream holding the execution's event to the
-// execution's function, once, under the execution timeout. It hands over
+// execution's function, once, under timeout. It hands over
 // the whole stream, as the consumer did: whole-stream functions (the
 // snapshotter, sagas) need it, and the events before the failed one are
 // delivered again, which at-least-once delivery already asks every
 // function to tolerate.
-func (c *Compensation) redeliver(ctx context.Context, b *bound, exec *Execution) error {
+func (c *Compensation) redeliver(ctx context.Context, b *bound, exec *Execution, timeout time.Duration) error {
+	if timeout <= 0 {
+		return factum.NewError(factum.CodeRequestTimeout, "the execution timeout passed before the function could run")
+	}
 	h, ok := b.functions.Function(exec.Function)
 	if !ok {
 		return factum.NotFound(fmt.Sprintf("event function %s is not registered in this runtime (change the execution's function?)", exec.Function))
@@ -115,7 +122,7 @@ func (c *Compensation) redeliver(ctx context.Context, b *bound, exec *Execution)
 	if len(streams) != 1 {
 		return factum.NotFound(fmt.Sprintf("stream %s version %d is not in the event store", exec.Aggregate, exec.Version))
 	}
-	return event.Invoke(ctx, h, &streams[0], exec.RetrySpec.ExecutionTimeout)
+	return event.Invoke(ctx, h, &streams[0], timeout)
 }
 
 type operatorKey struct{}

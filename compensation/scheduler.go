@@ -104,14 +104,17 @@ func (s *Scheduler) Stats() Stats {
 }
 
 // Run runs passes until ctx ends, then returns nil after the pass in hand.
-// A pass that finds a full batch is followed at once by the next one.
+// A pass that found a full batch and took some of it is followed at once
+// by the next one; otherwise the next pass starts after Period.
 func (s *Scheduler) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		rep, err := s.RunOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Error("compensation: scheduler pass", "aggregate", s.c.named.String(), "err", err)
 		}
-		if err == nil && rep.Due >= s.cfg.BatchSize {
+		if err == nil && rep.Due >= s.cfg.BatchSize && rep.Skipped < rep.Due {
+			// More may be due. A pass that only skipped (snapshots lag
+			// behind other schedulers' work) waits instead of spinning.
 			continue
 		}
 		t := time.NewTimer(s.cfg.Period)

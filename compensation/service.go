@@ -18,6 +18,10 @@ type Item struct {
 	ID factum.AggregateID `json:"id"`
 	// Version is the execution's aggregate version.
 	Version int `json:"version"`
+	// Deleted marks an execution deleted with the built-in
+	// delete_aggregate command (dismissed); lists leave such executions
+	// out and the scheduler never sees them.
+	Deleted bool `json:"deleted,omitempty"`
 	// Execution is the state.
 	Execution Execution `json:"execution"`
 }
@@ -95,7 +99,7 @@ func (s *Service) Get(ctx context.Context, id string) (Detail, error) {
 			return Detail{}, fmt.Errorf("compensation: execution %s: %w", id, err)
 		}
 	}
-	return Detail{Item: Item{ID: st.ID, Version: st.Version, Execution: st.Value}, History: streams}, nil
+	return Detail{Item: Item{ID: st.ID, Version: st.Version, Deleted: st.Deleted, Execution: st.Value}, History: streams}, nil
 }
 
 // ForceRetry retries the execution now, whatever its limit, due time and
@@ -149,7 +153,7 @@ func (s *Service) send(ctx context.Context, id string, body any) error {
 
 // itemOf decodes a snapshot of an execution.
 func itemOf(snap snapshot.Snapshot) (Item, error) {
-	it := Item{ID: snap.AggregateID, Version: snap.Version}
+	it := Item{ID: snap.AggregateID, Version: snap.Version, Deleted: snap.Deleted}
 	if err := json.Unmarshal(snap.State, &it.Execution); err != nil {
 		return Item{}, factum.Errorf(factum.CodeInternalServerError, "compensation: snapshot of %s does not decode: %w", snap.AggregateID, err)
 	}

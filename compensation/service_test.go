@@ -31,14 +31,16 @@ func TestServiceListsAndScopesByTenant(t *testing.T) {
 		proj.setFail(failCalls(1 << 30))
 		f := newFixture(t, b.open(t), options{totals: proj})
 		ctx := context.Background()
+		// Each failure is recorded before the clock moves, so that their
+		// times order them.
 		evA := f.placeIn("o-a", "acme", 1)
+		f.execution(evA, nil)
 		f.clock.Advance(time.Second)
 		evB := f.placeIn("o-b", "globex", 1)
+		f.execution(evB, nil)
 		f.clock.Advance(time.Second)
 		evC := f.placeIn("o-c", "acme", 1)
-		for _, ev := range []string{evA, evB, evC} {
-			f.execution(ev, nil)
-		}
+		f.execution(evC, nil)
 		proj.setFail(nil)
 		if _, err := f.svc.ForceRetry(ctx, compensation.ExecutionID(totalsFn, evC)); err != nil {
 			t.Fatal(err)

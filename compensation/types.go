@@ -220,8 +220,9 @@ const (
 	maxDetailsLen = 16 << 10
 )
 
-// ErrorInfoOf describes err: its code (factum.CodeOf), message and full
-// text, truncated to bounded lengths.
+// ErrorInfoOf describes err: its code (factum.CodeOf; InternalServerError
+// for a code factum does not define), the first line of its message and
+// its full text, truncated to bounded lengths.
 func ErrorInfoOf(err error) ErrorInfo {
 	if err == nil {
 		return ErrorInfo{Code: factum.CodeOk}
@@ -233,7 +234,14 @@ func ErrorInfoOf(err error) ErrorInfo {
 			break
 		}
 	}
-	return ErrorInfo{Code: factum.CodeOf(err), Message: truncate(msg, maxMessageLen), Details: truncate(err.Error(), maxDetailsLen)}
+	code := factum.CodeOf(err)
+	if !code.Valid() || code == factum.CodeOk {
+		// An error made up with a code of its own, or claiming success:
+		// recorded as what it is to factum, an internal failure, rather
+		// than refused (a refused record would hold its consumer forever).
+		code = factum.CodeInternalServerError
+	}
+	return ErrorInfo{Code: code, Message: truncate(msg, maxMessageLen), Details: truncate(err.Error(), maxDetailsLen)}
 }
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
