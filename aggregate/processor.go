@@ -86,6 +86,7 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 		codec:     cfg.Codec,
 		snapshots: cfg.Snapshots,
 		cache:     newCache[S](size),
+		ids:       factum.NewIDGenerator(),
 		retries:   max(retries, 0),
 		backoff:   backoff,
 	}, nil
@@ -97,6 +98,7 @@ type processor[S any] struct {
 	codec     *codec.Registry
 	snapshots SnapshotSource
 	cache     *cache[S]
+	ids       *factum.IDGenerator
 	retries   int
 	backoff   time.Duration
 }
@@ -104,6 +106,7 @@ type processor[S any] struct {
 // outcome is one attempt's result.
 type outcome struct {
 	version   int
+	at        time.Time // when the stream was made: the stage's time
 	names     []string
 	duplicate bool
 	err       error
@@ -127,7 +130,9 @@ func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig fa
 			e.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 			fail(&sig, e)
 		}
-		sig.Time = time.Now()
+		if sig.Time.IsZero() {
+			sig.Time = time.Now()
+		}
 	}()
 	if cmd.AggregateID.NamedAggregate != p.def.named {
 		fail(&sig, factum.IllegalArgument(fmt.Sprintf("command for %s sent to the processor of %s", cmd.AggregateID.NamedAggregate, p.def.named)))
@@ -156,6 +161,9 @@ func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig fa
 		sig.Version = o.version
 		sig.EventNames = o.names
 		sig.Duplicate = o.duplicate
+		// An appended stream's create time stands for the moment the
+		// stage was reached (microseconds apart), saving a clock read.
+		sig.Time = o.at
 		return sig
 	}
 }
@@ -211,10 +219,10 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 		e.st.EventTime = stream.CreateTime
 		if err := p.def.Apply(&e.st, stream.Version, names, events); err != nil {
 			// Appended, but the state cannot follow: reload next time.
-			return outcome{version: stream.Version, names: names}
+			return outcome{version: stream.Version, names: names, at: stream.CreateTime}
 		}
 		p.cache.put(e)
-		return outcome{version: stream.Version, names: names}
+		return outcome{version: stream.Version, names: names, at: stream.CreateTime}
 	case errors.Is(err, factum.ErrDuplicateRequestID):
 		p.cache.put(e)
 		if o, dup := p.duplicate(ctx, cmd); dup {
@@ -251,17 +259,28 @@ func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outc
 	return outcome{version: s.Version, names: names, duplicate: true}, true
 }
 
-// build encodes the events into the next stream.
+// build encodes the events into the next stream. One clock reading serves
+// the stream's create time and its IDs' timestamps, and the IDs share one
+// allocation.
 func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*factum.EventStream, []string, error) {
+	now := time.Now()
+	var idBuf [8]string
+	var ids []string
+	if n := len(events) + 1; n <= len(idBuf) {
+		ids = idBuf[:n]
+	} else {
+		ids = make([]string, n)
+	}
+	p.ids.FillAt(ids, now)
 	s := &factum.EventStream{
-		ID:          factum.NewID(),
+		ID:          ids[0],
 		AggregateID: cmd.AggregateID,
 		Version:     st.Version + 1,
 		CommandID:   cmd.ID,
 		RequestID:   cmd.RequestIDOrID(),
 		OwnerID:     cmd.OwnerID,
 		Header:      cmd.Header,
-		CreateTime:  time.Now(),
+		CreateTime:  now,
 		Events:      make([]factum.DomainEvent, len(events)),
 	}
 	s.AggregateID.Tenant = cmd.AggregateID.TenantOrDefault()
@@ -274,7 +293,7 @@ func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*
 		}
 		names[i] = name
 		s.Events[i] = factum.DomainEvent{
-			ID:       factum.NewID(),
+			ID:       ids[i+1],
 			Name:     name,
 			Revision: rev,
 			Sequence: i + 1,

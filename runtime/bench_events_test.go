@@ -29,6 +29,7 @@ func benchBranch(b *testing.B, cfg runtime.Config, stage factum.CommandStage) {
 	b.SetParallelism(64)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			id := ids[next.Add(1)%n]
@@ -37,6 +38,7 @@ func benchBranch(b *testing.B, cfg runtime.Config, stage factum.CommandStage) {
 			}
 		}
 	})
+	cpu.report(b)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 

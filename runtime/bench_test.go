@@ -20,11 +20,13 @@ func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
 	id := def.ID("bench-one")
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for b.Loop() {
 		if _, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 
@@ -43,6 +45,7 @@ func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
 	b.SetParallelism(64)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			id := ids[next.Add(1)%n]
@@ -51,6 +54,7 @@ func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
 			}
 		}
 	})
+	cpu.report(b)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 
@@ -67,6 +71,7 @@ func BenchmarkSend(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	i := 0
 	for b.Loop() {
 		i++
@@ -74,6 +79,7 @@ func BenchmarkSend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 
