@@ -267,8 +267,7 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 			return !stopped
 		}
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	expired := wt.expiry(timeout)
 	tr := tracker{g: g, plan: plan, cmd: c}
 	var local [2]factum.Signal
 	for {
@@ -288,15 +287,15 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 					return
 				}
 			}
-		case <-timer.C:
-			r, err := g.unknown(c, plan, tr.last, fmt.Sprintf("no %s signal within %v; the command's outcome is unknown (look it up by request ID)", plan.Stage, timeout), nil)
+		case <-expired:
+			r, err := g.unknown(c, plan, tr.lastResult(), fmt.Sprintf("no %s signal within %v; the command's outcome is unknown (look it up by request ID)", plan.Stage, timeout), nil)
 			if emit != nil && !emit(r, err) {
 				return
 			}
 			done(r, err, true)
 			return
 		case <-ctx.Done():
-			r, err := g.unknown(c, plan, tr.last, "wait ended by the caller's context; the command's outcome is unknown (look it up by request ID)", ctx.Err())
+			r, err := g.unknown(c, plan, tr.lastResult(), "wait ended by the caller's context; the command's outcome is unknown (look it up by request ID)", ctx.Err())
 			if emit != nil && !emit(r, err) {
 				return
 			}

@@ -17,22 +17,27 @@ type tracker struct {
 	plan WaitPlan
 	cmd  *factum.Command
 
-	processed *Result
-	last      *Result
-	pending   []factum.Signal // signals that came before PROCESSED
-	required  []factum.Function
-	got       []bool
+	// processed and last are held by value (with flags) so that tracking a
+	// wait allocates nothing.
+	processed    Result
+	hasProcessed bool
+	last         Result
+	hasLast      bool
+	pending      []factum.Signal // signals that came before PROCESSED
+	required     []factum.Function
+	got          []bool
 }
 
 // feed takes one signal. It reports the final result once the wait is over
 // and whether that result was already passed to emit.
 func (t *tracker) feed(s *factum.Signal, emit func(*Result) bool) (final Result, done, emitted bool) {
 	if s.Stage == factum.StageProcessed {
-		if t.processed != nil {
+		if t.hasProcessed {
 			return Result{}, false, false // a redelivered signal
 		}
-		r := resultOf(s)
-		t.processed, t.last = &r, &r
+		t.processed, t.hasProcessed = resultOf(s), true
+		t.last, t.hasLast = t.processed, true
+		r := t.processed
 		if emit != nil && !emit(&r) {
 			return r, true, true
 		}
@@ -56,7 +61,7 @@ func (t *tracker) feed(s *factum.Signal, emit func(*Result) bool) (final Result,
 		}
 		return Result{}, false, false
 	}
-	if t.processed == nil {
+	if !t.hasProcessed {
 		t.pending = append(t.pending, *s)
 		return Result{}, false, false
 	}
@@ -66,7 +71,7 @@ func (t *tracker) feed(s *factum.Signal, emit func(*Result) bool) (final Result,
 // resolve asks the registry which functions the wait needs; with none, the
 // wait is complete.
 func (t *tracker) resolve() (Result, bool) {
-	p := t.processed
+	p := &t.processed
 	if t.g.consumers != nil {
 		for _, fn := range t.g.consumers.FunctionsFor(t.plan.Stage, t.cmd.AggregateID.NamedAggregate, p.EventNames) {
 			if fn.Matches(t.plan.Function) {
@@ -83,6 +88,14 @@ func (t *tracker) resolve() (Result, bool) {
 	r.Function = t.plan.Function
 	r.Note = "no function consumes " + strings.Join(p.EventNames, ", ") + " at " + t.plan.Stage.String() + "; completed after PROCESSED"
 	return r, true
+}
+
+// lastResult returns the last result the wait reached, or nil.
+func (t *tracker) lastResult() *Result {
+	if !t.hasLast {
+		return nil
+	}
+	return &t.last
 }
 
 func (t *tracker) branch(s *factum.Signal, emit func(*Result) bool) (Result, bool, bool) {
@@ -109,7 +122,7 @@ func (t *tracker) branch(s *factum.Signal, emit func(*Result) bool) (Result, boo
 	if idx < 0 {
 		return Result{}, false, false
 	}
-	t.last = &r
+	t.last, t.hasLast = r, true
 	if !r.Succeeded() {
 		return r, true, true
 	}
