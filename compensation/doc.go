@@ -30,8 +30,9 @@
 // A retry spec (default 10 retries, 180 s minimum backoff doubling after
 // each retry, 120 s execution timeout) is fixed when an execution is
 // created, from Config.RetrySpec or a per-function override in
-// Config.RetrySpecs. The k-th retry is prepared no earlier than
-// MinBackoff × 2^(k-1) after the previous failure. A failure's
+// Config.RetrySpecs. The first retry is due MinBackoff after the first
+// failure, and the k-th retry MinBackoff × 2^(k-1) after the previous one
+// was prepared. A failure's
 // recoverability comes from Config.Classify (default RecoverabilityOf:
 // an error marked WithRecoverability, else RECOVERABLE for retryable
 // codes, else UNKNOWN); UNRECOVERABLE executions wait for an operator.

@@ -90,16 +90,24 @@ func ExecutionID(fn factum.Function, eventID string) string {
 // with its retries reset, because a failure of the function is a new fact
 // that must not be lost.
 type RecordExecutionFailure struct {
-	EventID        string              `json:"eventId"`
-	EventName      string              `json:"eventName,omitempty"`
-	Aggregate      factum.AggregateID  `json:"aggregate"`
-	Version        int                 `json:"version"`
-	Function       factum.Function     `json:"function"`
-	Stage          factum.CommandStage `json:"stage,omitempty"`
-	Error          ErrorInfo           `json:"error"`
-	RetrySpec      RetrySpec           `json:"retrySpec"`
-	Recoverability Recoverability      `json:"recoverable"`
-	At             Time                `json:"at"`
+	// EventID, EventName, Aggregate, Version, Function and Stage name the
+	// failed event, its stream and the function, as in Execution.
+	EventID   string              `json:"eventId"`
+	EventName string              `json:"eventName,omitempty"`
+	Aggregate factum.AggregateID  `json:"aggregate"`
+	Version   int                 `json:"version"`
+	Function  factum.Function     `json:"function"`
+	Stage     factum.CommandStage `json:"stage,omitempty"`
+	// Error is the failure.
+	Error ErrorInfo `json:"error"`
+	// RetrySpec is the spec a new execution gets; a further failure
+	// keeps the execution's own.
+	RetrySpec RetrySpec `json:"retrySpec"`
+	// Recoverability classifies the failure; UNKNOWN leaves a further
+	// failure's execution as it was.
+	Recoverability Recoverability `json:"recoverable"`
+	// At is when the function failed.
+	At Time `json:"at"`
 }
 
 // PrepareCompensation takes a due execution for one retry: it is refused
@@ -107,6 +115,8 @@ type RecordExecutionFailure struct {
 // PREPARED past its timeout. Sent with the version the sender saw as the
 // expected version, exactly one of several concurrent senders wins.
 type PrepareCompensation struct {
+	// At is the sender's time: the retry is due, and its timeout counts,
+	// from it.
 	At Time `json:"at"`
 }
 
@@ -115,6 +125,7 @@ type PrepareCompensation struct {
 // and the due time. It is still refused while another retry holds the
 // execution (PREPARED before its timeout) and once it SUCCEEDED.
 type ForcePrepareCompensation struct {
+	// At is the operator's time, as in PrepareCompensation.
 	At Time `json:"at"`
 }
 
@@ -122,33 +133,41 @@ type ForcePrepareCompensation struct {
 // success of an earlier attempt is accepted too: the event was handled.
 type ApplyExecutionSuccess struct {
 	// Attempt is the Retries value the retry was prepared as.
-	Attempt int  `json:"attempt"`
-	At      Time `json:"at"`
+	Attempt int `json:"attempt"`
+	// At is when the retry succeeded.
+	At Time `json:"at"`
 }
 
 // ApplyExecutionFailed records that the current retry failed. It is
 // refused for any attempt but the current PREPARED one, so a retry that
 // outlived its timeout cannot overwrite its successor's outcome.
 type ApplyExecutionFailed struct {
-	Attempt        int            `json:"attempt"`
-	Error          ErrorInfo      `json:"error"`
+	// Attempt is the Retries value the retry was prepared as.
+	Attempt int `json:"attempt"`
+	// Error is the retry's failure.
+	Error ErrorInfo `json:"error"`
+	// Recoverability classifies it; UNKNOWN keeps the execution's.
 	Recoverability Recoverability `json:"recoverable"`
-	At             Time           `json:"at"`
+	// At is when the retry failed.
+	At Time `json:"at"`
 }
 
 // ApplyExecutionRetrySpec replaces the execution's retry spec.
 type ApplyExecutionRetrySpec struct {
+	// RetrySpec is the new spec, taken literally (it must validate).
 	RetrySpec RetrySpec `json:"retrySpec"`
 }
 
 // MarkExecutionRecoverable sets the execution's recoverability.
 type MarkExecutionRecoverable struct {
+	// Recoverability is the new recoverability.
 	Recoverability Recoverability `json:"recoverable"`
 }
 
 // ChangeExecutionFunction points the execution at another function, for
 // when the failed function was renamed or replaced.
 type ChangeExecutionFunction struct {
+	// Function is the function retries re-deliver the event to.
 	Function factum.Function `json:"function"`
 }
 
@@ -160,17 +179,25 @@ type ExecutionFailedCreated RecordExecutionFailure
 // ExecutionFailureRecorded records a further failure reported by a
 // consumer; Reopened marks one that reopened a SUCCEEDED execution.
 type ExecutionFailureRecorded struct {
+	// Error, Recoverability and At are the command's.
 	Error          ErrorInfo      `json:"error"`
 	Recoverability Recoverability `json:"recoverable"`
-	Reopened       bool           `json:"reopened,omitempty"`
-	NextRetryAt    Time           `json:"nextRetryAt,omitzero"`
 	At             Time           `json:"at"`
+	// Reopened marks a record that reopened a SUCCEEDED execution, with
+	// its retries reset and its next retry due at NextRetryAt.
+	Reopened    bool `json:"reopened,omitempty"`
+	NextRetryAt Time `json:"nextRetryAt,omitzero"`
 }
 
 // CompensationPrepared records a retry taken.
 type CompensationPrepared struct {
-	Retries     int  `json:"retries"`
-	Forced      bool `json:"forced,omitempty"`
+	// Retries is the retry's number, the execution's new Retries.
+	Retries int `json:"retries"`
+	// Forced marks an operator's retry.
+	Forced bool `json:"forced,omitempty"`
+	// RetryAt, TimeoutAt and NextRetryAt are the execution's new times,
+	// computed when the retry was decided, so that sourcing is
+	// deterministic.
 	RetryAt     Time `json:"retryAt"`
 	TimeoutAt   Time `json:"timeoutAt"`
 	NextRetryAt Time `json:"nextRetryAt"`
@@ -178,6 +205,7 @@ type CompensationPrepared struct {
 
 // ExecutionSuccessApplied records a successful retry.
 type ExecutionSuccessApplied struct {
+	// Attempt and At are the command's.
 	Attempt int  `json:"attempt"`
 	At      Time `json:"at"`
 }

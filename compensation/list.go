@@ -136,6 +136,7 @@ func (s *Service) Paged(ctx context.Context, f Filter, page query.Pagination) (q
 // compensation backlog (FAILED and PREPARED) and for what waits for an
 // operator (Blocked).
 type Counts struct {
+	// Failed, Prepared and Succeeded count the executions in each status.
 	Failed    int64 `json:"failed"`
 	Prepared  int64 `json:"prepared"`
 	Succeeded int64 `json:"succeeded"`

@@ -35,14 +35,17 @@ type SchedulerConfig struct {
 // outcome.
 //
 // Several schedulers, in one process or many over one event store, never
-// run the same retry at once: a prepare is an append of the execution's
-// next version, so of two schedulers preparing the same version exactly
-// one succeeds; the other's is refused with CommandExpectVersionConflict
-// by the event store's atomic append, and it skips the execution. The
-// winner holds the execution until the execution timeout, which also
-// bounds the function's run; a retry still PREPARED after it (its
-// scheduler died) is due again. A snapshot that lags the log can only
-// cause such a refusal, never a second holder.
+// run the same retry at once. A prepare is an append of the execution's
+// next version, decided by the execution aggregate itself: it is sent with
+// the version the scheduler saw as the expected version, and the
+// aggregate refuses an execution another retry holds (PREPARED before its
+// timeout). Of two schedulers preparing the same execution, exactly one
+// append succeeds — the event store's atomic append decides, not a check
+// in Go — and the other is refused (CommandExpectVersionConflict or
+// IllegalState) and skips it. The winner holds the execution until the
+// execution timeout, which also bounds the function's run; a retry still
+// PREPARED after it (its scheduler died) is due again. A snapshot that
+// lags the log can only cause such a refusal, never a second holder.
 type Scheduler struct {
 	c   *Compensation
 	cfg SchedulerConfig
