@@ -138,8 +138,10 @@ func esDecode(context string, seq int64, r *esRow) (factum.EventStream, error) {
 			return factum.EventStream{}, fmt.Errorf("sqlite: stream %s: decode header: %w", r.streamID, err)
 		}
 	}
-	if err := json.Unmarshal(r.events, &s.Events); err != nil {
+	events, err := esDecodeEvents(r.events)
+	if err != nil {
 		return factum.EventStream{}, fmt.Errorf("sqlite: stream %s: decode events: %w", r.streamID, err)
 	}
+	s.Events = events
 	return s, nil
 }
