@@ -60,9 +60,12 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 // and the INSERT's own WHERE admits a row only at version 1 or when version
 // - 1 exists in the same tenant. Concurrent appends of different aggregates
 // are coalesced into one multi-row statement (INSERT … SELECT FROM unnest
-// … ON CONFLICT DO NOTHING RETURNING); a row that does not come back is
-// classified afterwards by reading the committed rows that refused it, in
-// the contract's precedence. Nothing is decided before the insert.
+// … RETURNING). A unique violation, recognised by the name of the index it
+// reports, makes a multi-row statement run again with ON CONFLICT DO
+// NOTHING, so that the refused rows alone stay out. A row that does not
+// come back is classified afterwards by reading the committed rows that
+// refused it, in the contract's precedence. Nothing is decided before the
+// insert.
 //
 // # The global log
 //
@@ -94,8 +97,12 @@ type EventStore struct {
 	context string
 	table   string // quoted identifier
 	channel string // NOTIFY channel
-	opts    EventStoreOptions
-	q       esQueries
+
+	// The unique indexes of the append contract, as the server names them
+	// in unique violations.
+	versionIndex, requestIndex string
+	opts                       EventStoreOptions
+	q                          esQueries
 
 	life     context.Context // ends at Close
 	stopLife context.CancelFunc
@@ -168,17 +175,19 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	sum := sha256.Sum256([]byte(schema + "." + table))
 	life, stop := context.WithCancel(context.Background())
 	s := &EventStore{
-		db:       db,
-		pool:     db.Pool(),
-		context:  boundedContext,
-		table:    table,
-		channel:  "factum_log_" + hex.EncodeToString(sum[:10]),
-		opts:     opts,
-		q:        esBuildQueries(table),
-		life:     life,
-		stopLife: stop,
-		slots:    make(chan struct{}, opts.Writers),
-		notifyCh: make(chan struct{}, 1),
+		db:           db,
+		pool:         db.Pool(),
+		context:      boundedContext,
+		table:        table,
+		versionIndex: prefix + "streams_ver",
+		requestIndex: prefix + "streams_req",
+		channel:      "factum_log_" + hex.EncodeToString(sum[:10]),
+		opts:         opts,
+		q:            esBuildQueries(table),
+		life:         life,
+		stopLife:     stop,
+		slots:        make(chan struct{}, opts.Writers),
+		notifyCh:     make(chan struct{}, 1),
 	}
 	s.listener.init(s)
 	if !opts.DisableNotify {

@@ -48,23 +48,34 @@ type esRequest struct {
 // statement's snapshot was taken).
 const esMaxAttempts = 3
 
-func esInsertSQL(table string) string {
-	// The WHERE carries the predecessor rule: version 1, or version - 1
-	// exists in the same tenant. The unique indexes refuse a taken version
-	// or request ID; ON CONFLICT DO NOTHING keeps one refused row from
-	// failing the others, and the rows that do not come back are
-	// classified afterwards. The OR keeps the EXISTS a per-row filter, so
-	// rows are inserted in array order (sorted by aggregate: concurrent
-	// batches take index locks in the same order and cannot deadlock).
-	return `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+// esInsertSQL is the append statement. Its WHERE carries the predecessor
+// rule: version 1, or version - 1 exists in the same tenant; the unique
+// indexes refuse a taken version or request ID. A row the WHERE filters
+// out does not come back from RETURNING and is classified afterwards.
+//
+// The plain statement fails as a whole on a unique violation. Conflicts are
+// the exception, and ON CONFLICT costs every row a speculative insertion
+// (index pre-checks and an extra WAL record), so the store runs the plain
+// statement first and, only when a batch of several rows hits a unique
+// violation, again with onConflict set: ON CONFLICT DO NOTHING then skips
+// the refused rows and inserts the others.
+//
+// The OR keeps the EXISTS a per-row filter, so rows are inserted in array
+// order, sorted by aggregate: concurrent statements take index locks in
+// the same order and cannot deadlock each other.
+func esInsertSQL(table string, onConflict bool) string {
+	q := `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
 SELECT r.aggregate, r.aggregate_id, r.tenant, r.version, r.stream_id, r.command_id, r.request_id, r.owner_id,
 	NULLIF(r.header, '')::json, r.create_time, r.events::json
 FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[])
 	AS r(aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
 WHERE r.version = 1 OR EXISTS (SELECT 1 FROM ` + table + ` p
 	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND p.version = r.version - 1 AND p.tenant = r.tenant)
-ON CONFLICT DO NOTHING
-RETURNING aggregate, aggregate_id, tx, seq`
+`
+	if onConflict {
+		q += "ON CONFLICT DO NOTHING\n"
+	}
+	return q + `RETURNING aggregate, aggregate_id, tx, seq`
 }
 
 func esClassifySQL(table string) string {
@@ -177,10 +188,10 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 				}
 			}
 			return retry
-		case len(live) > 1 && esRefusedData(err):
-			// The server refused one row's data (nothing is stored).
-			// Write each request on its own, so that the bad one
-			// cannot fail the others.
+		case len(live) > 1 && esRefusedRow(err):
+			// The server refused one row (nothing is stored). Write
+			// each request on its own, so that the bad one cannot fail
+			// the others.
 			for _, r := range live {
 				retry = append(retry, s.flush([]*esRequest{r})...)
 			}
@@ -220,9 +231,18 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 	return retry
 }
 
+// esRefusedRow reports whether err is the server refusing a row: for its
+// data (esRefusedData), or for a unique violation outside the contract's
+// two indexes (write handles those). The statement failed as a whole and
+// stored nothing.
+func esRefusedRow(err error) bool {
+	var pgErr *pgconn.PgError
+	return esRefusedData(err) || errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
 // esRefusedData reports whether err is the server refusing a row's content
 // (a data exception, an integrity violation other than a unique one, a
-// size limit): the statement failed as a whole and stored nothing.
+// size limit).
 func esRefusedData(err error) bool {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
@@ -242,38 +262,20 @@ func esRefusedData(err error) bool {
 // "unexplained, write again".
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult, error) {
 	out := make([]esResult, len(batch))
-	err := s.withConn(ctx, func(qctx context.Context, conn *pgxpool.Conn) error {
+	err := s.withConn(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
 		var a esBatchArgs
 		a.fill(batch)
-		rows, err := conn.Query(qctx, s.q.insert, a.aggregate, a.aggregateID, a.tenant, a.version,
-			a.streamID, a.commandID, a.requestID, a.owner, a.header, a.createTime, a.events)
+		inserted, err := s.insert(ctx, conn, s.q.insert, batch, &a, out)
+		if s.conflict(err) {
+			// Nothing was inserted. One row alone is classified at once;
+			// a batch is written again, skipping the refused rows.
+			clear(inserted)
+			err = nil
+			if len(batch) > 1 {
+				inserted, err = s.insert(ctx, conn, s.q.insertOrSkip, batch, &a, out)
+			}
+		}
 		if err != nil {
-			return err
-		}
-		index := make(map[string]int, len(batch))
-		for i, r := range batch {
-			index[r.row.key()] = i
-		}
-		inserted := make([]bool, len(batch))
-		var (
-			agg, id string
-			tx      uint64
-			seq     int64
-		)
-		for rows.Next() {
-			if err := rows.Scan(&agg, &id, &tx, &seq); err != nil {
-				rows.Close()
-				return err
-			}
-			i, ok := index[agg+"\x00"+id]
-			if !ok {
-				rows.Close()
-				return fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
-			}
-			inserted[i] = true
-			out[i] = esResult{outcome: esAppended, pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
-		}
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		var missing []int
@@ -285,16 +287,58 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult,
 		if len(missing) == 0 {
 			return nil
 		}
-		return s.classify(qctx, conn, batch, missing, out)
+		return s.classify(ctx, conn, batch, missing, out)
 	})
 	return out, err
 }
 
+// insert runs one insert statement and records the rows it returned in out.
+func (s *EventStore) insert(ctx context.Context, conn *pgxpool.Conn, q string, batch []*esRequest, a *esBatchArgs, out []esResult) ([]bool, error) {
+	inserted := make([]bool, len(batch))
+	rows, err := conn.Query(ctx, q, a.aggregate, a.aggregateID, a.tenant, a.version,
+		a.streamID, a.commandID, a.requestID, a.owner, a.header, a.createTime, a.events)
+	if err != nil {
+		return inserted, err
+	}
+	defer rows.Close()
+	index := make(map[string]int, len(batch))
+	for i, r := range batch {
+		index[r.row.key()] = i
+	}
+	var (
+		agg, id string
+		tx      uint64
+		seq     int64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&agg, &id, &tx, &seq); err != nil {
+			return inserted, err
+		}
+		i, ok := index[agg+"\x00"+id]
+		if !ok {
+			return inserted, fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
+		}
+		inserted[i] = true
+		out[i] = esResult{outcome: esAppended, pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
+	}
+	return inserted, rows.Err()
+}
+
+// conflict reports whether err is a unique violation of one of the two
+// indexes of the append contract, known by the constraint name the server
+// reports. A unique violation of any other constraint is not a conflict of
+// the contract and stays an error.
+func (s *EventStore) conflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" &&
+		(pgErr.ConstraintName == s.versionIndex || pgErr.ConstraintName == s.requestIndex)
+}
+
 // classify says why the rows batch[missing] did not go in. It reads after
-// the insert committed, in a new snapshot, so it sees the committed rows
-// that refused them (ON CONFLICT waits for a conflicting transaction to
-// end before skipping). The order of the checks is the contract's
-// precedence.
+// the insert ended, in a new snapshot, so it sees the committed rows that
+// refused them: a unique index makes an insert wait for a conflicting
+// transaction to end before it fails (or, with ON CONFLICT, skips). The
+// order of the checks is the contract's precedence.
 func (s *EventStore) classify(ctx context.Context, conn *pgxpool.Conn, batch []*esRequest, missing []int, out []esResult) error {
 	agg, id, req := make([]string, len(missing)), make([]string, len(missing)), make([]string, len(missing))
 	ver := make([]int32, len(missing))

@@ -324,3 +324,46 @@ func TestEventStoreBadRowDoesNotFailTheBatch(t *testing.T) {
 		}
 	}
 }
+
+// A unique violation of an index outside the append contract (here one an
+// operator added on stream IDs) is an error, never mistaken for a conflict,
+// and fails only the row that caused it.
+func TestEventStoreForeignUniqueViolationIsAnError(t *testing.T) {
+	db := newTestDB(t, 8)
+	st := newTestEventStore(t, db, "shop", EventStoreOptions{})
+	ctx := context.Background()
+	if _, err := db.Pool().Exec(ctx, `CREATE UNIQUE INDEX extra_stream_id ON `+st.table+` (stream_id)`); err != nil {
+		t.Fatal(err)
+	}
+	first := testStream(shopCart.WithID("a"), 1, "r")
+	if err := st.Append(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	same := testStream(shopCart.WithID("b"), 1, "r")
+	same.ID = first.ID
+	err := st.Append(ctx, same)
+	if err == nil || factum.CodeOf(err) != factum.CodeInternalServerError || !strings.Contains(err.Error(), "extra_stream_id") {
+		t.Fatalf("append violating another unique index: %v, want an error naming it", err)
+	}
+
+	// In a coalesced statement, only that row fails.
+	var batch []*esRequest
+	for i := range 4 {
+		s := testStream(shopCart.WithID(fmt.Sprintf("c-%d", i)), 1, "r")
+		if i == 1 {
+			s.ID = first.ID
+		}
+		row, err := esEncode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)})
+	}
+	st.flush(batch)
+	for i, r := range batch {
+		res := <-r.done
+		if (res.outcome == esAppended) != (i != 1) {
+			t.Fatalf("row %d: outcome %d, %v", i, res.outcome, res.err)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 // esQueries holds the store's statements, built once for its table.
 type esQueries struct {
-	insert, classify, notify                               string
+	insert, insertOrSkip, classify, notify                 string
 	load, loadByTime, lookup, requestExists, scan, readLog string
 	logState                                               string
 }
@@ -27,7 +27,8 @@ func esBuildQueries(table string) esQueries {
 	from := ` FROM ` + table + ` WHERE aggregate = $1 AND aggregate_id = $2`
 	after := `(tx, seq) > ($1::xid8, $2::bigint)`
 	return esQueries{
-		insert:        esInsertSQL(table),
+		insert:        esInsertSQL(table, false),
+		insertOrSkip:  esInsertSQL(table, true),
 		classify:      esClassifySQL(table),
 		notify:        `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`,
 		load:          `SELECT ` + esColumns + from + ` AND version BETWEEN $3 AND $4 ORDER BY version`,
