@@ -28,10 +28,11 @@ type Memory struct {
 	waitCh chan struct{} // closed on the next append; nil when nobody waits
 }
 
-// memoryLog is the global log in fixed-size chunks, so that growing it
-// never copies the streams already stored.
+// memoryLog is the global log: the stored streams, by pointer, in
+// fixed-size chunks, so that growing it never copies what is stored and an
+// append writes one word.
 type memoryLog struct {
-	chunks [][]factum.EventStream
+	chunks [][]*factum.EventStream
 	n      uint64
 }
 
@@ -42,12 +43,12 @@ func (l *memoryLog) len() uint64 { return l.n }
 // at returns the stream with Position.Seq == seq (1-based).
 func (l *memoryLog) at(seq uint64) *factum.EventStream {
 	i := seq - 1
-	return &l.chunks[i/logChunk][i%logChunk]
+	return l.chunks[i/logChunk][i%logChunk]
 }
 
-func (l *memoryLog) append(s factum.EventStream) {
+func (l *memoryLog) append(s *factum.EventStream) {
 	if l.n%logChunk == 0 {
-		l.chunks = append(l.chunks, make([]factum.EventStream, 0, logChunk))
+		l.chunks = append(l.chunks, make([]*factum.EventStream, 0, logChunk))
 	}
 	c := &l.chunks[len(l.chunks)-1]
 	*c = append(*c, s)
@@ -93,7 +94,13 @@ func (m *Memory) shard(k streamKey) *memoryShard {
 	return &m.shards[h.Sum64()%memoryShards]
 }
 
-// Append implements Store.
+// Append implements Store. The store keeps s itself, as the Store contract
+// allows (the caller hands it over): it sets s's tenant to the effective
+// one and its Position, and copies only the header, which may be the
+// sending command's map. Everything that can be done outside the locks
+// (validation, the header copy) is; under the aggregate's shard lock it
+// checks the aggregate's history, and under the log lock it only numbers
+// the stream and puts one pointer in the log.
 func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -101,6 +108,8 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	tenant := s.AggregateID.TenantOrDefault()
+	header := maps.Clone(s.Header) // nil stays nil
 	k := keyOf(s.AggregateID)
 	sh := m.shard(k)
 	sh.mu.Lock()
@@ -108,7 +117,7 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	agg := sh.aggs[k]
 	if agg != nil {
 		switch {
-		case agg.tenant != s.AggregateID.TenantOrDefault():
+		case agg.tenant != tenant:
 			return TenantMismatch(s)
 		case agg.requests[s.RequestID] != 0:
 			return DuplicateRequestID(s)
@@ -121,27 +130,27 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 		return VersionConflict(s)
 	}
 
-	stored := *s
-	stored.AggregateID.Tenant = s.AggregateID.TenantOrDefault()
-	stored.Events = slices.Clone(s.Events)
-	stored.Header = maps.Clone(s.Header)
-
+	s.AggregateID.Tenant = tenant
+	s.Header = header
+	// The log lock is taken inside the shard lock, so one aggregate's
+	// streams enter the log in version order.
 	m.logMu.Lock()
-	stored.Position = factum.Position{Seq: m.log.len() + 1}
-	m.log.append(stored)
-	if m.waitCh != nil {
-		close(m.waitCh)
-		m.waitCh = nil
-	}
+	seq := m.log.len() + 1
+	s.Position = factum.Position{Seq: seq}
+	m.log.append(s)
+	wake := m.waitCh
+	m.waitCh = nil
 	m.logMu.Unlock()
+	if wake != nil {
+		close(wake)
+	}
 
 	if agg == nil {
-		agg = &memoryAggregate{tenant: stored.AggregateID.Tenant, requests: make(map[string]int, 4)}
+		agg = &memoryAggregate{tenant: tenant, requests: make(map[string]int, 4)}
 		sh.aggs[k] = agg
 	}
-	agg.seqs = append(agg.seqs, stored.Position.Seq)
+	agg.seqs = append(agg.seqs, seq)
 	agg.requests[s.RequestID] = s.Version
-	s.Position = stored.Position
 	return nil
 }
 

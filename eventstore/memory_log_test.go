@@ -1,0 +1,126 @@
+package eventstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+)
+
+func memStream(id factum.AggregateID, version int) *factum.EventStream {
+	return &factum.EventStream{
+		ID: factum.NewID(), AggregateID: id, Version: version,
+		CommandID: factum.NewID(), RequestID: fmt.Sprintf("r%d", version), CreateTime: time.Now(),
+		Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "added", Sequence: 1, IsLast: true, Body: []byte(`{}`)}},
+	}
+}
+
+// Readers tailing the log while many goroutines append must see positions
+// 1, 2, 3 ... with no gap and each aggregate's versions in order: a reader
+// never sees position n+1 before n.
+func TestMemoryLogNoGapUnderConcurrentAppends(t *testing.T) {
+	st := eventstore.NewMemory()
+	named := factum.NamedAggregate{Context: "mem", Aggregate: "log"}
+	const writers, aggregatesPerWriter, versions = 8, 50, 20
+	total := writers * aggregatesPerWriter * versions
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var readers sync.WaitGroup
+	for r := range 3 {
+		readers.Go(func() {
+			var pos factum.Position
+			last := map[string]int{}
+			for n := 0; n < total; {
+				batch, err := st.ReadLog(ctx, pos, 7+r)
+				if err != nil {
+					t.Errorf("reader %d: %v", r, err)
+					return
+				}
+				if len(batch) == 0 {
+					if err := st.WaitLog(ctx, pos); err != nil {
+						t.Errorf("reader %d: wait: %v", r, err)
+						return
+					}
+					continue
+				}
+				for _, s := range batch {
+					if s.Position.Seq != pos.Seq+1 {
+						t.Errorf("reader %d: position %d after %d", r, s.Position.Seq, pos.Seq)
+						return
+					}
+					if s.Version != last[s.AggregateID.ID]+1 {
+						t.Errorf("reader %d: %s version %d after %d", r, s.AggregateID.ID, s.Version, last[s.AggregateID.ID])
+						return
+					}
+					last[s.AggregateID.ID] = s.Version
+					pos = s.Position
+					n++
+				}
+			}
+		})
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for v := 1; v <= versions; v++ {
+				for a := range aggregatesPerWriter {
+					id := named.WithID(fmt.Sprintf("w%d-a%d", w, a))
+					if err := st.Append(ctx, memStream(id, v)); err != nil {
+						t.Errorf("append: %v", err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	readers.Wait()
+}
+
+// The memory store keeps the appended stream but copies its header: the
+// command's header map stays the sender's to change.
+func TestMemoryCopiesHeader(t *testing.T) {
+	st := eventstore.NewMemory()
+	id := factum.NamedAggregate{Context: "mem", Aggregate: "hdr"}.WithID("h-1")
+	s := memStream(id, 1)
+	header := map[string]string{"trace": "a"}
+	s.Header = header
+	if err := st.Append(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	header["trace"] = "changed"
+	got, err := st.Load(context.Background(), id, 1, 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("load: %v %v", got, err)
+	}
+	if got[0].Header["trace"] != "a" {
+		t.Fatalf("stored header changed with the sender's map: %v", got[0].Header)
+	}
+	if got[0].AggregateID.Tenant != factum.DefaultTenant || got[0].Position.Seq != 1 || s.Position != got[0].Position {
+		t.Fatalf("stored %+v, appended position %v", got[0], s.Position)
+	}
+}
+
+// A refused append leaves the caller's stream as it was.
+func TestMemoryRefusedAppendLeavesStream(t *testing.T) {
+	st := eventstore.NewMemory()
+	id := factum.NamedAggregate{Context: "mem", Aggregate: "ref"}.WithID("r-1")
+	if err := st.Append(context.Background(), memStream(id, 1)); err != nil {
+		t.Fatal(err)
+	}
+	s := memStream(id, 3) // a gap
+	s.AggregateID.Tenant = ""
+	s.Header = map[string]string{"k": "v"}
+	hdr := s.Header
+	if err := st.Append(context.Background(), s); factum.CodeOf(err) != factum.CodeEventVersionConflict {
+		t.Fatalf("append with a gap = %v", err)
+	}
+	if !s.Position.IsZero() || s.AggregateID.Tenant != "" || fmt.Sprint(s.Header) != fmt.Sprint(hdr) {
+		t.Fatalf("refused append changed the stream: %+v", s)
+	}
+}
