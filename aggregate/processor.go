@@ -272,7 +272,16 @@ func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*
 		ids = make([]string, n)
 	}
 	p.ids.FillAt(ids, now)
-	s := &factum.EventStream{
+	var s *factum.EventStream
+	if len(events) == 1 {
+		// The common single-event stream and its event in one allocation.
+		b := new(singleEventStream)
+		s = &b.stream
+		s.Events = b.events[:]
+	} else {
+		s = &factum.EventStream{Events: make([]factum.DomainEvent, len(events))}
+	}
+	*s = factum.EventStream{
 		ID:          ids[0],
 		AggregateID: cmd.AggregateID,
 		Version:     st.Version + 1,
@@ -281,7 +290,7 @@ func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*
 		OwnerID:     cmd.OwnerID,
 		Header:      cmd.Header,
 		CreateTime:  now,
-		Events:      make([]factum.DomainEvent, len(events)),
+		Events:      s.Events,
 	}
 	s.AggregateID.Tenant = cmd.AggregateID.TenantOrDefault()
 	names := make([]string, len(events))
@@ -302,6 +311,13 @@ func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*
 		}
 	}
 	return s, names, nil
+}
+
+// singleEventStream holds a stream with one event and that event, so that
+// building it takes one allocation instead of two.
+type singleEventStream struct {
+	stream factum.EventStream
+	events [1]factum.DomainEvent
 }
 
 // load rebuilds an aggregate from its latest snapshot, if any, and the

@@ -37,15 +37,20 @@ func (t *tracker) feed(s *factum.Signal, emit func(*Result) bool) (final Result,
 		}
 		t.processed, t.hasProcessed = resultOf(s), true
 		t.last, t.hasLast = t.processed, true
-		r := t.processed
-		if emit != nil && !emit(&r) {
-			return r, true, true
+		if emit != nil {
+			// Only this path lets a copy escape to emit; the common
+			// wait without a stream allocates nothing here.
+			r := t.processed
+			if !emit(&r) {
+				return r, true, true
+			}
 		}
+		r := &t.processed
 		if !r.Succeeded() || t.plan.Stage == factum.StageProcessed {
-			return r, true, true
+			return *r, true, true
 		}
 		if r.Duplicate {
-			d := r
+			d := *r
 			d.Note = "duplicate request: answered at PROCESSED with its first attempt's outcome; its branch stages belong to that attempt"
 			return d, true, false
 		}
