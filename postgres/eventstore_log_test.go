@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -177,9 +178,25 @@ func TestEventStoreLogHeldTransaction(t *testing.T) {
 	if got := readAll(t, st); len(got) != 0 {
 		t.Fatalf("while the older transaction is open the log returned %d streams", len(got))
 	}
+	// Nor does WaitLog report it: a waiter would only spin.
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	err = st.WaitLog(wctx, factum.Position{})
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitLog while nothing is readable = %v, want deadline exceeded", err)
+	}
 
+	// A waiter wakes when the older transaction ends, with no append or
+	// notification to announce it.
+	woke := make(chan error, 1)
+	wctx, cancel = context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	go func() { woke <- st.WaitLog(wctx, factum.Position{}) }()
 	if err := held.Commit(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-woke; err != nil {
+		t.Fatalf("WaitLog after the older transaction committed: %v", err)
 	}
 	consumer.waitFor(t, first.ID, later.ID)
 	consumer.check(t)

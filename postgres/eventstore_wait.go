@@ -36,7 +36,7 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 		wait := s.opts.PollInterval
 		if committed {
 			wait = min(pending, wait)
-			pending *= 2
+			pending = min(2*pending, s.opts.PollInterval)
 		}
 		t := time.NewTimer(wait)
 		select {
