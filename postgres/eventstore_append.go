@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
@@ -117,7 +116,7 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 	if len(live) == 0 {
 		return nil
 	}
-	slices.SortFunc(live, func(a, b *esRequest) int { return strings.Compare(a.row.key(), b.row.key()) })
+	slices.SortFunc(live, func(a, b *esRequest) int { return a.row.compare(&b.row) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var remaining atomic.Int32

@@ -47,9 +47,9 @@ func (s *EventStore) take() []*esRequest {
 		return nil
 	}
 	batch := make([]*esRequest, 0, min(len(s.queue), s.opts.MaxBatch))
-	var keys map[string]struct{}
+	var keys map[esAggregateKey]struct{}
 	if len(s.queue) > 1 {
-		keys = make(map[string]struct{}, cap(batch))
+		keys = make(map[esAggregateKey]struct{}, cap(batch))
 	}
 	rest := s.queue[:0]
 	for i, r := range s.queue {

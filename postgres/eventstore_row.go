@@ -24,8 +24,18 @@ type esRow struct {
 	events                                string // JSON array of factum.DomainEvent
 }
 
-// esKey identifies an aggregate inside one batch.
-func (r *esRow) key() string { return r.aggregate + "\x00" + r.aggregateID }
+// esAggregateKey identifies an aggregate inside one batch.
+type esAggregateKey struct{ aggregate, id string }
+
+func (r *esRow) key() esAggregateKey { return esAggregateKey{r.aggregate, r.aggregateID} }
+
+// compare orders rows by aggregate, the order statements insert them in.
+func (r *esRow) compare(o *esRow) int {
+	if c := strings.Compare(r.aggregate, o.aggregate); c != 0 {
+		return c
+	}
+	return strings.Compare(r.aggregateID, o.aggregateID)
+}
 
 // esEncode flattens a validated stream. It refuses, as IllegalArgument,
 // what PostgreSQL text cannot hold (invalid UTF-8, NUL bytes) before it

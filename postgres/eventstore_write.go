@@ -95,7 +95,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgxpool.Conn, q string, b
 		return inserted, err
 	}
 	defer rows.Close()
-	index := make(map[string]int, len(batch))
+	index := make(map[esAggregateKey]int, len(batch))
 	for i, r := range batch {
 		index[r.row.key()] = i
 	}
@@ -108,7 +108,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgxpool.Conn, q string, b
 		if err := rows.Scan(&agg, &id, &tx, &seq); err != nil {
 			return inserted, err
 		}
-		i, ok := index[agg+"\x00"+id]
+		i, ok := index[esAggregateKey{agg, id}]
 		if !ok {
 			return inserted, fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
 		}
