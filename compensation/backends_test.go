@@ -81,7 +81,9 @@ func postgresBackend() backend {
 			mu.Unlock()
 		}
 		ctx := context.Background()
-		db, err := postgres.Open(ctx, s[0], postgres.Options{Schema: s[1]})
+		// Consumers, coalesced appends and the schedulers' concurrent retries
+		// share the pool: more than the default 4 connections.
+		db, err := postgres.Open(ctx, s[0], postgres.Options{Schema: s[1], MaxConns: 16})
 		if err != nil {
 			t.Fatal(err)
 		}

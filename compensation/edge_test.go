@@ -3,12 +3,14 @@ package compensation_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/snapshot"
 )
 
 func TestOddErrorsAreRecordedNotRefused(t *testing.T) {
@@ -73,5 +75,80 @@ func TestDeletedExecutionIsDismissed(t *testing.T) {
 	f.runOnce(f.sched, 0, 0, 0)
 	if _, err := f.svc.ForceRetry(ctx, d.ID.ID); factum.CodeOf(err) != factum.CodeIllegalAccessDeletedAggregate {
 		t.Fatalf("force retry of a dismissed execution: %v", err)
+	}
+}
+
+// gatedSnapshots holds snapshot saves while closed, to make the query
+// store lag behind the log.
+type gatedSnapshots struct {
+	*snapshot.Memory
+	mu   sync.Mutex
+	open chan struct{}
+}
+
+func newGatedSnapshots() *gatedSnapshots {
+	g := &gatedSnapshots{Memory: snapshot.NewMemory(), open: make(chan struct{})}
+	close(g.open)
+	return g
+}
+
+func (g *gatedSnapshots) Save(ctx context.Context, s snapshot.Snapshot) (bool, error) {
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	select {
+	case <-open:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	return g.Memory.Save(ctx, s)
+}
+
+func (g *gatedSnapshots) hold() {
+	g.mu.Lock()
+	g.open = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gatedSnapshots) release() {
+	g.mu.Lock()
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+	g.mu.Unlock()
+}
+
+func TestSchedulerPassesOverSnapshotsItIsAheadOf(t *testing.T) {
+	proj := newTotals()
+	proj.setFail(failCalls(2))
+	snaps := newGatedSnapshots()
+	f := newFixture(t, memoryBackend().open(t), options{totals: proj, snaps: snaps})
+	t.Cleanup(snaps.release) // before the runtime's shutdown drains the snapshotter
+	ev := f.place("o-1", 1)
+	f.execution(ev, nil)
+
+	snaps.hold()
+	f.clock.Advance(compensation.DefaultMinBackoff)
+	f.runOnce(f.sched, 1, 0, 1) // the retry fails: version 3, the snapshot stays at 1
+	// The snapshot still says due; the scheduler knows better and sends
+	// nothing.
+	rep := f.runOnce(f.sched, 1, 0, 0)
+	if rep.Stale != 1 || len(rep.Attempts) != 0 {
+		t.Fatalf("pass over a lagging snapshot: %+v", rep)
+	}
+	// Another scheduler, without that knowledge, is refused by the store.
+	other := f.comp.NewScheduler(compensation.SchedulerConfig{})
+	if rep := f.runOnce(other, 1, 0, 0); rep.Skipped != 1 || !errors.Is(rep.Attempts[0].Error, factum.ErrCommandExpectVersionConflict) {
+		t.Fatalf("a scheduler that saw nothing: %+v", rep)
+	}
+	snaps.release()
+	f.execution(ev, func(d compensation.Detail) bool { return d.Version == 3 })
+	f.runOnce(f.sched, 0, 0, 0)
+	f.clock.Advance(2 * compensation.DefaultMinBackoff)
+	f.runOnce(f.sched, 1, 1, 0)
+	if st := f.sched.Stats(); st.Stale != 1 || st.Prepared != 2 || st.Skipped != 0 {
+		t.Fatalf("stats %+v", st)
 	}
 }

@@ -153,7 +153,7 @@ func (c *clock) Advance(d time.Duration) {
 type options struct {
 	clock       *clock
 	totals      *totals
-	snaps       *snapshot.Memory
+	snaps       snapshot.QueryStore
 	checkpoints event.CheckpointStore
 	config      compensation.Config
 	// wrap wraps the compensation's recorder as the runtime sees it.
@@ -171,7 +171,7 @@ type fixture struct {
 	sched  *compensation.Scheduler
 	clock  *clock
 	totals *totals
-	snaps  *snapshot.Memory
+	snaps  snapshot.QueryStore
 	store  eventstore.Store
 }
 

@@ -39,6 +39,11 @@ type Attempt struct {
 	Error *factum.Error
 	// Duration is how long the function ran.
 	Duration time.Duration
+	// Version is the latest version of the execution the retry learned
+	// of: the one its outcome was recorded at, or its prepare's, or, when
+	// another scheduler won, the one after the version it tried to
+	// prepare (the least it can now be); 0 when it learned nothing.
+	Version int
 }
 
 // applyTimeout bounds recording a retry's outcome, which happens even when
@@ -63,15 +68,19 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 	cmd := factum.NewCommand(it.ID, body).WithExpectedVersion(it.Version).WithOwner(OperatorFrom(ctx))
 	res, err := b.gateway.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed))
 	if err != nil {
-		return Attempt{ID: it.ID, Outcome: OutcomeSkipped, Error: factum.AsError(err)}, err
+		a := Attempt{ID: it.ID, Outcome: OutcomeSkipped, Error: factum.AsError(err)}
+		if errors.Is(err, factum.ErrCommandExpectVersionConflict) {
+			a.Version = it.Version + 1
+		}
+		return a, err
 	}
 	if res.Duplicate || res.AggregateVersion != it.Version+1 {
 		err := factum.NewError(factum.CodeCommandExpectVersionConflict,
 			fmt.Sprintf("prepare of version %d answered with version %d", it.Version, res.AggregateVersion))
-		return Attempt{ID: it.ID, Outcome: OutcomeSkipped, Error: err}, err
+		return Attempt{ID: it.ID, Outcome: OutcomeSkipped, Error: err, Version: max(res.AggregateVersion, it.Version+1)}, err
 	}
 	exec := it.Execution
-	attempt := Attempt{ID: it.ID, Attempt: exec.Retries + 1}
+	attempt := Attempt{ID: it.ID, Attempt: exec.Retries + 1, Version: res.AggregateVersion}
 	start := time.Now()
 	// The function must end before the lease does, or another scheduler
 	// could take the execution over while it still runs: its time is
@@ -90,7 +99,8 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 		body = ApplyExecutionFailed{Attempt: attempt.Attempt, Error: ErrorInfoOf(cause(runErr)), Recoverability: c.classify(runErr), At: at}
 	}
 	cmd = factum.NewCommand(it.ID, body).WithOwner(OperatorFrom(ctx))
-	if _, err := b.gateway.SendAndWait(actx, cmd, command.Wait(factum.StageProcessed)); err != nil {
+	res, err = b.gateway.SendAndWait(actx, cmd, command.Wait(factum.StageProcessed))
+	if err != nil {
 		if runErr == nil && errors.Is(err, factum.ErrIllegalState) {
 			// Already SUCCEEDED: an earlier attempt's late success got
 			// there first. The event is handled either way.
@@ -98,6 +108,7 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 		}
 		return attempt, fmt.Errorf("compensation: record outcome %s of retry %d of %s: %w", attempt.Outcome, attempt.Attempt, it.ID, err)
 	}
+	attempt.Version = res.AggregateVersion
 	return attempt, nil
 }
 

@@ -46,11 +46,20 @@ type SchedulerConfig struct {
 // execution timeout, which also bounds the function's run; a retry still
 // PREPARED after it (its scheduler died) is due again. A snapshot that
 // lags the log can only cause such a refusal, never a second holder.
+//
+// Snapshots that lag behind the scheduler's own work would have it send
+// prepares bound to be refused, pass after pass: it remembers the latest
+// version each of its retries learned of, and passes over a due snapshot
+// older than that without a round trip (Report.Stale), until the
+// snapshot catches up.
 type Scheduler struct {
 	c   *Compensation
 	cfg SchedulerConfig
 
-	prepared, succeeded, failed, skipped, errs atomic.Int64
+	prepared, succeeded, failed, skipped, stale, errs atomic.Int64
+
+	mu    sync.Mutex
+	ahead map[string]int // execution ID -> a version the snapshots lag behind
 }
 
 // NewScheduler returns a scheduler of the compensation's executions. It
@@ -69,13 +78,16 @@ func (c *Compensation) NewScheduler(cfg SchedulerConfig) *Scheduler {
 	if cfg.Logger == nil {
 		cfg.Logger = c.log
 	}
-	return &Scheduler{c: c, cfg: cfg}
+	return &Scheduler{c: c, cfg: cfg, ahead: map[string]int{}}
 }
 
 // Report is what one pass did.
 type Report struct {
-	// Due is how many due executions the pass found.
+	// Due is how many due executions the pass found, stale ones included.
 	Due int
+	// Stale counts the due snapshots older than a version this scheduler
+	// already saw: passed over, since a prepare would be refused.
+	Stale int
 	// Attempts lists each execution's retry, in no particular order.
 	Attempts []Attempt
 	// Succeeded, Failed and Skipped count the attempts by outcome.
@@ -96,6 +108,9 @@ type Stats struct {
 	// Skipped counts executions another scheduler took first, or that
 	// were no longer due.
 	Skipped int64
+	// Stale counts due snapshots passed over because they lag behind a
+	// version this scheduler saw.
+	Stale int64
 	// Errors counts the retries that ended in an error.
 	Errors int64
 }
@@ -103,7 +118,7 @@ type Stats struct {
 // Stats returns the running totals.
 func (s *Scheduler) Stats() Stats {
 	return Stats{Prepared: s.prepared.Load(), Succeeded: s.succeeded.Load(), Failed: s.failed.Load(),
-		Skipped: s.skipped.Load(), Errors: s.errs.Load()}
+		Skipped: s.skipped.Load(), Stale: s.stale.Load(), Errors: s.errs.Load()}
 }
 
 // Run runs passes until ctx ends, then returns nil after the pass in hand.
@@ -115,7 +130,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Error("compensation: scheduler pass", "aggregate", s.c.named.String(), "err", err)
 		}
-		if err == nil && rep.Due >= s.cfg.BatchSize && rep.Skipped < rep.Due {
+		if err == nil && len(rep.Attempts) >= s.cfg.BatchSize && rep.Skipped < len(rep.Attempts) {
 			// More may be due. A pass that only skipped (snapshots lag
 			// behind other schedulers' work) waits instead of spinning.
 			continue
@@ -135,8 +150,9 @@ func dueCondition(now time.Time) query.Condition {
 	return query.And(query.True("state.retryable"), query.Lte("state.dueAt", TimeOf(now).Millis()))
 }
 
-// Due returns up to limit executions due now, earliest first, as the
-// scheduler's next pass would see them.
+// Due returns up to limit executions whose snapshots are due now,
+// earliest first: what the next pass starts from (limit 0 means the
+// query guards' default list size).
 func (s *Scheduler) Due(ctx context.Context, limit int) ([]Item, error) {
 	snaps, err := s.c.queries.List(ctx, query.Query{
 		Condition: dueCondition(s.c.now()),
@@ -164,11 +180,15 @@ func (s *Scheduler) RunOnce(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	due, err := s.Due(ctx, s.cfg.BatchSize)
+	due, err := s.Due(ctx, min(s.cfg.BatchSize+s.aheadCount(), query.DefaultMaxListSize))
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Due: len(due), Attempts: make([]Attempt, 0, len(due))}
+	rep := Report{Due: len(due)}
+	due = s.fresh(due)
+	rep.Stale = rep.Due - len(due)
+	s.stale.Add(int64(rep.Stale))
+	rep.Attempts = make([]Attempt, 0, len(due))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.Concurrency)
@@ -192,9 +212,49 @@ func (s *Scheduler) RunOnce(ctx context.Context) (Report, error) {
 	return rep, nil
 }
 
+func (s *Scheduler) aheadCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ahead)
+}
+
+// fresh drops the due executions whose snapshot is older than a version
+// this scheduler saw, and returns at most BatchSize of the rest. It
+// forgets an execution once its snapshot caught up, or once it is no
+// longer due (then its snapshot caught up, or it would still be listed).
+func (s *Scheduler) fresh(due []Item) []Item {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	listed := make(map[string]bool, len(due))
+	out := due[:0]
+	for _, it := range due {
+		listed[it.ID.ID] = true
+		if v, ok := s.ahead[it.ID.ID]; ok {
+			if it.Version < v {
+				continue
+			}
+			delete(s.ahead, it.ID.ID)
+		}
+		if len(out) < s.cfg.BatchSize {
+			out = append(out, it)
+		}
+	}
+	for id := range s.ahead {
+		if !listed[id] {
+			delete(s.ahead, id)
+		}
+	}
+	return out
+}
+
 // count adds one retry to the report and the totals.
 func (s *Scheduler) count(rep *Report, a Attempt, err error) {
 	rep.Attempts = append(rep.Attempts, a)
+	if a.Version > 0 {
+		s.mu.Lock()
+		s.ahead[a.ID.ID] = max(s.ahead[a.ID.ID], a.Version)
+		s.mu.Unlock()
+	}
 	if a.Attempt > 0 {
 		s.prepared.Add(1)
 	}
