@@ -152,3 +152,30 @@ func TestSchedulerPassesOverSnapshotsItIsAheadOf(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+func TestSchedulerRunRetriesUntilStopped(t *testing.T) {
+	proj := newTotals()
+	proj.setFail(failCalls(1))
+	f := newFixture(t, memoryBackend().open(t), options{totals: proj})
+	ev := f.place("o-1", 1)
+	f.execution(ev, nil)
+	f.clock.Advance(compensation.DefaultMinBackoff)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	sched := f.comp.NewScheduler(compensation.SchedulerConfig{Period: 5 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() { done <- sched.Run(ctx) }()
+	f.execution(ev, func(d compensation.Detail) bool { return d.Execution.Status == compensation.StatusSucceeded })
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not stop with its context")
+	}
+	if st := sched.Stats(); st.Succeeded != 1 || st.Prepared != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}

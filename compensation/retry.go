@@ -28,22 +28,22 @@ const (
 // Attempt reports one retry of one execution.
 type Attempt struct {
 	// ID is the execution.
-	ID factum.AggregateID
+	ID factum.AggregateID `json:"id"`
 	// Attempt is the retry number (the execution's Retries once prepared);
 	// 0 when skipped.
-	Attempt int
+	Attempt int `json:"attempt"`
 	// Outcome is how the retry ended.
-	Outcome Outcome
+	Outcome Outcome `json:"outcome"`
 	// Error is the function's failure (OutcomeFailed) or why the retry was
 	// skipped (OutcomeSkipped).
-	Error *factum.Error
-	// Duration is how long the function ran.
-	Duration time.Duration
+	Error *factum.Error `json:"error,omitempty"`
+	// Duration is how long the function ran (in JSON, nanoseconds).
+	Duration time.Duration `json:"durationNs"`
 	// Version is the latest version of the execution the retry learned
 	// of: the one its outcome was recorded at, or its prepare's, or, when
 	// another scheduler won, the one after the version it tried to
 	// prepare (the least it can now be); 0 when it learned nothing.
-	Version int
+	Version int `json:"version,omitempty"`
 }
 
 // applyTimeout bounds recording a retry's outcome, which happens even when
