@@ -114,4 +114,3 @@ func (b *builder) elemMatch(src source, children []query.Condition, where string
 		return b.logical(query.OpAnd, children, &e, where)
 	})
 }
-

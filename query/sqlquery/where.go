@@ -291,4 +291,3 @@ func (b *builder) between(src source, lo, hi any, where string) (string, error) 
 	}
 	return "", bad(where, query.OpBetween, "needs two bounds, both numbers or both strings", []any{lo, hi})
 }
-
