@@ -3,10 +3,11 @@ package command
 import (
 	"context"
 	"errors"
+	"hash/maphash"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/bits-and-blooms/bloom/v3"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
@@ -27,16 +28,30 @@ type CheckerConfig struct {
 
 // RequestChecker is the gateway's request-ID pre-check: an early answer
 // for repeated requests, not the guarantee (the event store's append is).
-// Each aggregate type has a bloom filter of the (aggregate ID, request ID)
+// Each aggregate type has a Bloom filter of the (aggregate ID, request ID)
 // pairs sent recently; a pair the filter has certainly not seen goes on at
 // once, and a "maybe seen" is settled by the event store. Filters rotate:
 // when the current one is full or its window passed it becomes the previous
 // one, which is still consulted, and the one before is cleared.
+//
+// A type's filter is split by key hash into shards, each with its own lock,
+// its own rotating pair and its share of the capacity, at the configured
+// false-positive rate; the filters are cache-blocked (a key's bits share
+// one cache line), so a check reads one or two cache lines.
 type RequestChecker struct {
-	store  eventstore.Store
-	cfg    CheckerConfig
-	mu     sync.RWMutex
-	byType map[factum.NamedAggregate]*rotatingFilter
+	store eventstore.Store
+	cfg   CheckerConfig
+	seed  maphash.Seed
+	// Filter geometry, fixed at construction.
+	shardBits  uint // log2 of the number of shards
+	shardCap   uint
+	bitsPerKey float64
+	k          int
+
+	// byType maps aggregate types to their filters. It is replaced, not
+	// changed, when a type is added, so lookups take no lock.
+	byType atomic.Pointer[map[factum.NamedAggregate]*typeFilter]
+	mu     sync.Mutex // serialises additions to byType
 }
 
 // NewRequestChecker returns a checker that settles "maybe seen" with store.
@@ -55,8 +70,26 @@ func NewRequestChecker(store eventstore.Store, cfg CheckerConfig) (*RequestCheck
 	if cfg.Window <= 0 {
 		cfg.Window = time.Hour
 	}
-	return &RequestChecker{store: store, cfg: cfg, byType: make(map[factum.NamedAggregate]*rotatingFilter)}, nil
+	c := &RequestChecker{store: store, cfg: cfg, seed: maphash.MakeSeed()}
+	// Shards hold at least minShardCap entries each, so that small
+	// capacities are not cut into filters of a few keys.
+	for c.shardBits < maxShardBits && cfg.Capacity>>(c.shardBits+1) >= minShardCap {
+		c.shardBits++
+	}
+	c.shardCap = (cfg.Capacity + 1<<c.shardBits - 1) >> c.shardBits
+	c.bitsPerKey, c.k = blockedParams(cfg.FalsePositiveRate)
+	empty := map[factum.NamedAggregate]*typeFilter{}
+	c.byType.Store(&empty)
+	return c, nil
 }
+
+const (
+	maxShardBits = 4 // 16 shards
+	minShardCap  = 4096
+	// windowCheck is how many entries a shard takes between looks at the
+	// clock for its window: reading the clock costs more than the check.
+	windowCheck = 64
+)
 
 // Check reports whether the request was already appended for the
 // aggregate, and if so returns its stream. It records the request as seen
@@ -65,7 +98,17 @@ func NewRequestChecker(store eventstore.Store, cfg CheckerConfig) (*RequestCheck
 // error is returned as is: the request must then be refused, not let
 // through unchecked.
 func (c *RequestChecker) Check(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, bool, error) {
-	if !c.filter(id.NamedAggregate).testAndAdd(id.ID, requestID, c.cfg) {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(id.ID)
+	h.WriteByte(0)
+	h.WriteString(requestID)
+	sum := h.Sum64()
+	tf := c.filter(id.NamedAggregate)
+	// The top bits pick the shard; the filters mix the whole hash again
+	// for the block and the bits.
+	sh := &tf.shards[sum>>(64-c.shardBits)&(1<<c.shardBits-1)]
+	if !sh.testAndAdd(sum, c) {
 		return factum.EventStream{}, false, nil
 	}
 	s, err := c.store.Lookup(ctx, id, requestID)
@@ -78,59 +121,66 @@ func (c *RequestChecker) Check(ctx context.Context, id factum.AggregateID, reque
 	return factum.EventStream{}, false, err
 }
 
-func (c *RequestChecker) filter(n factum.NamedAggregate) *rotatingFilter {
-	c.mu.RLock()
-	f := c.byType[n]
-	c.mu.RUnlock()
-	if f != nil {
+func (c *RequestChecker) filter(n factum.NamedAggregate) *typeFilter {
+	if f := (*c.byType.Load())[n]; f != nil {
 		return f
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f = c.byType[n]; f == nil {
-		f = &rotatingFilter{}
-		c.byType[n] = f
+	old := *c.byType.Load()
+	if f := old[n]; f != nil {
+		return f
 	}
+	f := &typeFilter{shards: make([]rotatingFilter, 1<<c.shardBits)}
+	next := make(map[factum.NamedAggregate]*typeFilter, len(old)+1)
+	maps.Copy(next, old)
+	next[n] = f
+	c.byType.Store(&next)
 	return f
 }
 
-// rotatingFilter is a pair of bloom filters: entries go into cur; lookups
+// typeFilter is one aggregate type's filter, in shards.
+type typeFilter struct {
+	shards []rotatingFilter
+}
+
+// rotatingFilter is a pair of Bloom filters: entries go into cur; lookups
 // consult cur and prev.
 type rotatingFilter struct {
 	mu    sync.Mutex
-	cur   *bloom.BloomFilter
-	prev  *bloom.BloomFilter
+	cur   *blockedBloom
+	prev  *blockedBloom
 	n     uint
 	since time.Time
-	key   []byte // scratch buffer, guarded by mu
+	_     [40]byte // keep neighbouring shards' locks off one cache line
 }
 
-// testAndAdd records (aggregateID, requestID) and reports whether it may
-// have been recorded before. Test and add happen under one lock: that is
-// what makes the check atomic (a lock-free test followed by an add lets
+// testAndAdd records the key with hash h and reports whether it may have
+// been recorded before. Test and add happen under one lock: that is what
+// makes the check atomic (a lock-free test followed by an add lets
 // concurrent duplicates through).
-func (f *rotatingFilter) testAndAdd(aggregateID, requestID string, cfg CheckerConfig) bool {
+func (f *rotatingFilter) testAndAdd(h uint64, c *RequestChecker) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cur == nil {
-		f.cur = bloom.NewWithEstimates(cfg.Capacity, cfg.FalsePositiveRate)
+		f.cur = newBlockedBloom(c.shardCap, c.bitsPerKey, c.k)
 		f.since = time.Now()
-	} else if f.n >= cfg.Capacity || f.n%1024 == 0 && time.Since(f.since) >= cfg.Window {
+	} else if f.n >= c.shardCap || f.n%windowCheck == 0 && time.Since(f.since) >= c.cfg.Window {
 		if f.prev == nil {
-			f.prev = bloom.NewWithEstimates(cfg.Capacity, cfg.FalsePositiveRate)
+			f.prev = newBlockedBloom(c.shardCap, c.bitsPerKey, c.k)
 		} else {
-			f.prev.ClearAll()
+			f.prev.clear()
 		}
 		f.cur, f.prev = f.prev, f.cur
 		f.n = 0
 		f.since = time.Now()
 	}
-	f.key = append(append(append(f.key[:0], aggregateID...), 0), requestID...)
-	seen := f.cur.TestAndAdd(f.key)
+	p := f.cur.probe(h) // both filters share the geometry
+	seen := f.cur.testAndAdd(p)
 	if !seen {
 		f.n++
 		if f.prev != nil {
-			seen = f.prev.Test(f.key)
+			seen = f.prev.test(p)
 		}
 	}
 	return seen
