@@ -1,0 +1,138 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+)
+
+//go:embed migrations/checkpoint/*.sql
+var checkpointMigrations embed.FS
+
+// CheckpointStore is the SQLite event.CheckpointStore of the consumer groups
+// reading one bounded context's log. Positions live in the table
+// factum_<context>_checkpoints, one row per group keyed by the group's
+// factum.Function (context, processor, name).
+//
+// A save is one upsert, INSERT … ON CONFLICT DO UPDATE … WHERE the stored
+// (tx, seq) is below the new one, so the database itself keeps a
+// checkpoint from moving backwards, whatever the order concurrent saves
+// reach it in. Saves run on the database's single write connection, and
+// concurrent ones are committed together in one transaction (each still
+// its own statement, as if run one after another), so that they share one
+// fsync.
+//
+// Cancellation: a save whose context ends before its transaction starts is
+// never written; once it has started, the call waits for the outcome, so
+// an error always means "not written".
+//
+// A CheckpointStore is safe for concurrent use.
+type CheckpointStore struct {
+	db      *DB
+	context string
+	upsert  string
+	load    string
+	now     func() time.Time
+	batcher prepareBatcher
+}
+
+var _ event.CheckpointStore = (*CheckpointStore)(nil)
+
+// NewCheckpointStore returns the checkpoint store of the consumers of
+// boundedContext's log in db, applying its schema migrations (component
+// "checkpoint:<context>", table factum_<context>_checkpoints) if they are
+// not applied yet.
+func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
+	if db == nil {
+		return nil, factum.IllegalArgument("sqlite: nil DB")
+	}
+	if err := factum.ValidateName("context", boundedContext); err != nil {
+		return nil, err
+	}
+	prefix := "factum_" + boundedContext + "_"
+	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
+		return nil, err
+	}
+	table := `"` + prefix + `checkpoints"`
+	return &CheckpointStore{
+		db:      db,
+		context: boundedContext,
+		upsert: `INSERT INTO ` + table + ` (context, processor, name, tx, seq, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+			ON CONFLICT (context, processor, name) DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = excluded.updated_at
+			WHERE (` + table + `.tx, ` + table + `.seq) < (excluded.tx, excluded.seq)`,
+		load:    `SELECT tx, seq FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`,
+		now:     time.Now,
+		batcher: prepareBatcher{db: db},
+	}, nil
+}
+
+// Context returns the bounded context whose consumers the store serves.
+func (s *CheckpointStore) Context() string { return s.context }
+
+// Checkpoint implements event.CheckpointStore: the group's saved position,
+// or the zero Position when none was saved.
+func (s *CheckpointStore) Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error) {
+	if err := validGroup(group); err != nil {
+		return factum.Position{}, err
+	}
+	var tx, seq int64
+	err := s.db.Reader().QueryRowContext(ctx, s.load, group.Context, group.Processor, group.Name).Scan(&tx, &seq)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return factum.Position{}, nil
+	case err != nil:
+		return factum.Position{}, fmt.Errorf("sqlite: checkpoint of %s: %w", group, err)
+	}
+	return factum.Position{Tx: uint64(tx), Seq: uint64(seq)}, nil
+}
+
+// SaveCheckpoint implements event.CheckpointStore: it records pos unless
+// the group's saved position is at or after it.
+func (s *CheckpointStore) SaveCheckpoint(ctx context.Context, group factum.Function, pos factum.Position) error {
+	if err := validGroup(group); err != nil {
+		return err
+	}
+	if err := validPosition(pos); err != nil {
+		return err
+	}
+	now := s.now().UnixMilli()
+	err := s.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, s.upsert, group.Context, group.Processor, group.Name, int64(pos.Tx), int64(pos.Seq), now)
+		return err
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite: save checkpoint of %s at %s: %w", group, pos, err)
+	}
+	return nil
+}
+
+// validGroup accepts the Function of an event function or, with an empty
+// name, of a processor: consumer groups are named either way.
+func validGroup(group factum.Function) error {
+	if err := factum.ValidateName("group context", group.Context); err != nil {
+		return err
+	}
+	if err := factum.ValidateName("group processor", group.Processor); err != nil {
+		return err
+	}
+	if group.Name != "" {
+		return factum.ValidateName("group function", group.Name)
+	}
+	return nil
+}
+
+// validPosition refuses positions SQLite's signed 64-bit integers cannot
+// hold; no log hands them out.
+func validPosition(pos factum.Position) error {
+	if pos.Tx > math.MaxInt64 || pos.Seq > math.MaxInt64 {
+		return factum.IllegalArgument(fmt.Sprintf("checkpoint position %s is beyond the 63-bit range a log hands out", pos))
+	}
+	return nil
+}
