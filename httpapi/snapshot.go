@@ -26,6 +26,23 @@ func (h *Handler) getSnapshot(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s)
 }
 
+// putSnapshot serves PUT /{aggregate}/{id}/snapshot: the snapshot is
+// regenerated from the aggregate's whole history and saved (repairing a
+// stored one of the same version), and the stored snapshot is returned.
+func (h *Handler) putSnapshot(w http.ResponseWriter, r *http.Request) {
+	_, id, err := h.aggregateID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s, err := h.rt.RegenerateSnapshot(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s)
+}
+
 // snapshotQuery serves POST /{aggregate}/snapshot/{kind}[/state], kind one
 // of single, list, paged, count. The body is the JSON form of the query
 // (package query): a Query for single and list, a PagedQuery for paged, a
@@ -118,6 +135,7 @@ func (h *Handler) snapshotRoutes(in *http.ServeMux) error {
 		return nil
 	}
 	in.HandleFunc("GET /{aggregate}/{id}/snapshot", h.getSnapshot)
+	in.HandleFunc("PUT /{aggregate}/{id}/snapshot", h.putSnapshot)
 	querier, ok := h.cfg.SnapshotStore.(snapshot.Querier)
 	if !ok {
 		return nil

@@ -110,3 +110,16 @@ func TestSnapshotRoutes(t *testing.T) {
 		})
 	}
 }
+
+func TestRegenerateSnapshotRoute(t *testing.T) {
+	f := snapshotFixture(t)
+	r := f.do(t, "PUT", "/cart/c3/snapshot", "")
+	wantOK(t, r)
+	var s snapshot.Snapshot
+	if err := json.Unmarshal(r.body, &s); err != nil || s.Version != 1 || !strings.Contains(string(s.State), `"sku-3":9`) {
+		t.Fatalf("regenerated snapshot %s, %v", r.body, err)
+	}
+	wantOK(t, f.do(t, "PUT", "/tenant/acme/cart/a1/snapshot", ""))
+	wantError(t, f.do(t, "PUT", "/tenant/acme/cart/c3/snapshot", ""), http.StatusForbidden, factum.CodeTenantMismatch)
+	wantError(t, f.do(t, "PUT", "/cart/none/snapshot", ""), http.StatusNotFound, factum.CodeNotFound)
+}

@@ -20,6 +20,7 @@ func (r *Runtime) buildConsumers(cfg Config) error {
 			strategy = snapshot.All()
 		}
 		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now}
+		r.snapshotter = sn
 		sp, err := sn.processors(r.registry)
 		if err != nil {
 			return err

@@ -87,15 +87,16 @@ type Config struct {
 // dispatcher (the in-process bus) and a processor per aggregate type, over
 // one event store and one codec registry.
 type Runtime struct {
-	store      eventstore.Store
-	codec      *codec.Registry
-	registry   *aggregate.Registry
-	waiters    *command.Waiters
-	dispatcher *command.Dispatcher
-	gateway    *command.Gateway
-	functions  *event.Registry
-	consumers  []*event.Consumer
-	group      consumerGroup
+	store       eventstore.Store
+	codec       *codec.Registry
+	registry    *aggregate.Registry
+	waiters     *command.Waiters
+	dispatcher  *command.Dispatcher
+	gateway     *command.Gateway
+	functions   *event.Registry
+	consumers   []*event.Consumer
+	snapshotter *snapshotter
+	group       consumerGroup
 
 	mu      sync.Mutex
 	started bool

@@ -66,6 +66,9 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factu
 	if prev.Version >= s.Version {
 		return nil // already there: a redelivery, or a repair saved it
 	}
+	if !sn.strategy.ShouldSave(prev.Version, s.Version) {
+		return nil // skipped: nothing to fold until the strategy saves
+	}
 	streams := []factum.EventStream{*s}
 	if prev.Version != s.Version-1 {
 		// The strategy skipped versions, or this is the first snapshot
@@ -77,24 +80,32 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factu
 			return factum.IllegalState(fmt.Sprintf("snapshot of %s: history does not reach version %d", s.AggregateID, s.Version))
 		}
 	}
-	from := aggregate.StoredState{ID: s.AggregateID}
+	snap, err := sn.build(typ, prev, streams)
+	if err != nil {
+		return err
+	}
+	_, err = sn.store.Save(ctx, snap)
+	return err
+}
+
+// build folds streams, which continue prev (the zero Snapshot for none),
+// into the next snapshot.
+func (sn *snapshotter) build(typ aggregate.Type, prev snapshot.Snapshot, streams []factum.EventStream) (snapshot.Snapshot, error) {
+	from := aggregate.StoredState{ID: streams[0].AggregateID}
 	if prev.Version > 0 {
 		from = aggregate.StoredState{ID: prev.AggregateID, Version: prev.Version, OwnerID: prev.OwnerID,
 			Deleted: prev.Deleted, EventTime: prev.EventTime, State: prev.State}
 	}
 	next, err := typ.Fold(sn.codec, from, streams)
 	if err != nil {
-		return err
-	}
-	if !sn.strategy.ShouldSave(prev.Version, next.Version) {
-		return nil
+		return snapshot.Snapshot{}, err
 	}
 	first := prev
 	if prev.Version == 0 {
 		first = snapshot.Snapshot{FirstOperator: streams[0].OwnerID, FirstEventTime: streams[0].CreateTime}
 	}
 	last := &streams[len(streams)-1]
-	_, err = sn.store.Save(ctx, snapshot.Snapshot{
+	return snapshot.Snapshot{
 		AggregateID:    next.ID,
 		OwnerID:        next.OwnerID,
 		Version:        next.Version,
@@ -106,8 +117,48 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factu
 		SnapshotTime:   sn.now(),
 		Deleted:        next.Deleted,
 		State:          next.State,
-	})
-	return err
+	}, nil
+}
+
+// regenerate rebuilds the aggregate's snapshot from its whole history and
+// saves it whatever the strategy; an equal version repairs the stored one.
+func (sn *snapshotter) regenerate(ctx context.Context, typ aggregate.Type, id factum.AggregateID) (snapshot.Snapshot, error) {
+	streams, err := sn.events.Load(ctx, id, 1, eventstore.MaxVersion)
+	if err != nil {
+		return snapshot.Snapshot{}, err
+	}
+	if len(streams) == 0 {
+		return snapshot.Snapshot{}, factum.NotFound(fmt.Sprintf("aggregate %s not found", id)).With(id, 0, "", "")
+	}
+	if streams[0].AggregateID.TenantOrDefault() != id.TenantOrDefault() {
+		return snapshot.Snapshot{}, factum.NewError(factum.CodeTenantMismatch,
+			fmt.Sprintf("aggregate does not belong to tenant %q", id.TenantOrDefault())).With(id, 0, "", "")
+	}
+	snap, err := sn.build(typ, snapshot.Snapshot{}, streams)
+	if err != nil {
+		return snapshot.Snapshot{}, err
+	}
+	if _, err := sn.store.Save(ctx, snap); err != nil {
+		return snapshot.Snapshot{}, err
+	}
+	return sn.store.Load(ctx, id)
+}
+
+// RegenerateSnapshot rebuilds the aggregate's snapshot from its whole
+// history and saves it, whatever the strategy: the operator's repair for a
+// snapshot that is missing, stale or damaged (a save at an equal version
+// replaces the stored one). It returns the snapshot as stored, which is a
+// newer one if the snapshotter saved a later version meanwhile. Without a
+// snapshot store it is an IllegalState error.
+func (r *Runtime) RegenerateSnapshot(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
+	if r.snapshotter == nil {
+		return snapshot.Snapshot{}, factum.IllegalState("runtime: no snapshot store configured")
+	}
+	typ, ok := r.registry.Lookup(id.NamedAggregate)
+	if !ok {
+		return snapshot.Snapshot{}, factum.NotFound(fmt.Sprintf("no aggregate type %s", id.NamedAggregate))
+	}
+	return r.snapshotter.regenerate(ctx, typ, id)
 }
 
 // snapshotSource lets processors start from the latest snapshot.

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -111,4 +112,38 @@ func (s *loadSpy) Load(ctx context.Context, id factum.AggregateID, from, to int)
 		s.mu.Unlock()
 	}
 	return s.Store.Load(ctx, id, from, to)
+}
+
+func TestRegenerateSnapshot(t *testing.T) {
+	snaps := snapshot.NewMemory()
+	store := eventstore.NewMemory()
+	rt, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(10)}, nil)
+	ctx := context.Background()
+	id := counters.WithID("regen").WithTenant("acme")
+	for range 4 {
+		if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 2}), command.Wait(factum.StageSnapshot)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := snaps.Load(ctx, id); !errors.Is(err, factum.ErrNotFound) {
+		t.Fatalf("the offset strategy saved early: %v", err)
+	}
+	got, err := rt.RegenerateSnapshot(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Counter
+	if err := json.Unmarshal(got.State, &c); err != nil || got.Version != 4 || c.Total != 8 {
+		t.Fatalf("regenerated snapshot v%d %s, %v", got.Version, got.State, err)
+	}
+	if _, err := rt.RegenerateSnapshot(ctx, id.WithTenant("other")); !errors.Is(err, factum.ErrTenantMismatch) {
+		t.Fatalf("regenerate in another tenant: %v", err)
+	}
+	if _, err := rt.RegenerateSnapshot(ctx, counters.WithID("missing")); !errors.Is(err, factum.ErrNotFound) {
+		t.Fatalf("regenerate of a missing aggregate: %v", err)
+	}
+	rt2, _ := newRuntime(t, runtime.Config{Store: store}, nil)
+	if _, err := rt2.RegenerateSnapshot(ctx, id); !errors.Is(err, factum.ErrIllegalState) {
+		t.Fatalf("regenerate without a snapshot store: %v", err)
+	}
 }
