@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -55,8 +54,10 @@ type Config struct {
 type Consumer struct {
 	proc      *Processor
 	cfg       Config
-	drainOnce sync.Once
-	drain     chan struct{} // closed by Drain
+	// drain ends when Drain is called; it also wakes a consumer waiting
+	// for appends, so a drain never waits out the poll interval.
+	drain     context.Context
+	drainDone context.CancelFunc
 }
 
 // NewConsumer returns a consumer of p. It is an IllegalArgument error to
@@ -86,13 +87,14 @@ func NewConsumer(p *Processor, cfg Config) (*Consumer, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Consumer{proc: p, cfg: cfg, drain: make(chan struct{})}, nil
+	drain, done := context.WithCancel(context.Background())
+	return &Consumer{proc: p, cfg: cfg, drain: drain, drainDone: done}, nil
 }
 
 // Drain asks Run to return nil as soon as it has handled every stream in
 // the log, instead of waiting for more. A runtime's shutdown uses it to
 // finish the work already appended before it stops.
-func (c *Consumer) Drain() { c.drainOnce.Do(func() { close(c.drain) }) }
+func (c *Consumer) Drain() { c.drainDone() }
 
 // Processor returns the processor the consumer runs.
 func (c *Consumer) Processor() *Processor { return c.proc }
@@ -139,13 +141,13 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 		if len(batch) == 0 {
 			save()
-			select {
-			case <-c.drain:
+			if c.drain.Err() != nil {
 				return nil
-			default:
 			}
 			wctx, cancel := context.WithTimeout(ctx, c.cfg.PollInterval)
+			stop := context.AfterFunc(c.drain, cancel)
 			_ = c.cfg.Log.WaitLog(wctx, pos)
+			stop()
 			cancel()
 			continue
 		}

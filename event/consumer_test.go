@@ -394,3 +394,22 @@ func TestDrainReturnsOnceCaughtUp(t *testing.T) {
 		t.Fatalf("drained after %d streams, want 100", len(seen))
 	}
 }
+
+func TestDrainWakesAWaitingConsumer(t *testing.T) {
+	st := eventstore.NewMemory()
+	p := event.MustProcessor("shop", "idle", factum.StageProjected,
+		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { return nil }))
+	c, _ := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(), PollInterval: time.Hour})
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	time.Sleep(20 * time.Millisecond) // let it park in WaitLog
+	c.Drain()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Drain did not wake a consumer waiting for appends")
+	}
+}
