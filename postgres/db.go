@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -18,9 +19,16 @@ type Options struct {
 	// ConnectTimeout bounds start-up when the server does not answer
 	// (default 10 s).
 	ConnectTimeout time.Duration
-	// MaxConns bounds the pool (default pgxpool's: max(4, GOMAXPROCS)).
+	// MaxConns bounds the pool (default DefaultMaxConns). The event store's
+	// coalesced appends, its log readers, every consumer group and the
+	// compensation scheduler share the pool; pgxpool's own default of
+	// max(4, CPUs) starves them on small machines.
 	MaxConns int32
 }
+
+// DefaultMaxConns is the pool size Open uses when neither Options.MaxConns
+// nor the URL's pool_max_conns parameter sets one.
+const DefaultMaxConns = 16
 
 // DB is a connection pool shared by factum's PostgreSQL components. It is
 // safe for concurrent use.
@@ -43,8 +51,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.ConnectTimeout {
 		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	}
-	if opts.MaxConns > 0 {
+	switch {
+	case opts.MaxConns > 0:
 		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if opts.Schema != "" {
 		if err := factum.ValidateName("schema", opts.Schema); err != nil {
