@@ -12,6 +12,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
@@ -44,6 +45,12 @@ type Config struct {
 	// QueryPlanner plans snapshot queries: its Limits are the query guards
 	// (zero fields take package query's defaults).
 	QueryPlanner query.Planner
+	// Compensation, if set, serves the operator routes under
+	// /compensation/ (executions of failed event functions: list, show,
+	// force retry, retry spec, recoverability, function, counts), scoped
+	// to the request's tenant; "compensation" then cannot be an aggregate
+	// name in URLs.
+	Compensation *compensation.Service
 	// CommandMiddleware, if set, wraps every route that sends a command
 	// (POST commands, DELETE, PUT …/recover): the hook for the
 	// Idempotency-Key middleware of package idempotency.
@@ -80,7 +87,7 @@ type Handler struct {
 	queries  map[factum.NamedAggregate]*snapshot.QueryService
 
 	outer *http.ServeMux
-	inner *http.ServeMux
+	inner http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
@@ -179,13 +186,23 @@ func (h *Handler) routes() error {
 	}
 	in.HandleFunc("/", h.notFound)
 	h.inner = in
+	if h.cfg.Compensation != nil {
+		comp := h.compensationRoutes()
+		h.inner = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/"+compensationSegment || strings.HasPrefix(r.URL.Path, "/"+compensationSegment+"/") {
+				comp.ServeHTTP(w, r)
+				return
+			}
+			in.ServeHTTP(w, r)
+		})
+	}
 
 	out := http.NewServeMux()
 	out.HandleFunc("GET /openapi.json", h.getOpenAPI)
 	out.HandleFunc("GET /healthz", h.healthz)
 	out.HandleFunc("GET /readyz", h.readyz)
 	out.HandleFunc("/"+tenantSegment+"/{tenant}/", h.tenantScoped)
-	out.Handle("/", in)
+	out.Handle("/", h.inner)
 	h.outer = out
 	return nil
 }

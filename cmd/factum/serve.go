@@ -13,6 +13,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/runtime"
@@ -83,8 +84,12 @@ type server struct {
 	store    *openedStore
 	http     *http.Server
 	draining atomic.Bool
-	stopped  atomic.Bool
-	failed   chan error
+	// stopScheduler ends the compensation scheduler; schedulerDone closes
+	// when its pass in hand has finished.
+	stopScheduler func()
+	schedulerDone chan struct{}
+	stopped       atomic.Bool
+	failed        chan error
 }
 
 // startServer opens the store, starts the runtime and serves the HTTP API.
@@ -106,11 +111,20 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	// Failed event functions are recorded as executions in the same store
+	// and retried by the scheduler; operators act on them over HTTP.
+	comp, err := compensation.New(compensation.Config{Context: boundedContext, Snapshots: snapshots})
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
 	rt, err := runtime.New(runtime.Config{
 		Store: st.store, Codec: reg, SnapshotStore: snapshots,
-		Processors: procs, Sagas: ex.sagas,
-	}, ex.aggregates...)
+		Processors: procs, Sagas: ex.sagas, Failures: comp,
+	}, append(ex.aggregates, comp.Type())...)
 	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	if err := comp.Bind(rt); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	// Commands sent with an Idempotency-Key header are answered once and
@@ -125,6 +139,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		Runtime:           rt,
 		SnapshotStore:     snapshots,
 		CommandMiddleware: idem.Wrap,
+		Compensation:      comp.Service(),
 		Title:             "factum example service",
 		Ready: func(context.Context) error {
 			if s.draining.Load() {
@@ -143,6 +158,13 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, errors.Join(err, ln.Close(), st.close())
 	}
+	schedCtx, stopScheduler := context.WithCancel(context.WithoutCancel(ctx))
+	s.schedulerDone = make(chan struct{})
+	s.stopScheduler = stopScheduler
+	go func() {
+		defer close(s.schedulerDone)
+		_ = comp.NewScheduler(compensation.SchedulerConfig{}).Run(schedCtx)
+	}()
 	s.URL = "http://" + ln.Addr().String()
 	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -161,6 +183,8 @@ func (s *server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	defer s.stopped.Store(true)
 	errHTTP := s.http.Shutdown(ctx)
+	s.stopScheduler()
+	<-s.schedulerDone
 	errRT := s.rt.Shutdown(ctx)
 	return errors.Join(errHTTP, errRT, s.store.close())
 }

@@ -1,0 +1,277 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/query"
+)
+
+// compensationSegment is the first path segment of the compensation
+// routes; like "tenant", it cannot be an aggregate name in URLs.
+const compensationSegment = "compensation"
+
+// compensationRoutes returns the mux of the operator routes over failed
+// event-function executions, each scoped to the request's tenant.
+func (h *Handler) compensationRoutes() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /compensation/executions", h.listExecutions)
+	m.HandleFunc("GET /compensation/executions/{id}", h.getExecution)
+	m.HandleFunc("POST /compensation/executions/{id}/retry", h.retryExecution)
+	m.HandleFunc("PUT /compensation/executions/{id}/retry-spec", h.putRetrySpec)
+	m.HandleFunc("PUT /compensation/executions/{id}/recoverable", h.putRecoverable)
+	m.HandleFunc("PUT /compensation/executions/{id}/function", h.putFunction)
+	m.HandleFunc("GET /compensation/counts", h.getCounts)
+	m.HandleFunc("/", h.notFound)
+	return m
+}
+
+// compensation returns the service scoped to the request's tenant.
+func (h *Handler) compensation(r *http.Request) (*compensation.Service, error) {
+	return h.cfg.Compensation.ForTenant(tenantOf(r))
+}
+
+// listExecutions serves GET /compensation/executions: a page of executions
+// filtered by the query parameters status, recoverable (comma lists),
+// context, processor, function, aggregate, aggregateId, eventId,
+// needsOperator, page (from 1) and size.
+func (h *Handler) listExecutions(w http.ResponseWriter, r *http.Request) {
+	svc, err := h.compensation(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	f, page, err := executionFilter(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res, err := svc.Paged(r.Context(), f, page)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func executionFilter(r *http.Request) (compensation.Filter, query.Pagination, error) {
+	q := r.URL.Query()
+	var f compensation.Filter
+	for _, s := range splitList(q.Get("status")) {
+		f.Status = append(f.Status, compensation.Status(strings.ToUpper(s)))
+	}
+	for _, s := range splitList(q.Get("recoverable")) {
+		rec, err := compensation.ParseRecoverability(s)
+		if err != nil {
+			return f, query.Pagination{}, err
+		}
+		f.Recoverability = append(f.Recoverability, rec)
+	}
+	f.Function = factum.Function{Context: q.Get("context"), Processor: q.Get("processor"), Name: q.Get("function")}
+	if a := q.Get("aggregate"); a != "" {
+		ctxName, name, ok := strings.Cut(a, ".")
+		if !ok {
+			ctxName, name = "", a
+		}
+		f.Aggregate = factum.NamedAggregate{Context: ctxName, Aggregate: name}
+	}
+	f.AggregateID, f.EventID = q.Get("aggregateId"), q.Get("eventId")
+	if v := q.Get("needsOperator"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return f, query.Pagination{}, factum.IllegalArgument(fmt.Sprintf("needsOperator %q: want true or false", v))
+		}
+		f.NeedsOperator = b
+	}
+	page := query.Pagination{Index: 1, Size: 20}
+	for _, p := range []struct {
+		name string
+		into *int
+	}{{"page", &page.Index}, {"size", &page.Size}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return f, page, factum.IllegalArgument(fmt.Sprintf("%s %q: want a positive number", p.name, v))
+			}
+			*p.into = n
+		}
+	}
+	return f, page, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// getExecution serves GET /compensation/executions/{id}: the execution
+// with its history.
+func (h *Handler) getExecution(w http.ResponseWriter, r *http.Request) {
+	svc, err := h.compensation(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	d, err := svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// retryExecution serves POST /compensation/executions/{id}/retry: the
+// operator's force retry, run now, whatever the retry limit; it answers the
+// attempt.
+func (h *Handler) retryExecution(w http.ResponseWriter, r *http.Request) {
+	svc, err := h.compensation(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	a, err := svc.ForceRetry(operatorContext(r), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// retrySpecBody is the JSON form of a retry spec, with durations as Go
+// duration strings ("3m", "120s").
+type retrySpecBody struct {
+	MaxRetries       int    `json:"maxRetries"`
+	MinBackoff       string `json:"minBackoff"`
+	ExecutionTimeout string `json:"executionTimeout"`
+}
+
+// putRetrySpec serves PUT /compensation/executions/{id}/retry-spec.
+func (h *Handler) putRetrySpec(w http.ResponseWriter, r *http.Request) {
+	svc, err := h.compensation(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var b retrySpecBody
+	if err := h.decodeBody(w, r, &b); err != nil {
+		writeError(w, err)
+		return
+	}
+	spec := compensation.RetrySpec{MaxRetries: b.MaxRetries}
+	for _, d := range []struct {
+		name, v string
+		into    *time.Duration
+	}{{"minBackoff", b.MinBackoff, &spec.MinBackoff}, {"executionTimeout", b.ExecutionTimeout, &spec.ExecutionTimeout}} {
+		if d.v == "" {
+			continue
+		}
+		if *d.into, err = time.ParseDuration(d.v); err != nil {
+			writeError(w, factum.IllegalArgument(fmt.Sprintf("%s %q: want a duration such as 3m", d.name, d.v)))
+			return
+		}
+	}
+	if err := svc.ApplyRetrySpec(operatorContext(r), r.PathValue("id"), spec); err != nil {
+		writeError(w, err)
+		return
+	}
+	h.getExecution(w, r)
+}
+
+// putRecoverable serves PUT /compensation/executions/{id}/recoverable with
+// a body {"recoverable": "RECOVERABLE" | "UNRECOVERABLE" | "UNKNOWN"}.
+func (h *Handler) putRecoverable(w http.ResponseWriter, r *http.Request) {
+	svc, err := h.compensation(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var b struct {
+		Recoverable string `json:"recoverable"`
+	}
+	if err := h.decodeBody(w, r, &b); err != nil {
+		writeError(w, err)
+		return
+	}
+	rec, err := compensation.ParseRecoverability(b.Recoverable)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := svc.MarkRecoverable(operatorContext(r), r.PathValue("id"), rec); err != nil {
+		writeError(w, err)
+		return
+	}
+	h.getExecution(w, r)
+}
+
+// putFunction serves PUT /compensation/executions/{id}/function with a
+// body {"context": …, "processor": …, "name": …}: the function a retry
+// re-delivers to (after a rename).
+func (h *Handler) putFunction(w http.ResponseWriter, r *http.Request) {
+	svc, err := h.compensation(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var fn factum.Function
+	if err := h.decodeBody(w, r, &fn); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := svc.ChangeFunction(operatorContext(r), r.PathValue("id"), fn); err != nil {
+		writeError(w, err)
+		return
+	}
+	h.getExecution(w, r)
+}
+
+// getCounts serves GET /compensation/counts: executions by status, and the
+// ones waiting for an operator.
+func (h *Handler) getCounts(w http.ResponseWriter, r *http.Request) {
+	svc, err := h.compensation(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := svc.Counts(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// HeaderOperator names the operator of a compensation action, recorded as
+// the owner of the execution's stream for audit.
+const HeaderOperator = "Command-Operator"
+
+func operatorContext(r *http.Request) context.Context {
+	return compensation.WithOperator(r.Context(), r.Header.Get(HeaderOperator))
+}
+
+// decodeBody reads a JSON body under the size limit into v, refusing
+// unknown fields.
+func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := h.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return factum.Errorf(factum.CodeBadRequest, "request body: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/examples/cart"
+	"github.com/factum-go/factum/httpapi"
+	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/snapshot"
+)
+
+// compensationFixture serves a cart runtime whose projection fails while
+// broken is set, with compensation recording the failures.
+func compensationFixture(t *testing.T, broken *atomic.Bool) *fixture {
+	t.Helper()
+	snaps := snapshot.NewMemory()
+	comp, err := compensation.New(compensation.Config{Context: "shop", Snapshots: snaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := event.MustProcessor("shop", "cart_counter", factum.StageProjected,
+		event.On(nil, func(context.Context, event.Message, cart.ItemAdded) error {
+			if broken.Load() {
+				return errors.New("read model offline")
+			}
+			return nil
+		}))
+	rt, err := runtime.New(runtime.Config{
+		Store: eventstore.NewMemory(), SnapshotStore: snaps, Failures: comp,
+		Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1},
+	}, cart.New(cart.Items{"sku-1": true}, cart.DefaultLimits), comp.Type())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := comp.Bind(rt); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.Config{Runtime: rt, SnapshotStore: snaps, Compensation: comp.Service()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(ctx)
+	})
+	return &fixture{rt: rt, srv: srv}
+}
+
+func TestCompensationRoutes(t *testing.T) {
+	var broken atomic.Bool
+	broken.Store(true)
+	f := compensationFixture(t, &broken)
+	wantOK(t, f.do(t, "POST", "/cart/c1/add_item", `{"sku":"sku-1","qty":1}`))
+
+	// The failure shows up in the list once recorded.
+	var page struct {
+		Total int64               `json:"total"`
+		List  []compensation.Item `json:"list"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for page.Total == 0 {
+		r := f.do(t, "GET", "/compensation/executions?status=FAILED&processor=cart_counter", "")
+		wantOK(t, r)
+		if err := json.Unmarshal(r.body, &page); err != nil {
+			t.Fatalf("list body %s: %v", r.body, err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed execution listed: %s", r.body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	id := page.List[0].ID.ID
+
+	r := f.do(t, "GET", "/compensation/executions/"+id, "")
+	wantOK(t, r)
+	if !strings.Contains(string(r.body), "read model offline") || !strings.Contains(string(r.body), `"history"`) {
+		t.Fatalf("detail %s", r.body)
+	}
+	// Another tenant sees nothing of it.
+	r = f.do(t, "GET", "/tenant/acme/compensation/executions", "")
+	wantOK(t, r)
+	if !strings.Contains(string(r.body), `"total":0`) {
+		t.Fatalf("another tenant's list: %s", r.body)
+	}
+	wantError(t, f.do(t, "GET", "/tenant/acme/compensation/executions/"+id, ""), http.StatusNotFound, factum.CodeNotFound)
+
+	wantOK(t, f.do(t, "PUT", "/compensation/executions/"+id+"/recoverable", `{"recoverable":"UNRECOVERABLE"}`, httpapi.HeaderOperator, "ops-1"))
+	r = f.do(t, "GET", "/compensation/executions?needsOperator=true", "")
+	if !strings.Contains(string(r.body), id) {
+		t.Fatalf("needs-operator list %s", r.body)
+	}
+	wantOK(t, f.do(t, "PUT", "/compensation/executions/"+id+"/retry-spec", `{"maxRetries":3,"minBackoff":"1s","executionTimeout":"30s"}`))
+	wantError(t, f.do(t, "PUT", "/compensation/executions/"+id+"/retry-spec", `{"minBackoff":"soon"}`), http.StatusBadRequest, factum.CodeIllegalArgument)
+	wantError(t, f.do(t, "PUT", "/compensation/executions/"+id+"/recoverable", `{"recoverable":"maybe"}`), http.StatusBadRequest, factum.CodeIllegalArgument)
+	wantError(t, f.do(t, "GET", "/compensation/executions?page=0", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
+
+	// The read model is back: an operator's force retry succeeds.
+	broken.Store(false)
+	r = f.do(t, "POST", "/compensation/executions/"+id+"/retry", "", httpapi.HeaderOperator, "ops-1")
+	wantOK(t, r)
+	if !strings.Contains(string(r.body), `"outcome":"SUCCEEDED"`) {
+		t.Fatalf("force retry %s", r.body)
+	}
+	r = f.do(t, "GET", "/compensation/counts", "")
+	wantOK(t, r)
+	var counts compensation.Counts
+	if err := json.Unmarshal(r.body, &counts); err != nil {
+		t.Fatal(err)
+	}
+	if counts.Succeeded != 1 || counts.Failed != 0 {
+		t.Fatalf("counts %s", r.body)
+	}
+	wantError(t, f.do(t, "GET", "/compensation/nope", ""), http.StatusNotFound, factum.CodeNotFound)
+}
