@@ -64,12 +64,6 @@ type streamKey struct {
 	context, aggregate, id string
 }
 
-type memoryAggregate struct {
-	tenant   string
-	seqs     []uint64       // seqs[v-1] is the log Seq of version v
-	requests map[string]int // request ID -> version
-}
-
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
 	m := &Memory{seed: maphash.MakeSeed()}
@@ -110,6 +104,7 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	}
 	tenant := s.AggregateID.TenantOrDefault()
 	header := maps.Clone(s.Header) // nil stays nil
+	rh := m.requestHash(s.RequestID)
 	k := keyOf(s.AggregateID)
 	sh := m.shard(k)
 	sh.mu.Lock()
@@ -119,11 +114,11 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 		switch {
 		case agg.tenant != tenant:
 			return TenantMismatch(s)
-		case agg.requests[s.RequestID] != 0:
+		case agg.requestVersion(rh, s.RequestID) != 0:
 			return DuplicateRequestID(s)
 		case s.Version == 1:
 			return DuplicateAggregateID(s)
-		case s.Version != len(agg.seqs)+1:
+		case s.Version != len(agg.streams)+1:
 			return VersionConflict(s)
 		}
 	} else if s.Version != 1 {
@@ -135,8 +130,7 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	// The log lock is taken inside the shard lock, so one aggregate's
 	// streams enter the log in version order.
 	m.logMu.Lock()
-	seq := m.log.len() + 1
-	s.Position = factum.Position{Seq: seq}
+	s.Position = factum.Position{Seq: m.log.len() + 1}
 	m.log.append(s)
 	wake := m.waitCh
 	m.waitCh = nil
@@ -146,18 +140,18 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	}
 
 	if agg == nil {
-		agg = &memoryAggregate{tenant: tenant, requests: make(map[string]int, 4)}
+		agg = &memoryAggregate{tenant: tenant, requests: make(map[uint64]int32, 4)}
 		sh.aggs[k] = agg
 	}
-	agg.seqs = append(agg.seqs, seq)
-	agg.requests[s.RequestID] = s.Version
+	agg.streams = append(agg.streams, s)
+	agg.addRequest(rh, s.RequestID, s.Version)
 	return nil
 }
 
-// aggregate returns the aggregate's log sequence numbers, one per version,
-// as they are now. Appends only ever add to the slice, so the capped view
-// stays valid after the lock is released.
-func (m *Memory) aggregate(id factum.AggregateID) []uint64 {
+// aggregate returns the aggregate's streams, one per version, as they are
+// now. Appends only ever add to the slice, so the capped view stays valid
+// after the lock is released, and stored streams never change.
+func (m *Memory) aggregate(id factum.AggregateID) []*factum.EventStream {
 	k := keyOf(id)
 	sh := m.shard(k)
 	sh.mu.RLock()
@@ -166,16 +160,14 @@ func (m *Memory) aggregate(id factum.AggregateID) []uint64 {
 	if agg == nil {
 		return nil
 	}
-	return agg.seqs[:len(agg.seqs):len(agg.seqs)]
+	return agg.streams[:len(agg.streams):len(agg.streams)]
 }
 
-func (m *Memory) streams(seqs []uint64) []factum.EventStream {
-	out := make([]factum.EventStream, len(seqs))
-	m.logMu.RLock()
-	for i, q := range seqs {
-		out[i] = *m.log.at(q)
+func copyStreams(ptrs []*factum.EventStream) []factum.EventStream {
+	out := make([]factum.EventStream, len(ptrs))
+	for i, p := range ptrs {
+		out[i] = *p
 	}
-	m.logMu.RUnlock()
 	return out
 }
 
@@ -187,11 +179,11 @@ func (m *Memory) Load(ctx context.Context, id factum.AggregateID, from, to int) 
 	if err := CheckRange(from, to); err != nil {
 		return nil, err
 	}
-	seqs := m.aggregate(id)
-	if from > len(seqs) {
+	all := m.aggregate(id)
+	if from > len(all) {
 		return []factum.EventStream{}, nil
 	}
-	return m.streams(seqs[from-1 : min(to, len(seqs))]), nil
+	return copyStreams(all[from-1 : min(to, len(all))]), nil
 }
 
 // LoadByTime implements Store.
@@ -202,12 +194,10 @@ func (m *Memory) LoadByTime(ctx context.Context, id factum.AggregateID, start, e
 	if end.Before(start) {
 		return nil, factum.IllegalArgument(fmt.Sprintf("time range [%v, %v): end is before start", start, end))
 	}
-	seqs := m.aggregate(id)
-	all := m.streams(seqs)
-	out := all[:0]
-	for _, s := range all {
+	out := []factum.EventStream{}
+	for _, s := range m.aggregate(id) {
 		if !s.CreateTime.Before(start) && s.CreateTime.Before(end) {
-			out = append(out, s)
+			out = append(out, *s)
 		}
 	}
 	return out, nil
@@ -215,35 +205,38 @@ func (m *Memory) LoadByTime(ctx context.Context, id factum.AggregateID, start, e
 
 // RequestExists implements Store.
 func (m *Memory) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
-	v, err := m.requestVersion(ctx, id, requestID)
-	return v != 0, err
+	s, err := m.request(ctx, id, requestID)
+	return s != nil, err
 }
 
-func (m *Memory) requestVersion(ctx context.Context, id factum.AggregateID, requestID string) (int, error) {
+// request returns the aggregate's stream with the request ID, or nil.
+func (m *Memory) request(ctx context.Context, id factum.AggregateID, requestID string) (*factum.EventStream, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
+	rh := m.requestHash(requestID)
 	k := keyOf(id)
 	sh := m.shard(k)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	if agg := sh.aggs[k]; agg != nil {
-		return agg.requests[requestID], nil
+		if v := agg.requestVersion(rh, requestID); v != 0 {
+			return agg.streams[v-1], nil
+		}
 	}
-	return 0, nil
+	return nil, nil
 }
 
 // Lookup implements Store.
 func (m *Memory) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
-	v, err := m.requestVersion(ctx, id, requestID)
+	s, err := m.request(ctx, id, requestID)
 	if err != nil {
 		return factum.EventStream{}, err
 	}
-	if v == 0 {
+	if s == nil {
 		return factum.EventStream{}, notFoundRequest(id, requestID)
 	}
-	seqs := m.aggregate(id)
-	return m.streams(seqs[v-1 : v])[0], nil
+	return *s, nil
 }
 
 func notFoundRequest(id factum.AggregateID, requestID string) error {
