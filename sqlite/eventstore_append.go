@@ -175,9 +175,24 @@ type esWrite struct {
 	inStatement bool // the error, if any, came from a request's statement
 }
 
-// write runs one IMMEDIATE transaction holding every request of batch.
+// write runs one IMMEDIATE transaction holding every request of batch. A
+// request alone is first written by its one statement in autocommit mode
+// (BEGIN and COMMIT cost as much again); only if it is refused is it tried
+// again inside a transaction, so that it is classified under the write
+// lock that refused it.
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
 	w := esWrite{out: make([]esResult, len(batch))}
+	if len(batch) == 1 {
+		err := s.insert.QueryRowContext(ctx, batch[0].row.args()...).Scan(&w.out[0].seq)
+		switch {
+		case err == nil:
+			w.out[0].outcome = esAppended
+			return w, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			w.inStatement = true
+			return w, fmt.Errorf("insert: %w", err)
+		}
+	}
 	tx, err := s.db.Writer().BeginTx(ctx, nil) // _txlock=immediate
 	if err != nil {
 		return w, fmt.Errorf("begin: %w", err)
@@ -186,15 +201,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
 	for i, r := range batch {
 		row := &r.row
-		// STRICT TEXT columns take strings, not byte slices (BLOBs).
-		var header any
-		if row.header != nil {
-			header = string(row.header)
-		}
-		err := insert.QueryRowContext(ctx,
-			row.aggregate, row.aggregateID, row.tenant, row.version, row.streamID,
-			row.commandID, row.requestID, row.owner, header, row.createTime, string(row.events),
-		).Scan(&w.out[i].seq)
+		err := insert.QueryRowContext(ctx, row.args()...).Scan(&w.out[i].seq)
 		switch {
 		case err == nil:
 			w.out[i].outcome = esAppended

@@ -64,6 +64,17 @@ func esEncode(s *factum.EventStream) (esRow, error) {
 	return r, nil
 }
 
+// args returns the row as the insert statement's arguments. STRICT TEXT
+// columns take strings, not byte slices (which bind as BLOBs).
+func (r *esRow) args() []any {
+	var header any
+	if r.header != nil {
+		header = string(r.header)
+	}
+	return []any{r.aggregate, r.aggregateID, r.tenant, r.version, r.streamID,
+		r.commandID, r.requestID, r.owner, header, r.createTime, string(r.events)}
+}
+
 // esAppendEvents writes events as a JSON array in the field names of
 // factum.DomainEvent. Bodies are copied byte for byte (Validate has checked
 // that each is one JSON value), so a stored body reads back exactly as it
