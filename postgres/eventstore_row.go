@@ -38,8 +38,9 @@ func (r *esRow) compare(o *esRow) int {
 }
 
 // esEncode flattens a validated stream. It refuses, as IllegalArgument,
-// what PostgreSQL text cannot hold (invalid UTF-8, NUL bytes) before it
-// reaches a statement shared with other appends.
+// what PostgreSQL cannot store as given (text that is not UTF-8 or holds
+// NUL bytes, create times outside the years 1 to 9999) before it reaches a
+// statement shared with other appends.
 func esEncode(s *factum.EventStream) (esRow, error) {
 	if y := s.CreateTime.Year(); y < 1 || y > 9999 {
 		return esRow{}, factum.IllegalArgument(fmt.Sprintf("create time %v: want a year from 1 to 9999", s.CreateTime))

@@ -36,11 +36,12 @@ type EventStoreOptions struct {
 //
 // Appends are serial, on the database's single write connection: whoever
 // writes takes every append waiting at that moment into one transaction
-// (coalescing), so that concurrent appends share one commit.
-// Each append in the transaction is one conditional INSERT whose unique
-// indexes and predecessor check enforce the contract; a row that does not
-// go in is classified inside the same transaction, still holding the write
-// lock, so the classification sees exactly what refused it.
+// (coalescing), so that concurrent appends share one commit; an append
+// alone is one statement in autocommit mode. Each append is one
+// conditional INSERT whose unique indexes and predecessor check enforce
+// the contract; a row that does not go in is classified inside a
+// transaction that tried it, still holding the write lock, so the
+// classification sees exactly what refused it.
 //
 // The global log is gap-free: log positions come from the AUTOINCREMENT
 // key, assigned inside write transactions that SQLite runs one at a time

@@ -24,8 +24,9 @@ type esRow struct {
 }
 
 // esEncode flattens a validated stream. It refuses, as IllegalArgument,
-// text the database would otherwise store differently from what it was
-// given (invalid UTF-8), so that every SQL backend answers alike.
+// what the SQL backends cannot store as given: text that is not UTF-8
+// (PostgreSQL refuses it; SQLite refuses it too, so that both answer
+// alike) and create times outside the years 1 to 9999.
 func esEncode(s *factum.EventStream) (esRow, error) {
 	if y := s.CreateTime.Year(); y < 1 || y > 9999 {
 		return esRow{}, factum.IllegalArgument(fmt.Sprintf("create time %v: want a year from 1 to 9999", s.CreateTime))
