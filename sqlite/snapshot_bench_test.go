@@ -1,0 +1,149 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/query"
+	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/sqlite"
+)
+
+var benchOrders = factum.NamedAggregate{Context: "shop", Aggregate: "order"}
+
+// benchOrder is a snapshot of an order of a realistic size, the shape of
+// the memory store's benchmarks (snapshot/bench_test.go).
+func benchOrder(i, version int) snapshot.Snapshot {
+	statuses := []string{"open", "paid", "shipped", "cancelled"}
+	customers := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace"}
+	state := fmt.Sprintf(`{"status":%q,"total":%d,"customer":%q,"lines":[{"sku":"sku-%d","qty":%d}],"address":{"city":"Paris","zip":"75001"}}`,
+		statuses[i%len(statuses)], (i*7919)%1000, customers[(i/3)%len(customers)], i%97, 1+i%5)
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+	return snapshot.Snapshot{
+		AggregateID:   benchOrders.WithID(fmt.Sprintf("order-%06d", i)).WithTenant("t1"),
+		OwnerID:       customers[i%len(customers)],
+		Version:       version,
+		EventID:       factum.NewID(),
+		FirstOperator: "u1", Operator: "u1",
+		FirstEventTime: at, EventTime: at, SnapshotTime: at,
+		Deleted: i%50 == 0,
+		State:   json.RawMessage(state),
+	}
+}
+
+// fillOrders saves version 1 of n orders from 16 goroutines.
+func fillOrders(b *testing.B, st snapshot.Store, n int) {
+	b.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				if _, err := st.Save(context.Background(), benchOrder(i, 1)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkSnapshotSave saves new versions of 10,000 stored orders in
+// turn (the version-guarded upsert, durable commits), from one goroutine
+// and from 16, whose saves share transactions.
+func BenchmarkSnapshotSave(b *testing.B) {
+	for _, goroutines := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", goroutines), func(b *testing.B) {
+			st := newSnapshotStore(b, openSnapshotDB(b), "shop")
+			const n = 10_000
+			fillOrders(b, st, n)
+			snaps := make([]snapshot.Snapshot, n)
+			for i := range snaps {
+				snaps[i] = benchOrder(i, 1)
+			}
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			var remaining atomic.Int64
+			remaining.Store(int64(b.N))
+			for range goroutines {
+				wg.Go(func() {
+					for remaining.Add(-1) >= 0 {
+						i := int(next.Add(1) - 1)
+						s := snaps[i%n]
+						s.Version = 2 + i/n
+						if saved, err := st.Save(context.Background(), s); err != nil || !saved {
+							b.Error(saved, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "saves/s")
+		})
+	}
+}
+
+// BenchmarkSnapshotList10k runs the memory store's list query
+// (snapshot.BenchmarkQueryServiceList10k) over 10,000 snapshots: AND of
+// EQ, GT and CONTAINS on state fields (about 1,600 match), sorted by a
+// number descending, first 20, as typed snapshots.
+func BenchmarkSnapshotList10k(b *testing.B) {
+	st := newSnapshotStore(b, openSnapshotDB(b), "shop")
+	fillOrders(b, st, 10_000)
+	svc, err := snapshot.NewQueryService(st, benchOrders, query.Planner{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := query.Query{
+		Condition: query.And(
+			query.Eq("state.status", "open"),
+			query.Gt("state.total", 100),
+			query.Contains("state.customer", "a"),
+		),
+		Sort:  []query.Sort{query.SortDesc("state.total")},
+		Limit: 20,
+	}
+	ctx := context.Background()
+	if list, err := svc.List(ctx, q); err != nil || len(list) != 20 {
+		b.Fatalf("List: %d, %v", len(list), err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := svc.List(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadAggregate10000 rebuilds a cart of 10,000 streams the way
+// the aggregate processor loads one it has not cached: from version 1, or
+// from its snapshot (at version 10,000) and the streams after it, each
+// decoded and applied (see loadCart).
+func BenchmarkLoadAggregate10000(b *testing.B) {
+	ctx := context.Background()
+	// synchronous=NORMAL only makes the set-up quicker; loads only read.
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "load.db"), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	events, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { events.Close() })
+	snaps := newSnapshotStore(b, db, "shop")
+	benchLoad(b, events, snaps)
+}
