@@ -27,10 +27,10 @@ type EventStoreOptions struct {
 	// coalescing off: every append is its own statement and transaction.
 	MaxBatch int
 	// Writers is how many append statements may run at once (default 4,
-	// but at most half the pool's connections).
-	// Appends arriving while every writer is busy wait and are coalesced
-	// into the next statements: fewer writers make bigger statements and
-	// fewer commits. Each writer holds a pool connection while it writes.
+	// at most half the pool's connections). Appends arriving while every
+	// writer is busy wait and are coalesced into the next statements:
+	// fewer writers make bigger statements and fewer commits. Each writer
+	// holds a pool connection while it writes.
 	Writers int
 	// PollInterval bounds how long WaitLog sleeps between looks at the log
 	// when no notification comes (default 1 s).
@@ -81,6 +81,13 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 // skipped, however transactions interleave, including one that took its
 // ID early and inserted late. Position.Tx is the xid, Position.Seq the
 // sequence number.
+//
+// Each aggregate's streams keep their version order in the log: the INSERT
+// admits version n only when version n-1 is visible to its snapshot, so
+// n-1's transaction had committed, and taken its ID, before n's statement
+// began; n's transaction takes its ID at its first insert, later, and IDs
+// are handed out in increasing order. (A statement never holds two
+// versions of one aggregate.)
 //
 // The horizon is the whole server's: a long transaction anywhere on the
 // server holds the log back (without loss) until it ends. Keep
