@@ -29,7 +29,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newSendCmd(), newEventsCmd(), newLookupCmd(), newQueryCmd(), newBenchCmd())
+	root.AddCommand(newServeCmd(), newSendCmd(), newEventsCmd(), newLookupCmd(), newQueryCmd(), newBenchCmd(), newCompensationCmd())
 	return root
 }
 
