@@ -12,8 +12,12 @@
 //
 // How the semantics are kept:
 //
-//   - every predicate is two-valued: comparisons are wrapped in
-//     COALESCE(..., FALSE), so NOT, NE, NOT_IN and NOR never meet SQL NULL;
+//   - every predicate is two-valued where it matters: under NOT, NE,
+//     NOT_IN and NOR comparisons are wrapped in COALESCE(..., FALSE), so
+//     a negation never meets SQL NULL; elsewhere in the WHERE clause of
+//     Find and Count, where NULL already counts as false, they stay bare,
+//     so that an index on a field's expression can serve them (Where,
+//     whose result may be negated by its caller, always wraps them);
 //   - values are extracted by JSON type (json_type, jsonb_typeof): a
 //     string never equals a number, true is not 1, null is not missing;
 //   - numbers compare as float8 on PostgreSQL, like Go's float64, and

@@ -21,7 +21,7 @@ func Example() {
 	}
 	// Output:
 	// sqlite [acme 100 10 0]
-	// SELECT t.aggregate_id, t.state FROM snapshots AS t WHERE (COALESCE(t.tenant_id = ?, FALSE) AND COALESCE((CASE WHEN json_type(t.state, '$."total"') IN ('integer', 'real') THEN json_extract(t.state, '$."total"') END) >= ?, FALSE) AND (NOT (t.deleted IS 1))) ORDER BY t.version DESC, t.aggregate_id ASC LIMIT ? OFFSET ?
+	// SELECT t.aggregate_id, t.state FROM snapshots AS t WHERE ((t.tenant_id = ?) AND ((CASE WHEN json_type(t.state, '$."total"') IN ('integer', 'real') THEN json_extract(t.state, '$."total"') END) >= ?) AND (NOT (t.deleted IS 1))) ORDER BY t.version DESC, t.aggregate_id ASC LIMIT ? OFFSET ?
 	// postgresql [acme 100 10 0]
-	// SELECT t.aggregate_id, t.state FROM snapshots AS t WHERE (COALESCE(t.tenant_id = $1::text, FALSE) AND COALESCE((CASE WHEN jsonb_typeof(t.state -> 'total') = 'number' THEN (t.state -> 'total')::float8 END) >= $2::float8, FALSE) AND (NOT (t.deleted IS TRUE))) ORDER BY t.version DESC, t.aggregate_id COLLATE "C" ASC LIMIT $3 OFFSET $4
+	// SELECT t.aggregate_id, t.state FROM snapshots AS t WHERE ((t.tenant_id = $1::text) AND ((CASE WHEN jsonb_typeof(t.state -> 'total') = 'number' THEN (t.state -> 'total')::float8 END) >= $2::float8) AND (NOT (t.deleted IS TRUE))) ORDER BY t.version DESC, t.aggregate_id COLLATE "C" ASC LIMIT $3 OFFSET $4
 }

@@ -31,10 +31,10 @@ func (b *builder) in(src source, list any, where string, op query.Operator) (str
 	}
 	var parts []string
 	if e := src.str(); e != "" && len(strs) > 0 {
-		parts = append(parts, coalesce(e+inList(b, strs, "text[]")))
+		parts = append(parts, b.coalesce(e+inList(b, strs, "text[]")))
 	}
 	if e := src.num(); e != "" && len(nums) > 0 {
-		parts = append(parts, coalesce(e+inList(b, nums, "float8[]")))
+		parts = append(parts, b.coalesce(e+inList(b, nums, "float8[]")))
 	}
 	if hasTrue {
 		if e := src.isBool(true); e != sqlFalse {

@@ -71,7 +71,7 @@ func (t *Translator) filtered(head, table string, cond query.Condition, scope St
 	if !validTable(table) {
 		return Statement{}, factum.IllegalArgument(fmt.Sprintf("sqlquery: table %q is not a plain or schema-qualified identifier", table))
 	}
-	where, args, err := t.Where(cond, len(scope.Args))
+	where, args, err := t.where(cond, len(scope.Args), true)
 	if err != nil {
 		return Statement{}, err
 	}

@@ -25,20 +25,20 @@ func (b *builder) text(src source, op query.Operator, needle string, ignoreCase 
 	if b.t.dialect.postgres {
 		switch op {
 		case query.OpContains:
-			return coalesce("strpos(" + e + ", " + b.typed(needle) + ") > 0")
+			return b.coalesce("strpos(" + e + ", " + b.typed(needle) + ") > 0")
 		case query.OpStartsWith:
-			return coalesce("starts_with(" + e + ", " + b.typed(needle) + ")")
+			return b.coalesce("starts_with(" + e + ", " + b.typed(needle) + ")")
 		}
 		p := b.typed(needle)
-		return coalesce("right(" + e + ", length(" + p + ")) = " + p)
+		return b.coalesce("right(" + e + ", length(" + p + ")) = " + p)
 	}
 	switch op {
 	case query.OpContains:
-		return coalesce("instr(" + e + ", " + b.arg(needle) + ") > 0")
+		return b.coalesce("instr(" + e + ", " + b.arg(needle) + ") > 0")
 	case query.OpStartsWith:
-		return coalesce("instr(" + e + ", " + b.arg(needle) + ") = 1")
+		return b.coalesce("instr(" + e + ", " + b.arg(needle) + ") = 1")
 	}
-	return coalesce("substr(" + e + ", -length(" + b.arg(needle) + ")) = " + b.arg(needle))
+	return b.coalesce("substr(" + e + ", -length(" + b.arg(needle) + ")) = " + b.arg(needle))
 }
 
 func foldASCII(s string) string {

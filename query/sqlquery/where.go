@@ -44,6 +44,10 @@ type builder struct {
 	args  []any
 	base  int // arguments already bound before this fragment
 	depth int // nesting of element subqueries, for unique aliases
+	// bare is set while writing the top of a WHERE clause, outside any
+	// NOT: there SQL NULL already counts as false, so a comparison needs
+	// no COALESCE, and left bare it can use an index on its expression.
+	bare bool
 }
 
 func (b *builder) arg(v any) string {
@@ -71,7 +75,13 @@ func (b *builder) typed(v any) string {
 // expression that is never NULL, and its arguments. Placeholders are
 // numbered after argBase arguments bound before it (PostgreSQL).
 func (t *Translator) Where(c query.Condition, argBase int) (string, []any, error) {
-	b := &builder{t: t, base: argBase}
+	return t.where(c, argBase, false)
+}
+
+// where is Where; with bare, the result is only ever a WHERE clause of its
+// own (Find, Count), so comparisons outside a NOT are left bare.
+func (t *Translator) where(c query.Condition, argBase int, bare bool) (string, []any, error) {
+	b := &builder{t: t, base: argBase, bare: bare}
 	sql, err := b.cond(c, nil, "condition")
 	if err != nil {
 		return "", nil, err
@@ -104,20 +114,21 @@ func (b *builder) cond(c query.Condition, in *element, where string) (string, er
 	switch op {
 	case query.OpAll:
 		return sqlTrue, nil
-	case query.OpAnd, query.OpOr, query.OpNor:
+	case query.OpAnd, query.OpOr:
 		return b.logical(op, c.Children, in, where)
+	case query.OpNor:
+		return b.twoValued(func() (string, error) { return b.logical(op, c.Children, in, where) })
 	}
 	src := b.t.resolve(c.Field, in)
 	switch op {
-	case query.OpEq, query.OpNe:
-		eq, err := b.equals(src, c.Value, where, op)
+	case query.OpEq:
+		return b.equals(src, c.Value, where, op)
+	case query.OpNe:
+		eq, err := b.twoValued(func() (string, error) { return b.equals(src, c.Value, where, op) })
 		if err != nil {
 			return "", err
 		}
-		if op == query.OpNe {
-			return not(eq), nil
-		}
-		return eq, nil
+		return not(eq), nil
 	case query.OpGt, query.OpGte, query.OpLt, query.OpLte:
 		return b.compare(src, op, c.Value, where)
 	case query.OpBetween:
@@ -126,15 +137,14 @@ func (b *builder) cond(c query.Condition, in *element, where string) (string, er
 			return "", bad(where, op, "needs two bounds", c.Value)
 		}
 		return b.between(src, bounds[0], bounds[1], where)
-	case query.OpIn, query.OpNotIn:
-		in, err := b.in(src, c.Value, where, op)
+	case query.OpIn:
+		return b.in(src, c.Value, where, op)
+	case query.OpNotIn:
+		in, err := b.twoValued(func() (string, error) { return b.in(src, c.Value, where, op) })
 		if err != nil {
 			return "", err
 		}
-		if op == query.OpNotIn {
-			return not(in), nil
-		}
-		return in, nil
+		return not(in), nil
 	case query.OpAllIn:
 		return b.allIn(src, c.Value, where)
 	case query.OpElemMatch:
@@ -229,19 +239,35 @@ func (b *builder) logical(op query.Operator, children []query.Condition, in *ele
 }
 
 // coalesce makes a comparison two-valued: NULL (a missing field or a
-// value of another type) is false.
-func coalesce(cmp string) string { return "COALESCE(" + cmp + ", FALSE)" }
+// value of another type) is false. Where the builder writes bare, NULL
+// already counts as false, and the comparison is only parenthesised.
+func (b *builder) coalesce(cmp string) string {
+	if b.bare {
+		return "(" + cmp + ")"
+	}
+	return "COALESCE(" + cmp + ", FALSE)"
+}
+
+// twoValued runs fn with comparisons made two-valued, for a condition
+// under a NOT: negated, a NULL would stay NULL and drop the row that the
+// condition's falsity must keep.
+func (b *builder) twoValued(fn func() (string, error)) (string, error) {
+	bare := b.bare
+	b.bare = false
+	defer func() { b.bare = bare }()
+	return fn()
+}
 
 func (b *builder) equals(src source, v any, where string, op query.Operator) (string, error) {
 	switch x := v.(type) {
 	case string:
 		if e := src.str(); e != "" {
-			return coalesce(e + " = " + b.typed(x)), nil
+			return b.coalesce(e + " = " + b.typed(x)), nil
 		}
 		return sqlFalse, nil
 	case float64:
 		if e := src.num(); e != "" {
-			return coalesce(e + " = " + b.typed(x)), nil
+			return b.coalesce(e + " = " + b.typed(x)), nil
 		}
 		return sqlFalse, nil
 	case bool:
@@ -256,12 +282,12 @@ func (b *builder) compare(src source, op query.Operator, v any, where string) (s
 	switch x := v.(type) {
 	case string:
 		if e := src.str(); e != "" {
-			return coalesce(src.ordered(e) + " " + comparators[op] + " " + b.typed(x)), nil
+			return b.coalesce(src.ordered(e) + " " + comparators[op] + " " + b.typed(x)), nil
 		}
 		return sqlFalse, nil
 	case float64:
 		if e := src.num(); e != "" {
-			return coalesce(e + " " + comparators[op] + " " + b.typed(x)), nil
+			return b.coalesce(e + " " + comparators[op] + " " + b.typed(x)), nil
 		}
 		return sqlFalse, nil
 	}
@@ -276,7 +302,7 @@ func (b *builder) between(src source, lo, hi any, where string) (string, error) 
 			break
 		}
 		if e := src.str(); e != "" {
-			return coalesce(src.ordered(e) + " BETWEEN " + b.typed(l) + " AND " + b.typed(h)), nil
+			return b.coalesce(src.ordered(e) + " BETWEEN " + b.typed(l) + " AND " + b.typed(h)), nil
 		}
 		return sqlFalse, nil
 	case float64:
@@ -285,7 +311,7 @@ func (b *builder) between(src source, lo, hi any, where string) (string, error) 
 			break
 		}
 		if e := src.num(); e != "" {
-			return coalesce(e + " BETWEEN " + b.typed(l) + " AND " + b.typed(h)), nil
+			return b.coalesce(e + " BETWEEN " + b.typed(l) + " AND " + b.typed(h)), nil
 		}
 		return sqlFalse, nil
 	}
