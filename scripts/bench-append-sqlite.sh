@@ -2,41 +2,61 @@
 # Append throughput of the SQLite event store against the physical limit
 # measured in the same run.
 #
-# For each number of concurrent writers (1, 8, 32) it runs the Go benchmark
-# BenchmarkRawInsert (a single-row INSERT of the store's row shape into a
-# table with the same two unique indexes, each committed on its own with
-# synchronous=FULL, through the one write connection), then BenchmarkAppend
-# at the same concurrency with coalescing off ("single": one transaction
-# per stream) and on ("coalesced"), and prints the figures and the ratios.
+# For each number of concurrent writers (CLIENTS) it alternates, for ROUNDS
+# rounds: the Go benchmark BenchmarkRawInsert (a single-row INSERT of the
+# store's row shape into a table with the same two unique indexes, each
+# committed on its own with synchronous=FULL, through the one write
+# connection), then BenchmarkAppend at the same concurrency with coalescing
+# off ("single": one commit per stream) and on ("coalesced"). Each round
+# prints the figures and the ratios; the median ratio over the rounds is
+# the result.
 #
 # Usage: scripts/bench-append-sqlite.sh
-# Tunables: CLIENTS ("1 8 32"), BENCHTIME (5s).
+# Environment: CLIENTS ("1 8 32"), ROUNDS (3), BENCHTIME (3s).
 set -euo pipefail
-
-clients=${CLIENTS:-"1 8 32"}
-benchtime=${BENCHTIME:-5s}
 cd "$(dirname "$0")/.."
 
-# streams_per_s BENCH_OUTPUT NAME_PREFIX prints the streams/s metric of the
-# benchmark line whose name starts with NAME_PREFIX.
+clients=${CLIENTS:-1 8 32}
+rounds=${ROUNDS:-3}
+benchtime=${BENCHTIME:-3s}
+
+# Compile once, so that rounds measure only running.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bin="$work/sqlite.test"
+go test -c -o "$bin" ./sqlite/
+
+# streams_per_s OUTPUT PREFIX prints the streams/s of the benchmark whose
+# name starts with PREFIX.
 streams_per_s() {
 	awk -v p="$2" 'index($1, p) == 1 { for (i = 2; i < NF; i++) if ($(i+1) == "streams/s") print int($i) }' <<<"$1"
 }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+gobench() { (cd sqlite && "$bin" -test.run '^$' -test.bench "$1" -test.benchtime "$benchtime"); }
 
-echo "# $(date -u +%FT%TZ) $(nproc) CPUs, modernc.org/sqlite, WAL, synchronous=FULL"
-printf '%-8s %12s %16s %7s %16s %7s\n' writers raw_insert/s single_streams/s ratio coalesced/s ratio
+echo "# $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), modernc.org/sqlite, WAL, synchronous=FULL"
+printf '%-8s %-6s %13s %17s %7s %14s %7s\n' writers round raw_insert/s single_streams/s ratio coalesced/s ratio
+summary=()
 for c in $clients; do
-	out=$(go test -run '^$' -bench "^BenchmarkRawInsert\$/^writers=$c\$" -benchtime "$benchtime" ./sqlite/)
-	out+=$'\n'$(go test -run '^$' -bench "^BenchmarkAppend\$/^(single|coalesced)\$/^writers=$c\$" -benchtime "$benchtime" ./sqlite/)
-	raw=$(streams_per_s "$out" "BenchmarkRawInsert/writers=$c")
-	single=$(streams_per_s "$out" "BenchmarkAppend/single/writers=$c")
-	coalesced=$(streams_per_s "$out" "BenchmarkAppend/coalesced/writers=$c")
-	if [[ -z "$raw" || -z "$single" || -z "$coalesced" ]]; then
-		echo "bench-append-sqlite: a run failed at $c writers:" >&2
-		echo "$out" >&2
-		exit 1
-	fi
-	printf '%-8s %12d %16d %7.2f %16d %7.2f\n' "$c" "$raw" "$single" \
-		"$(awk -v a="$single" -v b="$raw" 'BEGIN { print a / b }')" "$coalesced" \
-		"$(awk -v a="$coalesced" -v b="$raw" 'BEGIN { print a / b }')"
+	single_ratios=() coalesced_ratios=()
+	for r in $(seq "$rounds"); do
+		out=$(gobench "^BenchmarkRawInsert\$/^writers=$c\$")
+		out+=$'\n'$(gobench "^BenchmarkAppend\$/^(single|coalesced)\$/^writers=$c\$")
+		raw=$(streams_per_s "$out" "BenchmarkRawInsert/writers=$c-")
+		single=$(streams_per_s "$out" "BenchmarkAppend/single/writers=$c-")
+		coalesced=$(streams_per_s "$out" "BenchmarkAppend/coalesced/writers=$c-")
+		if [[ -z "$raw" || -z "$single" || -z "$coalesced" ]]; then
+			echo "bench-append-sqlite: round $r at $c writers failed:" >&2
+			echo "$out" >&2
+			exit 1
+		fi
+		single_ratios+=("$(ratio "$single" "$raw")")
+		coalesced_ratios+=("$(ratio "$coalesced" "$raw")")
+		printf '%-8s %-6s %13d %17d %7s %14d %7s\n' "$c" "$r" "$raw" "$single" "${single_ratios[-1]}" "$coalesced" "${coalesced_ratios[-1]}"
+	done
+	summary+=("$(printf '%-8s %24s %26s' "$c" "$(printf '%s\n' "${single_ratios[@]}" | median)" "$(printf '%s\n' "${coalesced_ratios[@]}" | median)")")
 done
+echo
+printf '%-8s %24s %26s\n' writers "median single/raw" "median coalesced/raw"
+printf '%s\n' "${summary[@]}"
