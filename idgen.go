@@ -2,10 +2,10 @@ package factum
 
 import (
 	"crypto/rand"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // IDGenerator makes UUIDv7 IDs (RFC 9562) for a component that makes many
@@ -101,10 +101,10 @@ func (g *IDGenerator) fill(ids []string, ms uint64) {
 	if rb == nil {
 		rb = &randomBatch{off: len(randomBatch{}.buf)}
 	}
-	var sb strings.Builder
-	sb.Grow(idLen * n)
+	// All n IDs are formatted straight into one buffer that becomes one
+	// string: one allocation, no intermediate copies.
+	buf := make([]byte, idLen*n)
 	var raw [16]byte
-	var text [idLen]byte
 	for i := range n {
 		tc := first + uint64(i)
 		ms, ctr := tc>>12, tc&0xfff
@@ -118,11 +118,11 @@ func (g *IDGenerator) fill(ids []string, ms uint64) {
 		raw[7] = byte(ctr)
 		copy(raw[8:], rb.next8())
 		raw[8] = 0x80 | raw[8]&0x3f // variant 10
-		formatUUID(&text, &raw)
-		sb.Write(text[:])
+		formatUUID((*[idLen]byte)(buf[i*idLen:]), &raw)
 	}
 	g.random.Put(rb)
-	s := sb.String()
+	// buf is never written again, so the string may share its memory.
+	s := unsafe.String(&buf[0], len(buf))
 	for i := range ids {
 		ids[i] = s[i*idLen : (i+1)*idLen]
 	}
