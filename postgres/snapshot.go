@@ -49,23 +49,40 @@ var snapshotMigrations embed.FS
 //
 // # Indexes for hot query fields
 //
-// Without an index a query reads every snapshot of its aggregate type. For
-// a field that queries filter on often, add an index on the expression the
-// translator writes for it, after the aggregate type. For a string field
-// state.status:
+// The primary key serves lookups by aggregate ID and the default order.
+// Any other condition reads every snapshot of the aggregate type. For a
+// state field that queries often filter on, add an index on the aggregate
+// type and the expression the translator writes for the field, which
+// extracts it only when it has the compared JSON type. For equality on a
+// string field state.status of the context shop:
 //
 //	CREATE INDEX factum_shop_snapshots_status ON factum_shop_snapshots (aggregate,
 //	  (CASE WHEN jsonb_typeof(state -> 'status') = 'string' THEN state -> 'status' #>> '{}' END));
 //
-// and for a number field state.total:
+// for ranges on it (strings compare in byte order, so the expression is
+// declared COLLATE "C"; such an index does not serve equality):
+//
+//	CREATE INDEX factum_shop_snapshots_status_c ON factum_shop_snapshots (aggregate,
+//	  (CASE WHEN jsonb_typeof(state -> 'status') = 'string' THEN state -> 'status' #>> '{}' END) COLLATE "C");
+//
+// for a number field state.total:
 //
 //	CREATE INDEX factum_shop_snapshots_total ON factum_shop_snapshots (aggregate,
 //	  (CASE WHEN jsonb_typeof(state -> 'total') = 'number' THEN (state -> 'total')::float8 END));
 //
-// PostgreSQL uses an expression index only when the query's expression is
-// the same, so copy it from the statements sqlquery writes (see its
-// Example). Indexes cost every save a little; add them for fields that are
-// queried often over many snapshots, and check with EXPLAIN.
+// and for lists sorted by a snapshot column, newest first, an index in the
+// sort's order, which spares the sort:
+//
+//	CREATE INDEX factum_shop_snapshots_event_time ON factum_shop_snapshots (aggregate, event_time DESC, aggregate_id);
+//
+// PostgreSQL uses an expression index only when the query holds the same
+// expression (and collation), so keep these forms (the statements sqlquery writes, see its
+// Example, show them for other paths). The index serves comparisons that
+// are not under a negation (NE, NOT_IN, NOR); those read every row. Each
+// index costs every save a little: add them for fields queried often over
+// many snapshots, and check with EXPLAIN. (The package tests create exactly
+// these indexes and check that the plans use them.) Quote the table name
+// in the statements when the context name holds '-' or '.' or capitals.
 //
 // A SnapshotStore is safe for concurrent use.
 type SnapshotStore struct {

@@ -54,11 +54,8 @@ func (s *SnapshotStore) Find(ctx context.Context, named factum.NamedAggregate, p
 	if err := s.checkQuery(ctx, named); err != nil {
 		return nil, err
 	}
-	st, err := s.tr.Find(plan, snapshotTableToken, snapshotQueryColumns, s.scope(named))
+	st, err := s.findStatement(named, plan)
 	if err != nil {
-		return nil, err
-	}
-	if st, err = s.from(st); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.Pool().Query(ctx, st.SQL, st.Args...)
@@ -78,6 +75,15 @@ func (s *SnapshotStore) Find(ctx context.Context, named factum.NamedAggregate, p
 		return nil, fmt.Errorf("postgres: find snapshots of %s: %w", named, err)
 	}
 	return out, nil
+}
+
+// findStatement is the SELECT Find runs.
+func (s *SnapshotStore) findStatement(named factum.NamedAggregate, plan query.Plan) (sqlquery.Statement, error) {
+	st, err := s.tr.Find(plan, snapshotTableToken, snapshotQueryColumns, s.scope(named))
+	if err != nil {
+		return st, err
+	}
+	return s.from(st)
 }
 
 // Count implements snapshot.Querier.

@@ -53,11 +53,8 @@ func (s *SnapshotStore) Find(ctx context.Context, named factum.NamedAggregate, p
 	if err := s.checkQuery(ctx, named); err != nil {
 		return nil, err
 	}
-	st, err := s.tr.Find(plan, snapshotTableToken, snapshotQueryColumns, s.scope(named))
+	st, err := s.findStatement(named, plan)
 	if err != nil {
-		return nil, err
-	}
-	if st, err = s.from(st); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.Reader().QueryContext(ctx, st.SQL, st.Args...)
@@ -77,6 +74,15 @@ func (s *SnapshotStore) Find(ctx context.Context, named factum.NamedAggregate, p
 		return nil, fmt.Errorf("sqlite: find snapshots of %s: %w", named, err)
 	}
 	return out, nil
+}
+
+// findStatement is the SELECT Find runs.
+func (s *SnapshotStore) findStatement(named factum.NamedAggregate, plan query.Plan) (sqlquery.Statement, error) {
+	st, err := s.tr.Find(plan, snapshotTableToken, snapshotQueryColumns, s.scope(named))
+	if err != nil {
+		return st, err
+	}
+	return s.from(st)
 }
 
 // Count implements snapshot.Querier.
