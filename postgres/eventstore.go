@@ -190,7 +190,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		requestIndex: prefix + "streams_req",
 		channel:      "factum_log_" + hex.EncodeToString(sum[:10]),
 		opts:         opts,
-		q:            esBuildQueries(table),
+		q:            esBuildQueries(table, opts.MaxBatch),
 		life:         life,
 		stopLife:     stop,
 		slots:        make(chan struct{}, opts.Writers),

@@ -116,6 +116,11 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 	if len(live) == 0 {
 		return nil
 	}
+	if n := s.batchSize(len(live)); n < len(live) {
+		// Round down to a size the store has a statement for; the rest
+		// goes back to the head of the queue.
+		live, retry = live[:n], live[n:]
+	}
 	slices.SortFunc(live, func(a, b *esRequest) int { return a.row.compare(&b.row) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -160,7 +165,7 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 		for _, r := range live {
 			r.done <- esResult{outcome: esFailed, err: err}
 		}
-		return nil
+		return retry
 	}
 	var last factum.Position
 	s.stats.batches.Add(1)

@@ -299,8 +299,8 @@ func TestEventStoreBadRowDoesNotFailTheBatch(t *testing.T) {
 		ids = append(ids, id)
 		batch = append(batch, &esRequest{ctx: context.Background(), row: row, done: make(chan esResult, 1)})
 	}
-	if retry := st.flush(batch); len(retry) != 0 {
-		t.Fatalf("%d requests left to retry", len(retry))
+	for left := batch; len(left) > 0; {
+		left = st.flush(left) // a batch the store has no statement size for is written in parts
 	}
 	for i, r := range batch {
 		res := <-r.done
@@ -359,7 +359,9 @@ func TestEventStoreForeignUniqueViolationIsAnError(t *testing.T) {
 		}
 		batch = append(batch, &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)})
 	}
-	st.flush(batch)
+	for left := batch; len(left) > 0; {
+		left = st.flush(left)
+	}
 	for i, r := range batch {
 		res := <-r.done
 		if (res.outcome == esAppended) != (i != 1) {

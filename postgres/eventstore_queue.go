@@ -1,5 +1,7 @@
 package postgres
 
+import "slices"
+
 // Appends are coalesced by group commit without a writer goroutine: an
 // Append queues its request, then tries to take one of Writers slots. With
 // a slot it writes everything queued (its own request among it, unless
@@ -70,6 +72,16 @@ func (s *EventStore) take() []*esRequest {
 	clear(s.queue[len(rest):])
 	s.queue = rest
 	return batch
+}
+
+// batchSize returns the largest batch size with a statement up to n.
+func (s *EventStore) batchSize(n int) int {
+	sizes := s.q.sizes
+	i, found := slices.BinarySearch(sizes, n)
+	if found {
+		return n
+	}
+	return sizes[i-1]
 }
 
 // requeue puts requests to write again at the head of the queue.

@@ -11,7 +11,9 @@ import (
 
 // esQueries holds the store's statements, built once for its table.
 type esQueries struct {
-	insert, insertOrSkip, classify, notify                 string
+	inserts                                                map[int]esInsertStmts // by batch size
+	sizes                                                  []int                 // the keys of inserts, ascending
+	classify, notify                                       string
 	load, loadByTime, lookup, requestExists, scan, readLog string
 	logState                                               string
 }
@@ -23,12 +25,15 @@ const esHorizon = `pg_snapshot_xmin(pg_current_snapshot())`
 
 const esColumns = `tx, seq, aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events`
 
-func esBuildQueries(table string) esQueries {
+// esInsertStmts are the insert statements for one batch size.
+type esInsertStmts struct{ plain, orSkip string }
+
+func esBuildQueries(table string, maxBatch int) esQueries {
 	from := ` FROM ` + table + ` WHERE aggregate = $1 AND aggregate_id = $2`
 	after := `(tx, seq) > ($1::xid8, $2::bigint)`
-	return esQueries{
-		insert:        esInsertSQL(table, false),
-		insertOrSkip:  esInsertSQL(table, true),
+	q := esQueries{
+		inserts:       map[int]esInsertStmts{},
+		sizes:         esBatchSizes(maxBatch),
 		classify:      esClassifySQL(table),
 		notify:        `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`,
 		load:          `SELECT ` + esColumns + from + ` AND version BETWEEN $3 AND $4 ORDER BY version`,
@@ -44,6 +49,10 @@ func esBuildQueries(table string) esQueries {
 		logState: `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE ` + after + ` AND tx < ` + esHorizon + `),
 	EXISTS (SELECT 1 FROM ` + table + ` WHERE ` + after + `)`,
 	}
+	for _, n := range q.sizes {
+		q.inserts[n] = esInsertStmts{plain: esInsertSQL(table, false, n), orSkip: esInsertSQL(table, true, n)}
+	}
+	return q
 }
 
 // query runs a read returning streams.

@@ -29,6 +29,12 @@ type esAggregateKey struct{ aggregate, id string }
 
 func (r *esRow) key() esAggregateKey { return esAggregateKey{r.aggregate, r.aggregateID} }
 
+// appendArgs appends the row's parameters of esInsertSQL to args.
+func (r *esRow) appendArgs(args []any) []any {
+	return append(args, r.aggregate, r.aggregateID, r.tenant, int32(r.version), r.streamID,
+		r.commandID, r.requestID, r.owner, r.header, r.createTime, r.events)
+}
+
 // compare orders rows by aggregate, the order statements insert them in.
 func (r *esRow) compare(o *esRow) int {
 	if c := strings.Compare(r.aggregate, o.aggregate); c != 0 {

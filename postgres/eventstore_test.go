@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -255,5 +256,22 @@ func TestEventStoreCoalescedMixedOutcomes(t *testing.T) {
 	}
 	if batches := st.stats.batches.Load() - before; batches >= int64(len(calls)) {
 		t.Errorf("%d appends took %d statements: nothing was coalesced", len(calls), batches)
+	}
+}
+
+func TestEventStoreBatchSizes(t *testing.T) {
+	for _, c := range []struct {
+		max  int
+		want []int
+	}{
+		{1, []int{1}},
+		{2, []int{1, 2}},
+		{5, []int{1, 2, 3, 4, 5}},
+		{64, []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}},
+		{100, []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 100}},
+	} {
+		if got := esBatchSizes(c.max); !slices.Equal(got, c.want) {
+			t.Errorf("esBatchSizes(%d) = %v, want %v", c.max, got, c.want)
+		}
 	}
 }

@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/factum-go/factum"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// esInsertSQL is the append statement. Its WHERE carries the predecessor
-// rule: version 1, or version - 1 exists in the same tenant; the unique
-// indexes refuse a taken version or request ID. A row the WHERE filters
-// out does not come back from RETURNING and is classified afterwards.
+// esInsertSQL is the append statement for n rows. Its WHERE carries the
+// predecessor rule: version 1, or version - 1 exists in the same tenant;
+// the unique indexes refuse a taken version or request ID. A row the WHERE
+// filters out does not come back from RETURNING and is classified
+// afterwards.
 //
 // The plain statement fails as a whole on a unique violation. Conflicts are
 // the exception, and ON CONFLICT costs every row a speculative insertion
@@ -23,22 +24,61 @@ import (
 // violation, again with onConflict set: ON CONFLICT DO NOTHING then skips
 // the refused rows and inserts the others.
 //
-// The OR keeps the EXISTS a per-row filter, so rows are inserted in array
-// order, sorted by aggregate: concurrent statements take index locks in
-// the same order and cannot deadlock each other.
-func esInsertSQL(table string, onConflict bool) string {
-	q := `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+// The rows are a VALUES list of parameters, one statement per batch size
+// (see esBatchSizes), rather than unnest over arrays: the server plans a
+// statement over arrays again at every execution (its custom plan, which
+// knows the arrays' lengths, always looks cheaper than the generic one),
+// which cost several times the insert itself; a VALUES list has the same
+// row count in both plans, so after a few executions the server keeps the
+// generic plan. The OR keeps the EXISTS a per-row filter, so rows are
+// inserted in list order, sorted by aggregate: concurrent statements take
+// index locks in the same order and cannot deadlock each other.
+func esInsertSQL(table string, onConflict bool, n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
 SELECT r.aggregate, r.aggregate_id, r.tenant, r.version, r.stream_id, r.command_id, r.request_id, r.owner_id,
 	NULLIF(r.header, '')::json, r.create_time, r.events::json
-FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[])
+FROM (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		p := i*esArgsPerRow + 1
+		fmt.Fprintf(&b, "($%d::text, $%d::text, $%d::text, $%d::int4, $%d::text, $%d::text, $%d::text, $%d::text, $%d::text, $%d::timestamptz, $%d::text)",
+			p, p+1, p+2, p+3, p+4, p+5, p+6, p+7, p+8, p+9, p+10)
+	}
+	b.WriteString(`)
 	AS r(aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
 WHERE r.version = 1 OR EXISTS (SELECT 1 FROM ` + table + ` p
 	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND p.version = r.version - 1 AND p.tenant = r.tenant)
-`
+`)
 	if onConflict {
-		q += "ON CONFLICT DO NOTHING\n"
+		b.WriteString("ON CONFLICT DO NOTHING\n")
 	}
-	return q + `RETURNING aggregate, aggregate_id, tx, seq`
+	b.WriteString(`RETURNING aggregate, aggregate_id, tx, seq`)
+	return b.String()
+}
+
+// esArgsPerRow is the number of parameters of one row of esInsertSQL.
+const esArgsPerRow = 11
+
+// esBatchSizes returns the batch sizes the store has statements for, up to
+// maxBatch: steps of about 1.5, so that a batch rounded down to one loses
+// at most a third, and one connection's statement cache holds two
+// statements per size rather than one per possible count.
+func esBatchSizes(maxBatch int) []int {
+	var sizes []int
+	for n := 1; n < maxBatch; {
+		sizes = append(sizes, n)
+		if n < 4 {
+			n++
+		} else if n&(n-1) == 0 {
+			n += n / 2
+		} else {
+			n = n / 3 * 4
+		}
+	}
+	return append(sizes, maxBatch)
 }
 
 func esClassifySQL(table string) string {
@@ -57,16 +97,22 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[]) WITH ORDINALITY AS r
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult, error) {
 	out := make([]esResult, len(batch))
 	err := s.withConn(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
-		var a esBatchArgs
-		a.fill(batch)
-		inserted, err := s.insert(ctx, conn, s.q.insert, batch, &a, out)
+		stmts, ok := s.q.inserts[len(batch)]
+		if !ok {
+			return fmt.Errorf("no insert statement for a batch of %d", len(batch))
+		}
+		args := make([]any, 0, len(batch)*esArgsPerRow)
+		for _, r := range batch {
+			args = r.row.appendArgs(args)
+		}
+		inserted, err := s.insert(ctx, conn, stmts.plain, batch, args, out)
 		if s.conflict(err) {
 			// Nothing was inserted. One row alone is classified at once;
 			// a batch is written again, skipping the refused rows.
 			clear(inserted)
 			err = nil
 			if len(batch) > 1 {
-				inserted, err = s.insert(ctx, conn, s.q.insertOrSkip, batch, &a, out)
+				inserted, err = s.insert(ctx, conn, stmts.orSkip, batch, args, out)
 			}
 		}
 		if err != nil {
@@ -87,10 +133,9 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult,
 }
 
 // insert runs one insert statement and records the rows it returned in out.
-func (s *EventStore) insert(ctx context.Context, conn *pgxpool.Conn, q string, batch []*esRequest, a *esBatchArgs, out []esResult) ([]bool, error) {
+func (s *EventStore) insert(ctx context.Context, conn *pgxpool.Conn, q string, batch []*esRequest, args []any, out []esResult) ([]bool, error) {
 	inserted := make([]bool, len(batch))
-	rows, err := conn.Query(ctx, q, a.aggregate, a.aggregateID, a.tenant, a.version,
-		a.streamID, a.commandID, a.requestID, a.owner, a.header, a.createTime, a.events)
+	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
 		return inserted, err
 	}
@@ -170,28 +215,6 @@ func (s *EventStore) classify(ctx context.Context, conn *pgxpool.Conn, batch []*
 		out[i] = esResult{outcome: o}
 	}
 	return rows.Err()
-}
-
-// esBatchArgs holds a batch column by column, for unnest.
-type esBatchArgs struct {
-	aggregate, aggregateID, tenant, streamID, commandID, requestID, owner, header, events []string
-	version                                                                               []int32
-	createTime                                                                            []time.Time
-}
-
-func (a *esBatchArgs) fill(batch []*esRequest) {
-	n := len(batch)
-	a.aggregate, a.aggregateID, a.tenant = make([]string, n), make([]string, n), make([]string, n)
-	a.streamID, a.commandID, a.requestID = make([]string, n), make([]string, n), make([]string, n)
-	a.owner, a.header, a.events = make([]string, n), make([]string, n), make([]string, n)
-	a.version, a.createTime = make([]int32, n), make([]time.Time, n)
-	for i, req := range batch {
-		r := &req.row
-		a.aggregate[i], a.aggregateID[i], a.tenant[i] = r.aggregate, r.aggregateID, r.tenant
-		a.streamID[i], a.commandID[i], a.requestID[i] = r.streamID, r.commandID, r.requestID
-		a.owner[i], a.header[i], a.events[i] = r.owner, r.header, r.events
-		a.version[i], a.createTime[i] = int32(r.version), r.createTime
-	}
 }
 
 // withConn runs fn on a pool connection under ctx. When ctx ends, pgx
