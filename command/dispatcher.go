@@ -45,12 +45,9 @@ type Dispatcher struct {
 	proc   Processor
 	sink   Sink
 	seed   maphash.Seed
-	lanes  []chan *factum.Command
+	lanes  []lane
 	reject bool
 
-	// mu guards sending on the lane channels against their closing:
-	// senders hold it shared, Shutdown exclusively to close them.
-	mu       sync.RWMutex
 	started  atomic.Bool
 	closed   atomic.Bool
 	stopping chan struct{} // closed when admission stops
@@ -61,6 +58,16 @@ type Dispatcher struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 	dropped atomic.Int64
+}
+
+// lane is one lane's queue. mu guards sending on q against its closing:
+// senders hold it shared, Shutdown exclusively to close q. A lock per lane
+// (padded to its own cache line) keeps senders to different lanes from
+// contending on one shared counter.
+type lane struct {
+	mu sync.RWMutex
+	q  chan *factum.Command
+	_  [64 - 32]byte
 }
 
 // NewDispatcher returns a dispatcher that runs commands with proc and emits
@@ -84,12 +91,12 @@ func NewDispatcher(proc Processor, sink Sink, cfg DispatcherConfig) (*Dispatcher
 		proc:     proc,
 		sink:     sink,
 		seed:     maphash.MakeSeed(),
-		lanes:    make([]chan *factum.Command, lanes),
+		lanes:    make([]lane, lanes),
 		reject:   cfg.RejectWhenFull,
 		stopping: make(chan struct{}),
 	}
 	for i := range d.lanes {
-		d.lanes[i] = make(chan *factum.Command, qs)
+		d.lanes[i].q = make(chan *factum.Command, qs)
 	}
 	return d, nil
 }
@@ -100,9 +107,9 @@ func NewDispatcher(proc Processor, sink Sink, cfg DispatcherConfig) (*Dispatcher
 func (d *Dispatcher) Start(ctx context.Context) {
 	d.once.Do(func() {
 		d.runCtx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
-		for _, q := range d.lanes {
+		for i := range d.lanes {
 			d.wg.Add(1)
-			go d.run(q)
+			go d.run(d.lanes[i].q)
 		}
 		d.started.Store(true)
 	})
@@ -133,13 +140,13 @@ func closedSignal(cmd *factum.Command) factum.Signal {
 }
 
 // lane returns the lane of an aggregate.
-func (d *Dispatcher) lane(id *factum.AggregateID) chan *factum.Command {
+func (d *Dispatcher) lane(id *factum.AggregateID) *lane {
 	var h maphash.Hash
 	h.SetSeed(d.seed)
 	h.WriteString(id.Aggregate)
 	h.WriteByte(0)
 	h.WriteString(id.ID)
-	return d.lanes[h.Sum64()%uint64(len(d.lanes))]
+	return &d.lanes[h.Sum64()%uint64(len(d.lanes))]
 }
 
 // Send implements Bus: it queues cmd on its aggregate's lane. When the lane
@@ -151,12 +158,13 @@ func (d *Dispatcher) Send(ctx context.Context, cmd *factum.Command) error {
 	if !d.started.Load() {
 		return factum.Errorf(factum.CodeIllegalState, "%w", ErrNotStarted)
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+	ln := d.lane(&cmd.AggregateID)
+	ln.mu.RLock()
+	defer ln.mu.RUnlock()
 	if d.closed.Load() {
 		return factum.Errorf(factum.CodeTooManyRequests, "%w: not accepting commands", ErrClosed)
 	}
-	q := d.lane(&cmd.AggregateID)
+	q := ln.q
 	select {
 	case q <- cmd:
 		return nil
@@ -178,8 +186,8 @@ func (d *Dispatcher) Send(ctx context.Context, cmd *factum.Command) error {
 // Pending returns the number of queued commands not yet taken by a lane.
 func (d *Dispatcher) Pending() int {
 	n := 0
-	for _, q := range d.lanes {
-		n += len(q)
+	for i := range d.lanes {
+		n += len(d.lanes[i].q)
 	}
 	return n
 }
@@ -195,11 +203,12 @@ func (d *Dispatcher) Shutdown(ctx context.Context) error {
 		return factum.Errorf(factum.CodeIllegalState, "%w: already shut down", ErrClosed)
 	}
 	close(d.stopping)
-	d.mu.Lock() // waits for senders between their check and their send
-	for _, q := range d.lanes {
-		close(q)
+	for i := range d.lanes {
+		ln := &d.lanes[i]
+		ln.mu.Lock() // waits for senders between their check and their send
+		close(ln.q)
+		ln.mu.Unlock()
 	}
-	d.mu.Unlock()
 	if !d.started.Load() {
 		return nil
 	}
