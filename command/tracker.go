@@ -1,6 +1,7 @@
 package command
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/factum-go/factum"
@@ -23,9 +24,10 @@ type tracker struct {
 	hasProcessed bool
 	last         Result
 	hasLast      bool
-	pending      []factum.Signal // signals that came before PROCESSED
-	required     []factum.Function
-	got          []bool
+	pending      []factum.Signal   // signals that came before PROCESSED
+	required     []factum.Function // read only: may be the registry's slice
+	got          uint64            // bit i: required[i] signalled (up to 64)
+	gotMore      []bool            // the same for more than 64 functions
 }
 
 // feed takes one signal. It reports the final result once the wait is over
@@ -78,14 +80,23 @@ func (t *tracker) feed(s *factum.Signal, emit func(*Result) bool) (final Result,
 func (t *tracker) resolve() (Result, bool) {
 	p := &t.processed
 	if t.g.consumers != nil {
-		for _, fn := range t.g.consumers.FunctionsFor(t.plan.Stage, t.cmd.AggregateID.NamedAggregate, p.EventNames) {
-			if fn.Matches(t.plan.Function) {
-				t.required = append(t.required, fn)
+		fns := t.g.consumers.FunctionsFor(t.plan.Stage, t.cmd.AggregateID.NamedAggregate, p.EventNames)
+		if t.plan.Function.IsZero() {
+			// No target: every consumer is required. The slice is only
+			// read, so it need not be copied.
+			t.required = fns
+		} else {
+			for _, fn := range fns {
+				if fn.Matches(t.plan.Function) {
+					t.required = append(t.required, fn)
+				}
 			}
 		}
 	}
 	if len(t.required) > 0 {
-		t.got = make([]bool, len(t.required))
+		if len(t.required) > 64 {
+			t.gotMore = make([]bool, len(t.required))
+		}
 		return Result{}, false
 	}
 	r := *p
@@ -93,6 +104,17 @@ func (t *tracker) resolve() (Result, bool) {
 	r.Function = t.plan.Function
 	r.Note = "no function consumes " + strings.Join(p.EventNames, ", ") + " at " + t.plan.Stage.String() + "; completed after PROCESSED"
 	return r, true
+}
+
+// mark records that required function i signalled and reports whether all
+// have.
+func (t *tracker) mark(i int) bool {
+	if t.gotMore != nil {
+		t.gotMore[i] = true
+		return !slices.Contains(t.gotMore, false)
+	}
+	t.got |= 1 << i
+	return t.got == 1<<len(t.required)-1
 }
 
 // lastResult returns the last result the wait reached, or nil.
@@ -111,8 +133,12 @@ func (t *tracker) branch(s *factum.Signal, emit func(*Result) bool) (Result, boo
 	if r.EventNames == nil {
 		r.EventNames = t.processed.EventNames
 	}
-	if emit != nil && !emit(&r) {
-		return r, true, true
+	if emit != nil {
+		// Only this path lets a copy escape to emit.
+		e := r
+		if !emit(&e) {
+			return r, true, true
+		}
 	}
 	if s.Stage != t.plan.Stage {
 		return Result{}, false, false
@@ -131,11 +157,8 @@ func (t *tracker) branch(s *factum.Signal, emit func(*Result) bool) (Result, boo
 	if !r.Succeeded() {
 		return r, true, true
 	}
-	t.got[idx] = true
-	for _, g := range t.got {
-		if !g {
-			return Result{}, false, false
-		}
+	if !t.mark(idx) {
+		return Result{}, false, false
 	}
 	return r, true, true
 }
