@@ -91,12 +91,14 @@ func benchLoad(b *testing.B, events eventstore.Store, snaps snapshot.Store) {
 	}{{"without_snapshot", nil}, {"with_snapshot", snaps}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := benchCPU()
 			for b.Loop() {
 				st, err := loadCart(ctx, def, reg, events, c.snaps, id)
 				if err != nil || st.Version != n || st.Value.Items["sku-1"] != n/20 {
 					b.Fatalf("load: v%d %v, %v", st.Version, st.Value.Items, err)
 				}
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }

@@ -37,7 +37,7 @@ var checkpointMigrations embed.FS
 type CheckpointStore struct {
 	db      *DB
 	context string
-	upsert  string
+	upsert  *sql.Stmt // prepared on the write connection
 	load    string
 	now     func() time.Time
 	batcher prepareBatcher
@@ -61,12 +61,17 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 		return nil, err
 	}
 	table := `"` + prefix + `checkpoints"`
+	upsert, err := db.Writer().PrepareContext(ctx, `INSERT INTO `+table+` (context, processor, name, tx, seq, updated_at)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+		ON CONFLICT (context, processor, name) DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = excluded.updated_at
+		WHERE (`+table+`.tx, `+table+`.seq) < (excluded.tx, excluded.seq)`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: checkpoint store %s: prepare save: %w", boundedContext, err)
+	}
 	return &CheckpointStore{
 		db:      db,
 		context: boundedContext,
-		upsert: `INSERT INTO ` + table + ` (context, processor, name, tx, seq, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-			ON CONFLICT (context, processor, name) DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = excluded.updated_at
-			WHERE (` + table + `.tx, ` + table + `.seq) < (excluded.tx, excluded.seq)`,
+		upsert:  upsert,
 		load:    `SELECT tx, seq FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`,
 		now:     time.Now,
 		batcher: prepareBatcher{db: db},
@@ -75,6 +80,11 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 
 // Context returns the bounded context whose consumers the store serves.
 func (s *CheckpointStore) Context() string { return s.context }
+
+// Close releases the store's prepared statement. It does not close the
+// DB. A store used after Close still works, preparing its statement on
+// every save.
+func (s *CheckpointStore) Close() error { return s.upsert.Close() }
 
 // Checkpoint implements event.CheckpointStore: the group's saved position,
 // or the zero Position when none was saved.
@@ -104,7 +114,7 @@ func (s *CheckpointStore) SaveCheckpoint(ctx context.Context, group factum.Funct
 	}
 	now := s.now().UnixMilli()
 	err := s.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, s.upsert, group.Context, group.Processor, group.Name, int64(pos.Tx), int64(pos.Seq), now)
+		_, err := tx.StmtContext(ctx, s.upsert).ExecContext(ctx, group.Context, group.Processor, group.Name, int64(pos.Tx), int64(pos.Seq), now)
 		return err
 	}})
 	if err != nil {

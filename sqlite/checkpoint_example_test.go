@@ -25,6 +25,7 @@ func ExampleNewCheckpointStore() {
 		fmt.Println(err)
 		return
 	}
+	defer checkpoints.Close()
 	group := factum.Function{Context: "shop", Processor: "cart_summary_projector"}
 	for _, seq := range []uint64{12, 40, 25} { // 25 arrives late: it is ignored
 		if err := checkpoints.SaveCheckpoint(ctx, group, factum.Position{Seq: seq}); err != nil {

@@ -81,9 +81,9 @@ var snapshotMigrations embed.FS
 type SnapshotStore struct {
 	db      *DB
 	context string
-	table   string // quoted identifier
-	upsert  string
-	tenant  string
+	table   string    // quoted identifier
+	upsert  *sql.Stmt // prepared on the write connection
+	tenant  *sql.Stmt
 	load    string
 	tr      *sqlquery.Translator
 	batcher prepareBatcher
@@ -110,22 +110,30 @@ func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*Snap
 		return nil, err
 	}
 	table := `"` + prefix + `snapshots"`
-	return &SnapshotStore{
+	s := &SnapshotStore{
 		db:      db,
 		context: boundedContext,
 		table:   table,
-		upsert: `INSERT INTO ` + table + ` (aggregate, ` + snapshotColumns + `)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-			ON CONFLICT (aggregate, aggregate_id) DO UPDATE SET owner_id = excluded.owner_id, version = excluded.version,
-				event_id = excluded.event_id, first_operator = excluded.first_operator, operator = excluded.operator,
-				first_event_time = excluded.first_event_time, event_time = excluded.event_time,
-				snapshot_time = excluded.snapshot_time, deleted = excluded.deleted, state = excluded.state
-			WHERE ` + table + `.version <= excluded.version AND ` + table + `.tenant_id = excluded.tenant_id`,
-		tenant:  `SELECT tenant_id FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2`,
 		load:    `SELECT ` + snapshotColumns + ` FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2`,
 		tr:      tr,
 		batcher: prepareBatcher{db: db},
-	}, nil
+	}
+	// Prepared once on the single write connection, so that a save does
+	// not parse its statement again.
+	if s.upsert, err = db.Writer().PrepareContext(ctx, `INSERT INTO `+table+` (aggregate, `+snapshotColumns+`)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+		ON CONFLICT (aggregate, aggregate_id) DO UPDATE SET owner_id = excluded.owner_id, version = excluded.version,
+			event_id = excluded.event_id, first_operator = excluded.first_operator, operator = excluded.operator,
+			first_event_time = excluded.first_event_time, event_time = excluded.event_time,
+			snapshot_time = excluded.snapshot_time, deleted = excluded.deleted, state = excluded.state
+		WHERE `+table+`.version <= excluded.version AND `+table+`.tenant_id = excluded.tenant_id`); err != nil {
+		return nil, fmt.Errorf("sqlite: snapshot store %s: prepare save: %w", boundedContext, err)
+	}
+	if s.tenant, err = db.Writer().PrepareContext(ctx, `SELECT tenant_id FROM `+table+` WHERE aggregate = ?1 AND aggregate_id = ?2`); err != nil {
+		s.upsert.Close()
+		return nil, fmt.Errorf("sqlite: snapshot store %s: prepare save: %w", boundedContext, err)
+	}
+	return s, nil
 }
 
 // snapshotColumns are the columns of sqlquery.SnapshotSchema in the order
@@ -135,6 +143,13 @@ const snapshotColumns = `aggregate_id, tenant_id, owner_id, version, event_id, f
 
 // Context returns the bounded context the store serves.
 func (s *SnapshotStore) Context() string { return s.context }
+
+// Close releases the store's prepared statements. It does not close the
+// DB. A store used after Close still works, preparing its statements on
+// every save.
+func (s *SnapshotStore) Close() error {
+	return errors.Join(s.upsert.Close(), s.tenant.Close())
+}
 
 // checkContext refuses aggregates of another bounded context: the table
 // holds one context only.
@@ -164,7 +179,7 @@ func (s *SnapshotStore) Save(ctx context.Context, snap snapshot.Snapshot) (bool,
 	var saved bool
 	var stored string
 	err := s.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.upsert, args...)
+		res, err := tx.StmtContext(ctx, s.upsert).ExecContext(ctx, args...)
 		if err != nil {
 			return err
 		}
@@ -175,7 +190,7 @@ func (s *SnapshotStore) Save(ctx context.Context, snap snapshot.Snapshot) (bool,
 		}
 		// Refused: the row exists, and this transaction holds the write
 		// lock, so it is the row that refused.
-		return tx.QueryRowContext(ctx, s.tenant, id.Aggregate, id.ID).Scan(&stored)
+		return tx.StmtContext(ctx, s.tenant).QueryRowContext(ctx, id.Aggregate, id.ID).Scan(&stored)
 	}})
 	switch {
 	case err != nil:

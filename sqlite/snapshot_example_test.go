@@ -40,11 +40,13 @@ func ExampleNewSnapshotStore() {
 		fmt.Println(err)
 		return
 	}
+	defer snapshots.Close()
 	checkpoints, err := sqlite.NewCheckpointStore(ctx, db, "shop")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	defer checkpoints.Close()
 
 	carts := cart.New(cart.Items{"apple": true, "pear": true}, cart.DefaultLimits)
 	rt, err := runtime.New(runtime.Config{Store: events, SnapshotStore: snapshots, Checkpoints: checkpoints}, carts)

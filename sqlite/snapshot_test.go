@@ -142,3 +142,38 @@ func runTenantRace(t *testing.T, st snapshot.Store) {
 		}
 	}
 }
+
+// TestSnapshotAndCheckpointStoresClose: Close releases the prepared
+// statements and leaves the DB open; a store used after Close still saves
+// (preparing each time).
+func TestSnapshotAndCheckpointStoresClose(t *testing.T) {
+	ctx := context.Background()
+	db := openSnapshotDB(t)
+	st := newSnapshotStore(t, db, "shop")
+	cps := newCheckpointStore(t, db, "shop")
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cps.Close(); err != nil {
+		t.Fatal(err)
+	}
+	id := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}.WithID("c-1")
+	group := factum.Function{Context: "shop", Processor: "p"}
+	for v := 1; v <= 2; v++ {
+		if saved, err := st.Save(ctx, snapshot.Snapshot{AggregateID: id, Version: v, State: json.RawMessage(`{}`)}); err != nil || !saved {
+			t.Fatalf("save v%d after Close: %v, %v", v, saved, err)
+		}
+		if err := cps.SaveCheckpoint(ctx, group, factum.Position{Seq: uint64(v)}); err != nil {
+			t.Fatalf("checkpoint save after Close: %v", err)
+		}
+	}
+	if saved, err := st.Save(ctx, snapshot.Snapshot{AggregateID: id, Version: 1, State: json.RawMessage(`{}`)}); err != nil || saved {
+		t.Errorf("stale save after Close: %v, %v", saved, err)
+	}
+	if got, err := st.Load(ctx, id); err != nil || got.Version != 2 {
+		t.Errorf("load: v%d, %v", got.Version, err)
+	}
+	if pos, err := cps.Checkpoint(ctx, group); err != nil || pos.Seq != 2 {
+		t.Errorf("checkpoint: %s, %v", pos, err)
+	}
+}
