@@ -26,7 +26,7 @@ type EventStoreOptions struct {
 	// aggregates, are written by one statement (default 64). 1 turns
 	// coalescing off: every append is its own statement and transaction.
 	MaxBatch int
-	// Writers is how many append statements may run at once (default 4,
+	// Writers is how many append statements may run at once (default 8,
 	// at most half the pool's connections). Appends arriving while every
 	// writer is busy wait and are coalesced into the next statements:
 	// fewer writers make bigger statements and fewer commits. Each writer
@@ -159,7 +159,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		opts.MaxBatch = 64
 	}
 	if opts.Writers == 0 {
-		opts.Writers = max(1, min(4, int(db.Pool().Config().MaxConns)/2))
+		opts.Writers = max(1, min(8, int(db.Pool().Config().MaxConns)/2))
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = time.Second
