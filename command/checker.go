@@ -15,14 +15,18 @@ import (
 
 // CheckerConfig configures a RequestChecker. Zero fields take the defaults.
 type CheckerConfig struct {
-	// Capacity is the number of request IDs a filter holds before it is
-	// rotated; default 1,000,000.
+	// Capacity is the number of request IDs an aggregate type's filter
+	// holds before it is rotated; default 1,000,000. Large filters are
+	// split into up to 16 shards that each hold their share and rotate on
+	// their own.
 	Capacity uint
 	// FalsePositiveRate is the filter's target rate at capacity; default
-	// 1e-5.
+	// 1e-5. Filters are sized for it: about 29.5 bits per request ID at
+	// the default, 3.7 MB per million (twice that once rotated).
 	FalsePositiveRate float64
 	// Window is the longest a filter serves before it is rotated; default
-	// one hour.
+	// one hour. A shard looks at the clock every 64 entries, so a quiet
+	// shard may serve longer.
 	Window time.Duration
 }
 
