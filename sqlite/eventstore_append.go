@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -42,12 +41,25 @@ func esInsertSQL(table string) string {
 	// The SELECT carries the predecessor rule: version 1, or version - 1
 	// exists in the same tenant. The unique indexes refuse a taken version
 	// or request ID; ON CONFLICT DO NOTHING turns every refusal into "no
-	// row returned", classified afterwards under the same write lock.
+	// row inserted", classified afterwards under the same write lock. The
+	// position is the row's rowid (seq is the INTEGER PRIMARY KEY), which
+	// the statement's result carries: no RETURNING, whose rows cost a
+	// query's machinery on every append.
 	return `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
 WHERE ?4 = 1 OR EXISTS (SELECT 1 FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2 AND version = ?4 - 1 AND tenant = ?3)
-ON CONFLICT DO NOTHING
-RETURNING seq`
+ON CONFLICT DO NOTHING`
+}
+
+// esInserted returns the position of the row an insert stored, or ok false
+// when it stored none.
+func esInserted(res sql.Result) (seq int64, ok bool, err error) {
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return 0, false, err
+	}
+	seq, err = res.LastInsertId()
+	return seq, err == nil, err
 }
 
 func esClassifySQL(table string) string {
@@ -183,14 +195,19 @@ type esWrite struct {
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
 	w := esWrite{out: make([]esResult, len(batch))}
 	if len(batch) == 1 {
-		err := s.insert.QueryRowContext(ctx, batch[0].row.args()...).Scan(&w.out[0].seq)
-		switch {
-		case err == nil:
-			w.out[0].outcome = esAppended
-			return w, nil
-		case !errors.Is(err, sql.ErrNoRows):
+		res, err := s.insert.ExecContext(ctx, batch[0].row.args()...)
+		if err != nil {
 			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
+		}
+		seq, ok, err := esInserted(res)
+		if err != nil {
+			w.inStatement = true
+			return w, fmt.Errorf("insert: %w", err)
+		}
+		if ok {
+			w.out[0] = esResult{outcome: esAppended, seq: seq}
+			return w, nil
 		}
 	}
 	tx, err := s.db.Writer().BeginTx(ctx, nil) // _txlock=immediate
@@ -201,21 +218,26 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
 	for i, r := range batch {
 		row := &r.row
-		err := insert.QueryRowContext(ctx, row.args()...).Scan(&w.out[i].seq)
-		switch {
-		case err == nil:
-			w.out[i].outcome = esAppended
-		case errors.Is(err, sql.ErrNoRows):
-			o, err := s.classifyRow(ctx, classify, row)
-			if err != nil {
-				w.inStatement = true
-				return w, err
-			}
-			w.out[i].outcome = o
-		default:
+		res, err := insert.ExecContext(ctx, row.args()...)
+		if err != nil {
 			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
 		}
+		seq, ok, err := esInserted(res)
+		if err != nil {
+			w.inStatement = true
+			return w, fmt.Errorf("insert: %w", err)
+		}
+		if ok {
+			w.out[i] = esResult{outcome: esAppended, seq: seq}
+			continue
+		}
+		o, err := s.classifyRow(ctx, classify, row)
+		if err != nil {
+			w.inStatement = true
+			return w, err
+		}
+		w.out[i].outcome = o
 	}
 	if err := tx.Commit(); err != nil {
 		return w, fmt.Errorf("commit: %w", err)
