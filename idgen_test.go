@@ -177,6 +177,16 @@ func BenchmarkIDGenerator(b *testing.B) {
 			g.Fill(ids)
 		}
 	})
+	b.Run("FillAt2", func(b *testing.B) {
+		// A stream ID and one event ID stamped with a time the caller
+		// read anyway: what the processor does per command.
+		ids := make([]string, 2)
+		now := time.Now()
+		b.ReportAllocs()
+		for b.Loop() {
+			g.FillAt(ids, now)
+		}
+	})
 	b.Run("NewParallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
