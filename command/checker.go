@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
 )
@@ -21,8 +23,8 @@ type CheckerConfig struct {
 	// their own.
 	Capacity uint
 	// FalsePositiveRate is the filter's target rate at capacity; default
-	// 1e-5. Filters are sized for it: about 29.5 bits per request ID at
-	// the default, 3.7 MB per million (twice that once rotated).
+	// 1e-5. Filters are sized for it: about 24 bits per request ID at the
+	// default, 2.9 MB per million (twice that once rotated).
 	FalsePositiveRate float64
 	// Window is the longest a filter serves before it is rotated; default
 	// one hour. A shard looks at the clock every 64 entries, so a quiet
@@ -40,17 +42,16 @@ type CheckerConfig struct {
 //
 // A type's filter is split by key hash into shards, each with its own lock,
 // its own rotating pair and its share of the capacity, at the configured
-// false-positive rate; the filters are cache-blocked (a key's bits share
-// one cache line), so a check reads one or two cache lines.
+// false-positive rate. The filters are github.com/bits-and-blooms/bloom's,
+// fed the 64-bit hash of the (aggregate ID, request ID) pair that also
+// picks the shard.
 type RequestChecker struct {
 	store eventstore.Store
 	cfg   CheckerConfig
 	seed  maphash.Seed
 	// Filter geometry, fixed at construction.
-	shardBits  uint // log2 of the number of shards
-	shardCap   uint
-	bitsPerKey float64
-	k          int
+	shardBits uint // log2 of the number of shards
+	shardCap  uint
 
 	// byType maps aggregate types to their filters. It is replaced, not
 	// changed, when a type is added, so lookups take no lock.
@@ -81,7 +82,6 @@ func NewRequestChecker(store eventstore.Store, cfg CheckerConfig) (*RequestCheck
 		c.shardBits++
 	}
 	c.shardCap = (cfg.Capacity + 1<<c.shardBits - 1) >> c.shardBits
-	c.bitsPerKey, c.k = blockedParams(cfg.FalsePositiveRate)
 	empty := map[factum.NamedAggregate]*typeFilter{}
 	c.byType.Store(&empty)
 	return c, nil
@@ -152,8 +152,8 @@ type typeFilter struct {
 // consult cur and prev.
 type rotatingFilter struct {
 	mu    sync.Mutex
-	cur   *blockedBloom
-	prev  *blockedBloom
+	cur   *bloom.BloomFilter
+	prev  *bloom.BloomFilter
 	n     uint
 	since time.Time
 	_     [40]byte // keep neighbouring shards' locks off one cache line
@@ -167,24 +167,25 @@ func (f *rotatingFilter) testAndAdd(h uint64, c *RequestChecker) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cur == nil {
-		f.cur = newBlockedBloom(c.shardCap, c.bitsPerKey, c.k)
+		f.cur = bloom.NewWithEstimates(c.shardCap, c.cfg.FalsePositiveRate)
 		f.since = time.Now()
 	} else if f.n >= c.shardCap || f.n%windowCheck == 0 && time.Since(f.since) >= c.cfg.Window {
 		if f.prev == nil {
-			f.prev = newBlockedBloom(c.shardCap, c.bitsPerKey, c.k)
+			f.prev = bloom.NewWithEstimates(c.shardCap, c.cfg.FalsePositiveRate)
 		} else {
-			f.prev.clear()
+			f.prev.ClearAll()
 		}
 		f.cur, f.prev = f.prev, f.cur
 		f.n = 0
 		f.since = time.Now()
 	}
-	p := f.cur.probe(h) // both filters share the geometry
-	seen := f.cur.testAndAdd(p)
+	var key [8]byte
+	binary.LittleEndian.PutUint64(key[:], h)
+	seen := f.cur.TestAndAdd(key[:])
 	if !seen {
 		f.n++
 		if f.prev != nil {
-			seen = f.prev.test(p)
+			seen = f.prev.Test(key[:])
 		}
 	}
 	return seen

@@ -69,3 +69,24 @@ func (s *countingStore) Lookup(ctx context.Context, id factum.AggregateID, reque
 	s.lookups.Add(1)
 	return s.Store.Lookup(ctx, id, requestID)
 }
+
+// At capacity the filters keep their false-positive rate: fresh requests
+// rarely cost a store lookup.
+func TestCheckerFalsePositives(t *testing.T) {
+	const n = 200_000
+	store := &countingStore{Store: eventstore.NewMemory()}
+	c, err := command.NewRequestChecker(store, command.CheckerConfig{Capacity: n, FalsePositiveRate: 1e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := factum.NamedAggregate{Context: "c", Aggregate: "a"}.WithID("z")
+	for i := range n {
+		if _, _, err := c.Check(context.Background(), id, fmt.Sprint("fresh-", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Expected about n × 1e-4 / 2 = 10 (the rate is reached only at the end).
+	if got := store.lookups.Load(); got > 60 {
+		t.Fatalf("%d store lookups for %d fresh requests: the filter's rate is above 1e-4", got, n)
+	}
+}
