@@ -209,7 +209,7 @@ func TestTimeoutLeavesNoWaiter(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() {
 			r, err := gw.SendAndWait(context.Background(), factum.NewCommand(def.ID(fmt.Sprint("t", i)), Add{N: 1}),
-				command.Wait(factum.StageProjected).Within(20*time.Millisecond))
+				command.Wait(factum.StageProjected).Within(500*time.Millisecond))
 			mustCodeNoFatal(t, err, factum.CodeRequestTimeout)
 			if r.AggregateVersion != 1 {
 				t.Errorf("timeout result keeps what was known: %+v", r)
