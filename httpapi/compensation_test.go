@@ -119,14 +119,23 @@ func TestCompensationRoutes(t *testing.T) {
 	if !strings.Contains(string(r.body), `"outcome":"SUCCEEDED"`) {
 		t.Fatalf("force retry %s", r.body)
 	}
-	r = f.do(t, "GET", "/compensation/counts", "")
-	wantOK(t, r)
-	var counts compensation.Counts
-	if err := json.Unmarshal(r.body, &counts); err != nil {
-		t.Fatal(err)
-	}
-	if counts.Succeeded != 1 || counts.Failed != 0 {
-		t.Fatalf("counts %s", r.body)
+	// Counts read the snapshot store, which the snapshotter updates just
+	// after the retry's PROCESSED.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		r = f.do(t, "GET", "/compensation/counts", "")
+		wantOK(t, r)
+		var counts compensation.Counts
+		if err := json.Unmarshal(r.body, &counts); err != nil {
+			t.Fatal(err)
+		}
+		if counts.Succeeded == 1 && counts.Failed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counts %s", r.body)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	wantError(t, f.do(t, "GET", "/compensation/nope", ""), http.StatusNotFound, factum.CodeNotFound)
 }

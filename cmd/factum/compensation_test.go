@@ -101,7 +101,19 @@ func TestCompensationCommands(t *testing.T) {
 	if code := cli("compensation", "retry", id, "--operator", "ops"); code != 0 || !strings.Contains(out.String(), `"SUCCEEDED"`) {
 		t.Fatalf("retry: %d %s %s", code, out.String(), errOut.String())
 	}
-	if code := cli("compensation", "counts"); code != 0 || !strings.Contains(out.String(), `"succeeded": 1`) {
-		t.Fatalf("counts: %d %s", code, out.String())
+	// Counts read the snapshot store, which the snapshotter updates just
+	// after the retry's PROCESSED.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		if code := cli("compensation", "counts"); code != 0 {
+			t.Fatalf("counts: %d %s", code, errOut.String())
+		}
+		if strings.Contains(out.String(), `"succeeded": 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counts: %s", out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
