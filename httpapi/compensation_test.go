@@ -103,9 +103,16 @@ func TestCompensationRoutes(t *testing.T) {
 	wantError(t, f.do(t, "GET", "/tenant/acme/compensation/executions/"+id, ""), http.StatusNotFound, factum.CodeNotFound)
 
 	wantOK(t, f.do(t, "PUT", "/compensation/executions/"+id+"/recoverable", `{"recoverable":"UNRECOVERABLE"}`, httpapi.HeaderOperator, "ops-1"))
-	r = f.do(t, "GET", "/compensation/executions?needsOperator=true", "")
-	if !strings.Contains(string(r.body), id) {
-		t.Fatalf("needs-operator list %s", r.body)
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		r = f.do(t, "GET", "/compensation/executions?needsOperator=true", "")
+		if strings.Contains(string(r.body), id) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("needs-operator list %s", r.body)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	wantOK(t, f.do(t, "PUT", "/compensation/executions/"+id+"/retry-spec", `{"maxRetries":3,"minBackoff":"1s","executionTimeout":"30s"}`))
 	wantError(t, f.do(t, "PUT", "/compensation/executions/"+id+"/retry-spec", `{"minBackoff":"soon"}`), http.StatusBadRequest, factum.CodeIllegalArgument)
