@@ -15,9 +15,10 @@ import (
 // across restarts, so it is for tests, examples and development.
 //
 // Each aggregate type has its own lock: saves of one type serialise with
-// each other and with its queries, other types are not affected. Each
-// snapshot is decoded into a query document once, when saved, so queries
-// never parse JSON.
+// each other and with its queries, other types are not affected. A
+// snapshot is decoded into a query document once, by the first query after
+// it was saved: saves, which the snapshotter makes after every stream, pay
+// no decoding, and queries parse each saved state at most once.
 type Memory struct {
 	mu    sync.RWMutex
 	types map[factum.NamedAggregate]*memoryType
@@ -27,7 +28,33 @@ type memoryType struct {
 	mu    sync.RWMutex
 	index map[string]int   // aggregate ID -> position in snaps and docs
 	snaps []Snapshot       // normalized, owned by the store
-	docs  []query.Document // the snapshots' query documents, float64 numbers
+	docs  []query.Document // the snapshots' query documents, float64 numbers; nil until decoded
+	stale int              // how many docs are nil
+}
+
+// rlockDecoded read-locks t with every query document decoded.
+func (t *memoryType) rlockDecoded() error {
+	for {
+		t.mu.RLock()
+		if t.stale == 0 {
+			return nil
+		}
+		t.mu.RUnlock()
+		t.mu.Lock()
+		for i, d := range t.docs {
+			if d != nil {
+				continue
+			}
+			doc, err := t.snaps[i].document(false)
+			if err != nil {
+				t.mu.Unlock()
+				return err
+			}
+			t.docs[i] = doc
+			t.stale--
+		}
+		t.mu.Unlock()
+	}
 }
 
 // NewMemory returns an empty in-memory store.
@@ -64,11 +91,6 @@ func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
 		return false, err
 	}
 	s = s.Normalized()
-	// Decoding happens outside the lock; only the guarded swap is inside.
-	doc, err := s.document(false)
-	if err != nil {
-		return false, err
-	}
 	t := m.typeOf(s.AggregateID.NamedAggregate, true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -76,7 +98,8 @@ func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
 	if !ok {
 		t.index[s.AggregateID.ID] = len(t.snaps)
 		t.snaps = append(t.snaps, s)
-		t.docs = append(t.docs, doc)
+		t.docs = append(t.docs, nil)
+		t.stale++
 		return true, nil
 	}
 	old := &t.snaps[i]
@@ -86,7 +109,11 @@ func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
 	if old.Version > s.Version {
 		return false, nil
 	}
-	t.snaps[i], t.docs[i] = s, doc
+	if t.docs[i] != nil {
+		t.docs[i] = nil
+		t.stale++
+	}
+	t.snaps[i] = s
 	return true, nil
 }
 
@@ -132,7 +159,9 @@ func (m *Memory) Find(ctx context.Context, named factum.NamedAggregate, plan que
 		_, _, err := query.Select(plan, nil)
 		return []Snapshot{}, err
 	}
-	t.mu.RLock()
+	if err := t.rlockDecoded(); err != nil {
+		return nil, err
+	}
 	defer t.mu.RUnlock()
 	pos, _, err := query.Select(plan, t.docs)
 	if err != nil {
@@ -159,7 +188,9 @@ func (m *Memory) Count(ctx context.Context, named factum.NamedAggregate, cond qu
 		_, err := query.Count(cond, nil)
 		return 0, err
 	}
-	t.mu.RLock()
+	if err := t.rlockDecoded(); err != nil {
+		return 0, err
+	}
 	defer t.mu.RUnlock()
 	n, err := query.Count(cond, t.docs)
 	return int64(n), err
