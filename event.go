@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // DomainEvent is one fact inside an event stream.
@@ -122,8 +123,8 @@ func (s *EventStream) Validate() error {
 		if e.Revision < 0 {
 			return IllegalArgument(fmt.Sprintf("event %d has negative revision", i))
 		}
-		if len(e.Body) == 0 || !json.Valid(e.Body) {
-			return IllegalArgument(fmt.Sprintf("event %d (%s): body is not valid JSON", i, e.Name))
+		if len(e.Body) == 0 || !json.Valid(e.Body) || !utf8.Valid(e.Body) {
+			return IllegalArgument(fmt.Sprintf("event %d (%s): body is not valid UTF-8 JSON", i, e.Name))
 		}
 	}
 	return nil

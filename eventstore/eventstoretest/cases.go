@@ -63,6 +63,7 @@ func testInvalidStream(t *testing.T, st eventstore.Store) {
 		{"oversized id", func(s *factum.EventStream) { s.AggregateID.ID = string(make([]byte, factum.MaxIDLen+1)) }},
 		{"bad sequence", func(s *factum.EventStream) { s.Events[0].Sequence = 2 }},
 		{"invalid body", func(s *factum.EventStream) { s.Events[0].Body = []byte("{nope") }},
+		{"body not UTF-8", func(s *factum.EventStream) { s.Events[0].Body = []byte("\"\xff\"") }},
 		{"empty event name", func(s *factum.EventStream) { s.Events[0].Name = "" }},
 	}
 	for _, c := range cases {
@@ -485,12 +486,19 @@ func testParallelAggregates(t *testing.T, st eventstore.Store) {
 	errc := make(chan error, workers)
 	for range workers {
 		wg.Go(func() {
+			failed := false
 			for i := range ids {
+				// After a failure keep taking IDs, so the feeder never
+				// blocks: the test fails instead of hanging.
+				if failed {
+					continue
+				}
 				id := f.id(fmt.Sprintf("p-%04d", i))
 				for v := 1; v <= versions; v++ {
 					if err := st.Append(context.Background(), stream(id, v, fmt.Sprintf("r%d", v), 1)); err != nil {
 						errc <- err
-						return
+						failed = true
+						break
 					}
 				}
 			}
