@@ -7,4 +7,12 @@
 // it is constructed; they are recorded in the table factum_migrations and
 // applied under a transaction-scoped advisory lock, so two processes
 // starting together apply each step once.
+//
+// The event store (NewEventStore) keeps each bounded context's streams in
+// factum_<context>_streams, one row and one INSERT per append; concurrent
+// appends of different aggregates share one statement. The log is ordered by
+// (transaction ID, sequence) and read only below the oldest running
+// transaction, so a late-committing stream is never skipped; a long
+// transaction anywhere on the server holds the log back until it ends. Stores
+// NOTIFY each other; WaitLog also polls.
 package postgres

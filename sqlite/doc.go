@@ -14,4 +14,14 @@
 // power loss. Options.Synchronous "NORMAL" is several times faster and in WAL
 // mode still survives a process crash, but may lose the last commits on power
 // loss.
+//
+// The event store (NewEventStore) keeps each bounded context's streams in
+// factum_<context>_streams, one row per stream. Writes are serial (one write
+// connection; one writer per file across processes), and concurrent appends
+// share one transaction. The global log is gap-free: positions are the
+// AUTOINCREMENT key, handed out inside write transactions that run one at a
+// time and commit in the order they took the write lock, so a reader's
+// snapshot always holds every stream up to its newest and nothing can appear
+// later below a position already read (Position.Tx is zero). WaitLog wakes at
+// once for this store's appends and polls for other processes'.
 package sqlite
