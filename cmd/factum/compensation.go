@@ -138,4 +138,3 @@ func compCountsCmd() *cobra.Command {
 	co.flags(cmd)
 	return cmd
 }
-
