@@ -181,12 +181,16 @@ func TestClientCommands(t *testing.T) {
 func TestServeRestartKeepsState(t *testing.T) {
 	dir := t.TempDir()
 	s := startTestServer(t, dir)
-	if status, b := post(t, s.URL+"/cart/cart-1/add_item", `{"sku":"sku-1","qty":3}`, httpapi.HeaderRequestID, "req-1"); status != 200 {
+	if status, b := post(t, s.URL+"/cart/cart-1/add_item", `{"sku":"sku-1","qty":3}`, httpapi.HeaderRequestID, "req-1", httpapi.HeaderWaitStage, "SNAPSHOT"); status != 200 {
 		t.Fatalf("add: %d %s", status, b)
 	}
 	stopServer(t, s)
 
 	s = startTestServer(t, dir)
+	// The snapshot is durable: it is there at once, not rebuilt.
+	if status, b := get(t, s.URL+"/cart/cart-1/snapshot"); status != 200 || !bytes.Contains(b, []byte(`"sku-1":3`)) {
+		t.Fatalf("snapshot after restart: %d %s", status, b)
+	}
 	status, b := get(t, s.URL+"/cart/cart-1/state")
 	if status != 200 || !bytes.Contains(b, []byte(`"items":{"sku-1":3}`)) {
 		t.Fatalf("state after restart: %d %s", status, b)

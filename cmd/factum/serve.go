@@ -17,7 +17,6 @@ import (
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/runtime"
-	"github.com/factum-go/factum/snapshot"
 	"github.com/spf13/cobra"
 )
 
@@ -98,19 +97,14 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, err
 	}
-	// Snapshots are kept in memory and rebuilt from the log at start (the
-	// runtime's checkpoints are in memory too): SNAPSHOT waits are real,
-	// and the event store stays the one durable truth.
-	snapshots := snapshot.NewMemory()
+	// Snapshots and the consumers' checkpoints live in the same database
+	// as the events: a restart resumes every consumer where it stopped.
+	snapshots := st.snapshots
 	ex, err := newExample(st.prepare)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	reg := codec.NewRegistry()
-	procs, err := ex.processors(reg)
-	if err != nil {
-		return nil, errors.Join(err, st.close())
-	}
 	// Failed event functions are recorded as executions in the same store
 	// and retried by the scheduler; operators act on them over HTTP.
 	comp, err := compensation.New(compensation.Config{Context: boundedContext, Snapshots: snapshots})
@@ -118,8 +112,8 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		return nil, errors.Join(err, st.close())
 	}
 	rt, err := runtime.New(runtime.Config{
-		Store: st.store, Codec: reg, SnapshotStore: snapshots,
-		Processors: procs, Sagas: ex.sagas, Failures: comp,
+		Store: st.store, Codec: reg, SnapshotStore: snapshots, Checkpoints: st.checkpoints,
+		Sagas: ex.sagas, Failures: comp,
 	}, append(ex.aggregates, comp.Type())...)
 	if err != nil {
 		return nil, errors.Join(err, st.close())

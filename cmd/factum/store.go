@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/prepare"
+	"github.com/factum-go/factum/snapshot"
 	"github.com/factum-go/factum/sqlite"
 )
 
@@ -32,6 +34,8 @@ type storeOptions struct {
 // what to say about it and how to release it.
 type openedStore struct {
 	store       eventstore.Store
+	snapshots   snapshot.QueryStore
+	checkpoints event.CheckpointStore
 	prepare     prepare.Backend
 	idempotency idempotency.Store
 	// where says where the data lives, for the start-up message.
@@ -56,6 +60,8 @@ func openStore(ctx context.Context, opts storeOptions, _ io.Writer) (*openedStor
 		}
 		return &openedStore{
 			store:       eventstore.NewMemory(),
+			snapshots:   snapshot.NewMemory(),
+			checkpoints: event.NewMemoryCheckpoints(),
 			prepare:     prepare.NewMemory(time.Now),
 			idempotency: idem,
 			where:       "in memory: it is lost when the process exits",
@@ -82,18 +88,36 @@ func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
+	closers := []func() error{es.Close}
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(append(errs, db.Close())...)
+	}
+	snaps, err := sqlite.NewSnapshotStore(ctx, db, boundedContext)
+	if err != nil {
+		return nil, errors.Join(err, closeAll())
+	}
+	closers = append(closers, snaps.Close)
+	cps, err := sqlite.NewCheckpointStore(ctx, db, boundedContext)
+	if err != nil {
+		return nil, errors.Join(err, closeAll())
+	}
+	closers = append(closers, cps.Close)
 	pb, err := sqlite.NewPrepareBackend(ctx, db, sqlite.PrepareOptions{})
 	if err != nil {
-		return nil, errors.Join(err, es.Close(), db.Close())
+		return nil, errors.Join(err, closeAll())
 	}
 	idem, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{})
 	if err != nil {
-		return nil, errors.Join(err, es.Close(), db.Close())
+		return nil, errors.Join(err, closeAll())
 	}
 	return &openedStore{
-		store: es, prepare: pb, idempotency: idem,
+		store: es, snapshots: snaps, checkpoints: cps, prepare: pb, idempotency: idem,
 		where: "in " + path + " (SQLite)",
-		close: func() error { return errors.Join(es.Close(), db.Close()) },
+		close: closeAll,
 	}, nil
 }
 
@@ -108,6 +132,14 @@ func openPostgres(ctx context.Context, url string) (*openedStore, error) {
 		return nil, err
 	}
 	closeAll := func() error { err := es.Close(); db.Close(); return err }
+	snaps, err := postgres.NewSnapshotStore(ctx, db, boundedContext)
+	if err != nil {
+		return nil, errors.Join(err, closeAll())
+	}
+	cps, err := postgres.NewCheckpointStore(ctx, db, boundedContext)
+	if err != nil {
+		return nil, errors.Join(err, closeAll())
+	}
 	pb, err := postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{})
 	if err != nil {
 		return nil, errors.Join(err, closeAll())
@@ -117,7 +149,7 @@ func openPostgres(ctx context.Context, url string) (*openedStore, error) {
 		return nil, errors.Join(err, closeAll())
 	}
 	return &openedStore{
-		store: es, prepare: pb, idempotency: idem,
+		store: es, snapshots: snaps, checkpoints: cps, prepare: pb, idempotency: idem,
 		where: "in PostgreSQL (" + redact(url) + ")",
 		close: closeAll,
 	}, nil
