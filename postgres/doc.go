@@ -15,4 +15,11 @@
 // transaction, so a late-committing stream is never skipped; a long
 // transaction anywhere on the server holds the log back until it ends. Stores
 // NOTIFY each other; WaitLog also polls.
+//
+// Next to the events, NewSnapshotStore keeps every aggregate's latest
+// snapshot (factum_<context>_snapshots; version-guarded upserts, queries
+// translated by package query/sqlquery; see the SnapshotStore
+// documentation for the indexes to add for hot query fields) and
+// NewCheckpointStore keeps the consumer groups' positions
+// (factum_<context>_checkpoints; a checkpoint never moves backwards).
 package postgres

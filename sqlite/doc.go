@@ -24,4 +24,11 @@
 // snapshot always holds every stream up to its newest and nothing can appear
 // later below a position already read (Position.Tx is zero). WaitLog wakes at
 // once for this store's appends and polls for other processes'.
+//
+// Next to the events, NewSnapshotStore keeps every aggregate's latest
+// snapshot (factum_<context>_snapshots; version-guarded upserts, queries
+// translated by package query/sqlquery; see the SnapshotStore
+// documentation for the indexes to add for hot query fields) and
+// NewCheckpointStore keeps the consumer groups' positions
+// (factum_<context>_checkpoints; a checkpoint never moves backwards).
 package sqlite
