@@ -181,7 +181,9 @@ func fail(sig *factum.Signal, err error) {
 // attempt runs the command once against the cached or loaded state.
 func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
 	e := p.cache.take(cmd.AggregateID.ID)
-	if e == nil {
+	if e == nil || cmd.ExpectedVersion > e.st.Version {
+		// A caller expecting a version the cache has not reached has seen
+		// another instance's append: the cached state is stale.
 		var err error
 		if e, err = p.load(ctx, cmd.AggregateID); err != nil {
 			return outcome{err: err}

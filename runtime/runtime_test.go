@@ -486,3 +486,25 @@ func TestDeleteRecover(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
+
+// Two instances share a store: an instance whose cache is behind still
+// accepts a command expecting the version the other one appended.
+func TestExpectedVersionAheadOfTheCacheReloads(t *testing.T) {
+	store := eventstore.NewMemory()
+	rt1, def := newRuntime(t, runtime.Config{Store: store, DisablePrecheck: true}, nil)
+	rt2, _ := newRuntime(t, runtime.Config{Store: store, DisablePrecheck: true}, nil)
+	ctx := context.Background()
+	id := def.ID("shared")
+	if _, err := rt1.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
+		t.Fatal(err) // rt1 caches version 1
+	}
+	if _, err := rt2.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
+		t.Fatal(err) // version 2, appended by the other instance
+	}
+	res, err := rt1.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}).WithExpectedVersion(2), processed())
+	if err != nil || res.AggregateVersion != 3 {
+		t.Fatalf("command expecting version 2 on the stale instance = %+v, %v", res, err)
+	}
+	_, err = rt1.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}).WithExpectedVersion(2), processed())
+	mustCode(t, err, factum.CodeCommandExpectVersionConflict)
+}
