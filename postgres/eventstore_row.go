@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/eventsjson"
 )
 
 // esRow is an event stream flattened into the columns of the streams table.
@@ -77,7 +77,7 @@ func esEncode(s *factum.EventStream) (esRow, error) {
 		}
 		r.header = string(h)
 	}
-	ev, err := esAppendEvents(make([]byte, 0, 256), s.Events)
+	ev, err := eventsjson.Append(make([]byte, 0, 256), s.Events)
 	if err != nil {
 		return esRow{}, err
 	}
@@ -94,59 +94,6 @@ func esCheckText(what, s string) error {
 		return factum.IllegalArgument(what + " holds a NUL byte")
 	}
 	return nil
-}
-
-// esAppendEvents writes events as a JSON array in the field names of
-// factum.DomainEvent. Bodies are copied byte for byte (Validate has checked
-// that each is one JSON value) into a json column, which keeps text as
-// given, so a body reads back exactly as it was appended.
-func esAppendEvents(b []byte, events []factum.DomainEvent) ([]byte, error) {
-	b = append(b, '[')
-	for i, e := range events {
-		if !utf8.Valid(e.Body) {
-			return nil, factum.IllegalArgument(fmt.Sprintf("event %d (%s): body is not valid UTF-8", i, e.Name))
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = esAppendString(b, e.ID)
-		b = append(b, `,"name":`...)
-		b = esAppendString(b, e.Name)
-		if e.Revision != 0 {
-			b = append(b, `,"revision":`...)
-			b = strconv.AppendInt(b, int64(e.Revision), 10)
-		}
-		b = append(b, `,"sequence":`...)
-		b = strconv.AppendInt(b, int64(e.Sequence), 10)
-		if e.IsLast {
-			b = append(b, `,"isLast":true`...)
-		}
-		b = append(b, `,"body":`...)
-		b = append(b, e.Body...)
-		b = append(b, '}')
-	}
-	return append(b, ']'), nil
-}
-
-// esAppendString appends s as a JSON string. IDs and names are printable
-// ASCII (factum.ValidateID, ValidateName), so only quotes, backslashes and
-// control characters need escaping.
-func esAppendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // esScanned holds one row as read.
@@ -181,7 +128,7 @@ func esDecode(context string, r *esScanned) (factum.EventStream, error) {
 			return factum.EventStream{}, fmt.Errorf("postgres: stream %s: decode header: %w", r.streamID, err)
 		}
 	}
-	events, err := esDecodeEvents(r.events)
+	events, err := eventsjson.Decode(r.events)
 	if err != nil {
 		return factum.EventStream{}, fmt.Errorf("postgres: stream %s: decode events: %w", r.streamID, err)
 	}

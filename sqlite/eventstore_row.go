@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/eventsjson"
 )
 
 // esRow is an event stream flattened into the columns of the streams table.
@@ -57,7 +57,7 @@ func esEncode(s *factum.EventStream) (esRow, error) {
 		}
 		r.header = h
 	}
-	ev, err := esAppendEvents(nil, s.Events)
+	ev, err := eventsjson.Append(nil, s.Events)
 	if err != nil {
 		return esRow{}, err
 	}
@@ -74,59 +74,6 @@ func (r *esRow) args() []any {
 	}
 	return []any{r.aggregate, r.aggregateID, r.tenant, r.version, r.streamID,
 		r.commandID, r.requestID, r.owner, header, r.createTime, string(r.events)}
-}
-
-// esAppendEvents writes events as a JSON array in the field names of
-// factum.DomainEvent. Bodies are copied byte for byte (Validate has checked
-// that each is one JSON value), so a stored body reads back exactly as it
-// was appended.
-func esAppendEvents(b []byte, events []factum.DomainEvent) ([]byte, error) {
-	b = append(b, '[')
-	for i, e := range events {
-		if !utf8.Valid(e.Body) {
-			return nil, factum.IllegalArgument(fmt.Sprintf("event %d (%s): body is not valid UTF-8", i, e.Name))
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = esAppendString(b, e.ID)
-		b = append(b, `,"name":`...)
-		b = esAppendString(b, e.Name)
-		if e.Revision != 0 {
-			b = append(b, `,"revision":`...)
-			b = strconv.AppendInt(b, int64(e.Revision), 10)
-		}
-		b = append(b, `,"sequence":`...)
-		b = strconv.AppendInt(b, int64(e.Sequence), 10)
-		if e.IsLast {
-			b = append(b, `,"isLast":true`...)
-		}
-		b = append(b, `,"body":`...)
-		b = append(b, e.Body...)
-		b = append(b, '}')
-	}
-	return append(b, ']'), nil
-}
-
-// esAppendString appends s as a JSON string. IDs and names are printable
-// ASCII (factum.ValidateID, ValidateName), so only quotes, backslashes and
-// control characters need escaping.
-func esAppendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // esDecode rebuilds a stream from its row.
@@ -150,7 +97,7 @@ func esDecode(context string, seq int64, r *esRow) (factum.EventStream, error) {
 			return factum.EventStream{}, fmt.Errorf("sqlite: stream %s: decode header: %w", r.streamID, err)
 		}
 	}
-	events, err := esDecodeEvents(r.events)
+	events, err := eventsjson.Decode(r.events)
 	if err != nil {
 		return factum.EventStream{}, fmt.Errorf("sqlite: stream %s: decode events: %w", r.streamID, err)
 	}

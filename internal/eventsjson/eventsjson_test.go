@@ -1,4 +1,4 @@
-package postgres
+package eventsjson
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func TestEventsEncodeDecode(t *testing.T) {
 				{ID: ids[0], Name: ids[1], Sequence: 1, Body: json.RawMessage(body)},
 				{ID: "e-2", Name: "other", Revision: 3, Sequence: 2, IsLast: true, Body: json.RawMessage(body)},
 			}
-			b, err := esAppendEvents(nil, events)
+			b, err := Append(nil, events)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,12 +51,12 @@ func TestEventsEncodeDecode(t *testing.T) {
 				t.Fatal(err)
 			}
 			eventsEqual(t, viaJSON, events)
-			got, err := esDecodeEvents(b)
+			got, err := Decode(b)
 			if err != nil {
 				t.Fatal(err)
 			}
 			eventsEqual(t, got, events)
-			if _, direct := esScanEvents(b); direct != (ids[0] == "e-1") {
+			if _, direct := scan(b); direct != (ids[0] == "e-1") {
 				t.Fatalf("direct scan of %s: %v, want it for IDs without escapes only", b, direct)
 			}
 		}
@@ -77,13 +77,13 @@ func TestEventsDecodeForeignForm(t *testing.T) {
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := esDecodeEvents([]byte(in))
+		got, err := Decode([]byte(in))
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
 		eventsEqual(t, got, want)
 	}
-	if _, err := esDecodeEvents([]byte(`[{"id":"e","name":"n","sequence":1,"body":{]`)); err == nil {
+	if _, err := Decode([]byte(`[{"id":"e","name":"n","sequence":1,"body":{]`)); err == nil {
 		t.Fatal("a broken array decoded")
 	}
 }
@@ -97,11 +97,11 @@ func FuzzEventsRoundTrip(f *testing.F) {
 			return
 		}
 		events := []factum.DomainEvent{{ID: id, Name: "n", Revision: revision, Sequence: 1, IsLast: true, Body: json.RawMessage(body)}}
-		b, err := esAppendEvents(nil, events)
+		b, err := Append(nil, events)
 		if err != nil {
 			return // invalid UTF-8 is refused
 		}
-		got, err := esDecodeEvents(b)
+		got, err := Decode(b)
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}

@@ -1,21 +1,81 @@
-package postgres
+// Package eventsjson encodes a stream's events as the one JSON array the
+// SQL event stores keep per row, and decodes it again: the form is written
+// with a fixed field order, so loads read it with a direct scan that slices
+// each body out without copying, and fall back to encoding/json for
+// anything else.
+package eventsjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/factum-go/factum"
 )
 
-// esDecodeEvents decodes a stored events array. Loading an aggregate
+// Append appends events to b as a JSON array in the field names of
+// factum.DomainEvent. Bodies are copied byte for byte (Validate has checked
+// that each is one JSON value), so a stored body reads back exactly as it
+// was appended.
+func Append(b []byte, events []factum.DomainEvent) ([]byte, error) {
+	b = append(b, '[')
+	for i, e := range events {
+		if !utf8.Valid(e.Body) {
+			return nil, factum.IllegalArgument(fmt.Sprintf("event %d (%s): body is not valid UTF-8", i, e.Name))
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, e.ID)
+		b = append(b, `,"name":`...)
+		b = appendString(b, e.Name)
+		if e.Revision != 0 {
+			b = append(b, `,"revision":`...)
+			b = strconv.AppendInt(b, int64(e.Revision), 10)
+		}
+		b = append(b, `,"sequence":`...)
+		b = strconv.AppendInt(b, int64(e.Sequence), 10)
+		if e.IsLast {
+			b = append(b, `,"isLast":true`...)
+		}
+		b = append(b, `,"body":`...)
+		b = append(b, e.Body...)
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+// appendString appends s as a JSON string. IDs and names are printable
+// ASCII (factum.ValidateID, ValidateName), so only quotes, backslashes and
+// control characters need escaping.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// Decode decodes a stored events array. Loading an aggregate
 // decodes one array per stream, so the arrays this package writes
-// (esAppendEvents: fixed field order, IDs and names without escapes) are
+// (Append: fixed field order, IDs and names without escapes) are
 // read by a direct scan that slices each body out of b without copying;
 // anything else falls back to encoding/json. b must not be modified
 // afterwards.
-func esDecodeEvents(b []byte) ([]factum.DomainEvent, error) {
-	if events, ok := esScanEvents(b); ok {
+func Decode(b []byte) ([]factum.DomainEvent, error) {
+	if events, ok := scan(b); ok {
 		return events, nil
 	}
 	var events []factum.DomainEvent
@@ -23,10 +83,10 @@ func esDecodeEvents(b []byte) ([]factum.DomainEvent, error) {
 	return events, err
 }
 
-// esScanEvents is the direct scan; ok is false when b is not in the form
-// esAppendEvents writes.
-func esScanEvents(b []byte) (events []factum.DomainEvent, ok bool) {
-	p := esScanner{b: b}
+// scan is the direct scan; ok is false when b is not in the form
+// Append writes.
+func scan(b []byte) (events []factum.DomainEvent, ok bool) {
+	p := scanner{b: b}
 	if !p.lit("[") {
 		return nil, false
 	}
@@ -64,13 +124,13 @@ func esScanEvents(b []byte) (events []factum.DomainEvent, ok bool) {
 	}
 }
 
-type esScanner struct {
+type scanner struct {
 	b []byte
 	i int
 }
 
 // lit consumes s if b continues with it.
-func (p *esScanner) lit(s string) bool {
+func (p *scanner) lit(s string) bool {
 	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
 		return false
 	}
@@ -79,7 +139,7 @@ func (p *esScanner) lit(s string) bool {
 }
 
 // str consumes a JSON string without escapes.
-func (p *esScanner) str(dst *string) bool {
+func (p *scanner) str(dst *string) bool {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
 		return false
 	}
@@ -97,7 +157,7 @@ func (p *esScanner) str(dst *string) bool {
 }
 
 // int consumes a non-negative decimal integer.
-func (p *esScanner) int(dst *int) bool {
+func (p *scanner) int(dst *int) bool {
 	j := p.i
 	for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
 		j++
@@ -112,7 +172,7 @@ func (p *esScanner) int(dst *int) bool {
 
 // skipValue consumes one JSON value, which the writer has validated: it
 // only tracks strings and nesting to find where the value ends.
-func (p *esScanner) skipValue() bool {
+func (p *scanner) skipValue() bool {
 	depth := 0
 	for p.i < len(p.b) {
 		switch c := p.b[p.i]; c {
