@@ -2,10 +2,38 @@ package event
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync"
 
 	"github.com/factum-go/factum"
 )
+
+// ValidateGroup checks a consumer group's identity, as every
+// CheckpointStore does: the Function of an event function or, with an
+// empty name, of a processor (a Consumer's group). It returns an
+// IllegalArgument error.
+func ValidateGroup(group factum.Function) error {
+	if err := factum.ValidateName("group context", group.Context); err != nil {
+		return err
+	}
+	if err := factum.ValidateName("group processor", group.Processor); err != nil {
+		return err
+	}
+	if group.Name != "" {
+		return factum.ValidateName("group function", group.Name)
+	}
+	return nil
+}
+
+// ValidatePosition refuses checkpoint positions beyond the 63-bit range
+// that SQL stores' signed integers hold; no log hands them out.
+func ValidatePosition(pos factum.Position) error {
+	if pos.Tx > math.MaxInt64 || pos.Seq > math.MaxInt64 {
+		return factum.IllegalArgument(fmt.Sprintf("checkpoint position %s is beyond the 63-bit range a log hands out", pos))
+	}
+	return nil
+}
 
 // CheckpointStore keeps each consumer group's position in the global log.
 // Implementations are safe for concurrent use.
@@ -35,6 +63,9 @@ func (m *MemoryCheckpoints) Checkpoint(ctx context.Context, group factum.Functio
 	if err := ctx.Err(); err != nil {
 		return factum.Position{}, err
 	}
+	if err := ValidateGroup(group); err != nil {
+		return factum.Position{}, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.pos[group], nil
@@ -43,6 +74,12 @@ func (m *MemoryCheckpoints) Checkpoint(ctx context.Context, group factum.Functio
 // SaveCheckpoint implements CheckpointStore.
 func (m *MemoryCheckpoints) SaveCheckpoint(ctx context.Context, group factum.Function, pos factum.Position) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := ValidateGroup(group); err != nil {
+		return err
+	}
+	if err := ValidatePosition(pos); err != nil {
 		return err
 	}
 	m.mu.Lock()

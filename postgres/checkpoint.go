@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
@@ -84,7 +83,7 @@ func (s *CheckpointStore) Context() string { return s.context }
 // Checkpoint implements event.CheckpointStore: the group's saved position,
 // or the zero Position when none was saved.
 func (s *CheckpointStore) Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error) {
-	if err := validGroup(group); err != nil {
+	if err := event.ValidateGroup(group); err != nil {
 		return factum.Position{}, err
 	}
 	var tx, seq int64
@@ -101,29 +100,14 @@ func (s *CheckpointStore) Checkpoint(ctx context.Context, group factum.Function)
 // SaveCheckpoint implements event.CheckpointStore: it records pos unless
 // the group's saved position is at or after it.
 func (s *CheckpointStore) SaveCheckpoint(ctx context.Context, group factum.Function, pos factum.Position) error {
-	if err := validGroup(group); err != nil {
+	if err := event.ValidateGroup(group); err != nil {
 		return err
 	}
-	if pos.Tx > math.MaxInt64 || pos.Seq > math.MaxInt64 {
-		return factum.IllegalArgument(fmt.Sprintf("checkpoint position %s is beyond the 63-bit range a log hands out", pos))
+	if err := event.ValidatePosition(pos); err != nil {
+		return err
 	}
 	if _, err := s.db.Pool().Exec(ctx, s.upsert, group.Context, group.Processor, group.Name, int64(pos.Tx), int64(pos.Seq)); err != nil {
 		return fmt.Errorf("postgres: save checkpoint of %s at %s: %w", group, pos, err)
-	}
-	return nil
-}
-
-// validGroup accepts the Function of an event function or, with an empty
-// name, of a processor: consumer groups are named either way.
-func validGroup(group factum.Function) error {
-	if err := factum.ValidateName("group context", group.Context); err != nil {
-		return err
-	}
-	if err := factum.ValidateName("group processor", group.Processor); err != nil {
-		return err
-	}
-	if group.Name != "" {
-		return factum.ValidateName("group function", group.Name)
 	}
 	return nil
 }
