@@ -63,7 +63,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Report, error) {
 	var (
 		next, done atomic.Int64
 		mu         sync.Mutex
-		lat        = make([]time.Duration, 0, cfg.Total)
+		lat        = make([]time.Duration, 0, min(cfg.Total, 1<<16))
 		codes      = map[string]int{}
 		wg         sync.WaitGroup
 	)
@@ -88,7 +88,9 @@ func Run(ctx context.Context, cfg Config, op Op) (Report, error) {
 	}()
 	for range cfg.Concurrency {
 		wg.Go(func() {
-			local := make([]time.Duration, 0, cfg.Total/cfg.Concurrency+1)
+			// Grow as results come: a run may stop long before Total
+			// (cancellation), and Total may be huge.
+			local := make([]time.Duration, 0, min(cfg.Total/cfg.Concurrency+1, 1<<14))
 			localCodes := map[string]int{}
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
