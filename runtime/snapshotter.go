@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -27,6 +28,38 @@ type snapshotter struct {
 	events   eventstore.Store
 	codec    *codec.Registry
 	now      func() time.Time
+
+	// last holds the snapshots this snapshotter saved most recently, so
+	// that the next stream of a hot aggregate needs no Load. A stale entry
+	// (another instance saved since) is harmless: the fold then loads the
+	// missing tail, and the store's version guard settles the save.
+	mu   sync.Mutex
+	last map[factum.AggregateID]snapshot.Snapshot
+}
+
+// lastCacheSize bounds the snapshotter's cache; when full it starts over.
+const lastCacheSize = 4096
+
+func (sn *snapshotter) cached(id factum.AggregateID) (snapshot.Snapshot, bool) {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	s, ok := sn.last[id]
+	return s, ok
+}
+
+func (sn *snapshotter) remember(s snapshot.Snapshot) {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if sn.last == nil || len(sn.last) >= lastCacheSize {
+		sn.last = make(map[factum.AggregateID]snapshot.Snapshot, lastCacheSize)
+	}
+	sn.last[s.AggregateID] = s
+}
+
+func (sn *snapshotter) forget(id factum.AggregateID) {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	delete(sn.last, id)
 }
 
 // processors returns one SNAPSHOT processor per bounded context, with a
@@ -56,12 +89,18 @@ func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, 
 
 // advance brings the aggregate's snapshot to the stream's version.
 func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factum.EventStream) error {
-	prev, err := sn.store.Load(ctx, s.AggregateID)
-	switch {
-	case errors.Is(err, factum.ErrNotFound):
-		prev = snapshot.Snapshot{}
-	case err != nil:
-		return err
+	id := s.AggregateID
+	id.Tenant = id.TenantOrDefault()
+	prev, ok := sn.cached(id)
+	if !ok {
+		var err error
+		prev, err = sn.store.Load(ctx, s.AggregateID)
+		switch {
+		case errors.Is(err, factum.ErrNotFound):
+			prev = snapshot.Snapshot{}
+		case err != nil:
+			return err
+		}
 	}
 	if prev.Version >= s.Version {
 		return nil // already there: a redelivery, or a repair saved it
@@ -73,6 +112,7 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factu
 	if prev.Version != s.Version-1 {
 		// The strategy skipped versions, or this is the first snapshot
 		// of an old aggregate: fold the missing tail too.
+		var err error
 		if streams, err = sn.events.Load(ctx, s.AggregateID, prev.Version+1, s.Version); err != nil {
 			return err
 		}
@@ -84,8 +124,18 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factu
 	if err != nil {
 		return err
 	}
-	_, err = sn.store.Save(ctx, snap)
-	return err
+	stored, err := sn.store.Save(ctx, snap)
+	switch {
+	case err != nil:
+		sn.forget(id)
+		return err
+	case stored:
+		snap.AggregateID.Tenant = snap.AggregateID.TenantOrDefault()
+		sn.remember(snap)
+	default:
+		sn.forget(id) // the store holds a newer one: load it next time
+	}
+	return nil
 }
 
 // build folds streams, which continue prev (the zero Snapshot for none),
