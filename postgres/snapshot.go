@@ -196,7 +196,7 @@ func (s *SnapshotStore) Save(ctx context.Context, snap snapshot.Snapshot) (bool,
 		case err != nil:
 			return false, fmt.Errorf("postgres: save snapshot of %s v%d: %w", id, snap.Version, err)
 		case stored != tenant:
-			return false, tenantMismatch(id, stored)
+			return false, snapshot.TenantMismatch(id, stored)
 		}
 		return false, nil
 	}
@@ -232,18 +232,13 @@ func (s *SnapshotStore) Load(ctx context.Context, id factum.AggregateID) (snapsh
 	snap, err := scanSnapshot(id.NamedAggregate, s.db.Pool().QueryRow(ctx, s.load, id.Aggregate, id.ID))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return snapshot.Snapshot{}, factum.NotFound(fmt.Sprintf("no snapshot of %s", id)).With(id, 0, "", "")
+		return snapshot.Snapshot{}, snapshot.NotFound(id)
 	case err != nil:
 		return snapshot.Snapshot{}, fmt.Errorf("postgres: load snapshot of %s: %w", id, err)
 	case snap.AggregateID.Tenant != id.TenantOrDefault():
-		return snapshot.Snapshot{}, tenantMismatch(id, snap.AggregateID.Tenant)
+		return snapshot.Snapshot{}, snapshot.TenantMismatch(id, snap.AggregateID.Tenant)
 	}
 	return snap, nil
-}
-
-func tenantMismatch(id factum.AggregateID, stored string) error {
-	return factum.Errorf(factum.CodeTenantMismatch, "aggregate %s belongs to tenant %q, not %q",
-		id.NamedAggregate.String()+"/"+id.ID, stored, id.TenantOrDefault()).With(id, 0, "", "")
 }
 
 // scanSnapshot reads the snapshotColumns of one row.

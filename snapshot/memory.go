@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/factum-go/factum"
@@ -104,7 +103,7 @@ func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
 	}
 	old := &t.snaps[i]
 	if old.AggregateID.Tenant != s.AggregateID.Tenant {
-		return false, tenantMismatch(s.AggregateID, old.AggregateID.Tenant)
+		return false, TenantMismatch(s.AggregateID, old.AggregateID.Tenant)
 	}
 	if old.Version > s.Version {
 		return false, nil
@@ -115,11 +114,6 @@ func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
 	}
 	t.snaps[i] = s
 	return true, nil
-}
-
-func tenantMismatch(id factum.AggregateID, stored string) error {
-	return factum.Errorf(factum.CodeTenantMismatch, "aggregate %s belongs to tenant %q, not %q",
-		id.NamedAggregate.String()+"/"+id.ID, stored, id.TenantOrDefault()).With(id, 0, "", "")
 }
 
 // Load implements Store.
@@ -136,13 +130,13 @@ func (m *Memory) Load(ctx context.Context, id factum.AggregateID) (Snapshot, err
 		if i, ok := t.index[id.ID]; ok {
 			s := t.snaps[i]
 			if s.AggregateID.Tenant != id.TenantOrDefault() {
-				return Snapshot{}, tenantMismatch(id, s.AggregateID.Tenant)
+				return Snapshot{}, TenantMismatch(id, s.AggregateID.Tenant)
 			}
 			s.State = bytes.Clone(s.State)
 			return s, nil
 		}
 	}
-	return Snapshot{}, factum.NotFound(fmt.Sprintf("no snapshot of %s", id)).With(id, 0, "", "")
+	return Snapshot{}, NotFound(id)
 }
 
 // Find implements Querier.
