@@ -26,11 +26,16 @@ type EventStoreOptions struct {
 	// aggregates, are written by one statement (default 64). 1 turns
 	// coalescing off: every append is its own statement and transaction.
 	MaxBatch int
-	// Writers is how many append statements may run at once (default 8,
-	// at most half the pool's connections). Appends arriving while every
-	// writer is busy wait and are coalesced into the next statements:
-	// fewer writers make bigger statements and fewer commits. Each writer
-	// holds a pool connection while it writes.
+	// Writers is how many append statements may run at once (default 2).
+	// Appends arriving while every writer is busy wait and are coalesced
+	// into the next statements: fewer writers make bigger statements and
+	// fewer commits, which is what raises throughput where the database's
+	// CPU or commit flushes are the limit (on 2 cores, 1 and 2 writers
+	// append over twice as many streams per second at 32 concurrent
+	// appends as 8 writers do; see docs/performance.md). Raise it when the
+	// database is far away or has many cores. Each writer keeps a
+	// connection of its own, outside the pool's MaxConns, for the store's
+	// life.
 	Writers int
 	// PollInterval bounds how long WaitLog sleeps between looks at the log
 	// when no notification comes (default 1 s).
@@ -39,6 +44,13 @@ type EventStoreOptions struct {
 	// latest append to become readable in the log (default 1 s; negative:
 	// do not wait). See ReadLog.
 	ReadOwnAppendsWait time.Duration
+	// NotifyInterval is the least time between two NOTIFYs announcing
+	// appends to other processes (default 2 ms; negative: no gap). The
+	// appends of an interval share one notification, so a waiter in
+	// another process learns of an append at most this late, while a NOTIFY
+	// per append would cost the server a transaction per append. Waiters
+	// of the same store are woken at once regardless.
+	NotifyInterval time.Duration
 	// DisableNotify turns off NOTIFY after appends. Waiters in other
 	// processes then learn of appends by polling only.
 	DisableNotify bool
@@ -59,8 +71,9 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 // indexes refuse a taken (aggregate, version) or (aggregate, request ID),
 // and the INSERT's own WHERE admits a row only at version 1 or when version
 // - 1 exists in the same tenant. Concurrent appends of different aggregates
-// are coalesced into one multi-row statement (INSERT … SELECT FROM unnest
-// … RETURNING). A unique violation, recognised by the name of the index it
+// are coalesced into one multi-row statement (INSERT … SELECT FROM VALUES
+// … RETURNING), written by one of Writers writers, each on a connection of
+// its own. A unique violation, recognised by the name of the index it
 // reports, makes a multi-row statement run again with ON CONFLICT DO
 // NOTHING, so that the refused rows alone stay out. A row that does not
 // come back is classified afterwards by reading the committed rows that
@@ -120,6 +133,7 @@ type EventStore struct {
 	qmu    sync.Mutex
 	queue  []*esRequest  // appends waiting for a writer
 	slots  chan struct{} // one token per statement in flight (Writers)
+	idle   []*esWriter   // the writers without a statement, most recently used last; under qmu
 
 	notifyCh chan struct{}
 	bg       sync.WaitGroup // notifier and listener
@@ -159,7 +173,10 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		opts.MaxBatch = 64
 	}
 	if opts.Writers == 0 {
-		opts.Writers = max(1, min(8, int(db.Pool().Config().MaxConns)/2))
+		opts.Writers = 2
+	}
+	if opts.NotifyInterval == 0 {
+		opts.NotifyInterval = 2 * time.Millisecond
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = time.Second
@@ -195,6 +212,9 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		stopLife:     stop,
 		slots:        make(chan struct{}, opts.Writers),
 		notifyCh:     make(chan struct{}, 1),
+	}
+	for range opts.Writers {
+		s.idle = append(s.idle, &esWriter{})
 	}
 	s.listener.init(s)
 	if !opts.DisableNotify {
@@ -263,19 +283,35 @@ func (s *EventStore) own() (factum.Position, <-chan struct{}) {
 	return s.ownLast, s.waitCh
 }
 
-// runNotifier sends one NOTIFY per burst of appends. It runs outside the
-// append transactions: NOTIFY inside them would take PostgreSQL's
-// database-wide notification lock at every commit and serialise the
-// appends' commits. Its own commit need not be durable (a lost
-// notification only delays a waiter until it polls), so it skips the
-// flush.
+// runNotifier sends one NOTIFY per burst of appends, and at most one per
+// NotifyInterval. It runs outside the append transactions: NOTIFY inside
+// them would take PostgreSQL's database-wide notification lock at every
+// commit and serialise the appends' commits. Its own commit need not be
+// durable (a lost notification only delays a waiter until it polls), so it
+// skips the flush.
 func (s *EventStore) runNotifier() {
+	var last time.Time
 	for {
 		select {
 		case <-s.notifyCh:
 		case <-s.life.Done():
 			return
 		}
+		if wait := s.opts.NotifyInterval - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-s.life.Done():
+				t.Stop()
+				return
+			}
+			// The notification below announces the appends of the wait too.
+			select {
+			case <-s.notifyCh:
+			default:
+			}
+		}
+		last = time.Now()
 		_, _ = s.pool.Exec(s.life, s.q.notify, s.channel) // waiters poll if it fails
 	}
 }

@@ -104,7 +104,7 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 // to write again. Requests whose callers have gone are dropped unwritten;
 // the statement is cancelled only when every caller in it has gone, so
 // that one caller's cancellation cannot fail the others.
-func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
+func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest) {
 	live := make([]*esRequest, 0, len(batch))
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -135,7 +135,7 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 		defer stop()
 	}
 
-	out, err := s.write(ctx, live)
+	out, err := s.write(ctx, w, live)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		switch {
@@ -155,7 +155,7 @@ func (s *EventStore) flush(batch []*esRequest) (retry []*esRequest) {
 			// each request on its own, so that the bad one cannot fail
 			// the others.
 			for _, r := range live {
-				retry = append(retry, s.flush([]*esRequest{r})...)
+				retry = append(retry, s.flush(w, []*esRequest{r})...)
 			}
 			return retry
 		}

@@ -300,7 +300,7 @@ func TestEventStoreBadRowDoesNotFailTheBatch(t *testing.T) {
 		batch = append(batch, &esRequest{ctx: context.Background(), row: row, done: make(chan esResult, 1)})
 	}
 	for left := batch; len(left) > 0; {
-		left = st.flush(left) // a batch the store has no statement size for is written in parts
+		left = testFlush(st, left) // a batch the store has no statement size for is written in parts
 	}
 	for i, r := range batch {
 		res := <-r.done
@@ -360,7 +360,7 @@ func TestEventStoreForeignUniqueViolationIsAnError(t *testing.T) {
 		batch = append(batch, &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)})
 	}
 	for left := batch; len(left) > 0; {
-		left = st.flush(left)
+		left = testFlush(st, left)
 	}
 	for i, r := range batch {
 		res := <-r.done
@@ -368,4 +368,16 @@ func TestEventStoreForeignUniqueViolationIsAnError(t *testing.T) {
 			t.Fatalf("row %d: outcome %d, %v", i, res.outcome, res.err)
 		}
 	}
+}
+
+// testFlush writes batch as a writer of st would, returning what is to be
+// written again.
+func testFlush(st *EventStore, batch []*esRequest) []*esRequest {
+	st.slots <- struct{}{}
+	w := st.takeWriter()
+	defer func() {
+		st.putWriter(w)
+		<-st.slots
+	}()
+	return st.flush(w, batch)
 }

@@ -1,6 +1,9 @@
 package postgres
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // Appends are coalesced by group commit without a writer goroutine: an
 // Append queues its request, then tries to take one of Writers slots. With
@@ -21,10 +24,12 @@ func (s *EventStore) lead() {
 		default:
 			return // every writer is busy: the next to finish takes the queue
 		}
+		w := s.takeWriter()
 		batch := s.take()
 		if len(batch) > 0 {
-			s.requeue(s.flush(batch))
+			s.requeue(s.flush(w, batch))
 		}
+		s.putWriter(w)
 		<-s.slots
 		// A request queued while the slot was held found no slot: look
 		// again now that it is free.
@@ -74,6 +79,23 @@ func (s *EventStore) take() []*esRequest {
 	return batch
 }
 
+// takeWriter returns the idle writer used last, whose connection is the
+// likeliest to be warm; the caller holds a slot, so there is one.
+func (s *EventStore) takeWriter() *esWriter {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	w := s.idle[len(s.idle)-1]
+	s.idle = s.idle[:len(s.idle)-1]
+	return w
+}
+
+// putWriter returns a writer to the idle ones.
+func (s *EventStore) putWriter(w *esWriter) {
+	s.qmu.Lock()
+	s.idle = append(s.idle, w)
+	s.qmu.Unlock()
+}
+
 // batchSize returns the largest batch size with a statement up to n.
 func (s *EventStore) batchSize(n int) int {
 	sizes := s.q.sizes
@@ -106,11 +128,20 @@ func (s *EventStore) drain() {
 	for range cap(s.slots) {
 		s.slots <- struct{}{}
 	}
+	w := s.takeWriter()
+	defer func() {
+		s.putWriter(w)
+		s.qmu.Lock()
+		defer s.qmu.Unlock()
+		for _, w := range s.idle {
+			w.close(context.Background())
+		}
+	}()
 	for {
 		batch := s.take()
 		if len(batch) == 0 {
 			return
 		}
-		s.requeue(s.flush(batch))
+		s.requeue(s.flush(w, batch))
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/factum-go/factum"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // esInsertSQL is the append statement for n rows. Its WHERE carries the
@@ -24,15 +24,18 @@ import (
 // violation, again with onConflict set: ON CONFLICT DO NOTHING then skips
 // the refused rows and inserts the others.
 //
+// The predecessor is looked up by a LATERAL subquery with LIMIT 1, which the
+// planner can only run as one probe of the version index per row. The
+// obvious EXISTS under the OR lets it choose a "hashed SubPlan" instead: a
+// scan of the whole table per statement, which it prefers whenever the
+// plan is made while the table is small, and a cached plan then keeps
+// doing as the table grows (TestEventStorePlansProbeTheIndex).
+//
 // The rows are a VALUES list of parameters, one statement per batch size
-// (see esBatchSizes), rather than unnest over arrays: the server plans a
-// statement over arrays again at every execution (its custom plan, which
-// knows the arrays' lengths, always looks cheaper than the generic one),
-// which cost several times the insert itself; a VALUES list has the same
-// row count in both plans, so after a few executions the server keeps the
-// generic plan. The OR keeps the EXISTS a per-row filter, so rows are
-// inserted in list order, sorted by aggregate: concurrent statements take
-// index locks in the same order and cannot deadlock each other.
+// (see esBatchSizes), rather than unnest over arrays, so that each
+// statement has an exact row count to plan with. Rows are inserted in list
+// order, sorted by aggregate: concurrent statements take index locks in the
+// same order and cannot deadlock each other.
 func esInsertSQL(table string, onConflict bool, n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
@@ -49,8 +52,10 @@ FROM (VALUES `)
 	}
 	b.WriteString(`)
 	AS r(aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
-WHERE r.version = 1 OR EXISTS (SELECT 1 FROM ` + table + ` p
-	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND p.version = r.version - 1 AND p.tenant = r.tenant)
+LEFT JOIN LATERAL (SELECT true AS found FROM ` + table + ` p
+	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND p.version = r.version - 1 AND p.tenant = r.tenant
+	LIMIT 1) pred ON true
+WHERE r.version = 1 OR pred.found
 `)
 	if onConflict {
 		b.WriteString("ON CONFLICT DO NOTHING\n")
@@ -81,22 +86,32 @@ func esBatchSizes(maxBatch int) []int {
 	return append(sizes, maxBatch)
 }
 
+// esClassifySQL reads, for each refused row, what refused it. Each lookup
+// is a LATERAL probe of one index, for the reason given at esInsertSQL.
 func esClassifySQL(table string) string {
-	same := `p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id`
-	return `SELECT r.i,
-	(SELECT p.tenant FROM ` + table + ` p WHERE ` + same + ` AND p.version = 1),
-	EXISTS (SELECT 1 FROM ` + table + ` p WHERE ` + same + ` AND p.request_id = r.request_id),
-	EXISTS (SELECT 1 FROM ` + table + ` p WHERE ` + same + ` AND p.version = r.version),
-	EXISTS (SELECT 1 FROM ` + table + ` p WHERE ` + same + ` AND p.version = r.version - 1)
-FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[]) WITH ORDINALITY AS r(aggregate, aggregate_id, request_id, version, i)`
+	probe := func(name, sel, cond string) string {
+		return `
+LEFT JOIN LATERAL (SELECT ` + sel + ` FROM ` + table + ` p
+	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND ` + cond + ` LIMIT 1) ` + name + ` ON true`
+	}
+	return `SELECT r.i, v1.tenant, dup.found IS NOT NULL, taken.found IS NOT NULL, pred.found IS NOT NULL
+FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[]) WITH ORDINALITY AS r(aggregate, aggregate_id, request_id, version, i)` +
+		probe("v1", "p.tenant", "p.version = 1") +
+		probe("dup", "true AS found", "p.request_id = r.request_id") +
+		probe("taken", "true AS found", "p.version = r.version") +
+		probe("pred", "true AS found", "p.version = r.version - 1")
 }
 
 // write runs the batch's insert and classifies the rows that did not go
 // in. out[i] answers batch[i]; an esFailed outcome with no error means
 // "unexplained, write again".
-func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult, error) {
+func (s *EventStore) write(ctx context.Context, w *esWriter, batch []*esRequest) ([]esResult, error) {
 	out := make([]esResult, len(batch))
-	err := s.withConn(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
+	err := func() error {
+		conn, err := w.connect(ctx, s)
+		if err != nil {
+			return err
+		}
 		stmts, ok := s.q.inserts[len(batch)]
 		if !ok {
 			return fmt.Errorf("no insert statement for a batch of %d", len(batch))
@@ -128,12 +143,12 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) ([]esResult,
 			return nil
 		}
 		return s.classify(ctx, conn, batch, missing, out)
-	})
+	}()
 	return out, err
 }
 
 // insert runs one insert statement and records the rows it returned in out.
-func (s *EventStore) insert(ctx context.Context, conn *pgxpool.Conn, q string, batch []*esRequest, args []any, out []esResult) ([]bool, error) {
+func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch []*esRequest, args []any, out []esResult) ([]bool, error) {
 	inserted := make([]bool, len(batch))
 	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
@@ -178,7 +193,7 @@ func (s *EventStore) conflict(err error) bool {
 // refused them: a unique index makes an insert wait for a conflicting
 // transaction to end before it fails (or, with ON CONFLICT, skips). The
 // order of the checks is the contract's precedence.
-func (s *EventStore) classify(ctx context.Context, conn *pgxpool.Conn, batch []*esRequest, missing []int, out []esResult) error {
+func (s *EventStore) classify(ctx context.Context, conn *pgx.Conn, batch []*esRequest, missing []int, out []esResult) error {
 	agg, id, req := make([]string, len(missing)), make([]string, len(missing)), make([]string, len(missing))
 	ver := make([]int32, len(missing))
 	for j, i := range missing {
@@ -215,17 +230,4 @@ func (s *EventStore) classify(ctx context.Context, conn *pgxpool.Conn, batch []*
 		out[i] = esResult{outcome: o}
 	}
 	return rows.Err()
-}
-
-// withConn runs fn on a pool connection under ctx. When ctx ends, pgx
-// closes the connection after sending the server a cancel request, so the
-// statement is aborted on the server, not only abandoned by the client
-// (TestEventStoreCancelCancelsTheStatement checks it).
-func (s *EventStore) withConn(ctx context.Context, fn func(context.Context, *pgxpool.Conn) error) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	return fn(ctx, conn)
 }
