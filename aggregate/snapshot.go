@@ -62,14 +62,38 @@ func (d *Definition[S]) ToStored(st State[S]) (StoredState, error) {
 // Fold implements Type: it applies streams, in version order and each the
 // next version, to from.
 func (d *Definition[S]) Fold(reg *codec.Registry, from StoredState, streams []factum.EventStream) (StoredState, error) {
-	st, err := d.FromStored(from)
-	if err != nil {
-		return from, err
+	next, _, err := d.FoldTyped(reg, from, Typed{}, streams)
+	return next, err
+}
+
+// Typed is an aggregate's state in its domain type, as FoldTyped returns
+// it, for a caller that folds the same aggregate again: handing it back
+// saves decoding the stored state. The zero Typed holds nothing.
+type Typed struct {
+	st any // *State[S] of the type that made it
+}
+
+// FoldTyped implements Type. It folds onto typed when typed holds the
+// state of from's aggregate at from's version, and decodes from.State
+// otherwise. The typed state is changed in place and returned: the typed
+// passed in must not be used again, whatever the outcome.
+func (d *Definition[S]) FoldTyped(reg *codec.Registry, from StoredState, typed Typed, streams []factum.EventStream) (StoredState, Typed, error) {
+	st, ok := typed.st.(*State[S])
+	if !ok || st.Version != from.Version || st.ID != from.ID {
+		decoded, err := d.FromStored(from)
+		if err != nil {
+			return from, Typed{}, err
+		}
+		st = &decoded
 	}
 	for i := range streams {
-		if err := d.Source(reg, &st, &streams[i]); err != nil {
-			return from, fmt.Errorf("fold: %w", err)
+		if err := d.Source(reg, st, &streams[i]); err != nil {
+			return from, Typed{}, fmt.Errorf("fold: %w", err)
 		}
 	}
-	return d.ToStored(st)
+	next, err := d.ToStored(*st)
+	if err != nil {
+		return from, Typed{}, err
+	}
+	return next, Typed{st}, nil
 }

@@ -14,7 +14,8 @@ type Consumers interface {
 	// FunctionsFor returns the functions that report stage for a stream
 	// of the aggregate type holding events with these names. The aggregate
 	// type is passed because functions may be restricted to source
-	// aggregates.
+	// aggregates. The gateway only reads the slice returned, so an
+	// implementation may return the same slice to many calls.
 	FunctionsFor(stage factum.CommandStage, aggregate factum.NamedAggregate, eventNames []string) []factum.Function
 }
 

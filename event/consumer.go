@@ -182,7 +182,7 @@ func (c *Consumer) handle(ctx context.Context, deadlines *attemptDeadlines, s *f
 			continue
 		}
 		base := deadlines.get()
-		hctx, res := withResults(base)
+		hctx, res := deadlines.results(base)
 		attempts, err := c.try(deadlines, base, hctx, res, h, s)
 		if err != nil && c.cfg.Failures != nil {
 			f := Failure{
@@ -234,6 +234,24 @@ type attemptDeadlines struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	deadline time.Time
+
+	// The results of the function running, and the context carrying them
+	// on top of resBase; reused, emptied, while the deadline context
+	// stays the same, for the same reason.
+	res     *results
+	resBase context.Context
+	resCtx  context.Context
+}
+
+// results returns base carrying an empty results for AddResult.
+func (d *attemptDeadlines) results(base context.Context) (context.Context, *results) {
+	if d.res == nil || d.resBase != base {
+		d.resCtx, d.res = withResults(base)
+		d.resBase = base
+	} else {
+		d.res.take() // what an earlier function left unsent
+	}
+	return d.resCtx, d.res
 }
 
 func (d *attemptDeadlines) get() context.Context {

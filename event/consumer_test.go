@@ -345,6 +345,14 @@ func TestRegistryFunctionsFor(t *testing.T) {
 	if got := r.FunctionsFor(factum.StageProjected, carts, []string{"cart_cleared"}); len(got) != 0 {
 		t.Fatalf("FunctionsFor of an unconsumed event = %v", got)
 	}
+	// The answers are cached; adding a processor must not leave them stale.
+	more := event.MustProcessor("shop", "stats", factum.StageProjected, event.On(nil, noop))
+	if err := r.Add(more); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.FunctionsFor(factum.StageProjected, carts, []string{"item_added"}); len(got) != 2 {
+		t.Fatalf("FunctionsFor PROJECTED after Add = %v", got)
+	}
 	if _, err := event.NewRegistry(proj, proj); !errors.Is(err, factum.ErrIllegalArgument) {
 		t.Fatalf("duplicate processor: %v", err)
 	}

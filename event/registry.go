@@ -3,6 +3,7 @@ package event
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/factum-go/factum"
 )
@@ -12,6 +13,15 @@ import (
 // signals to expect.
 type Registry struct {
 	processors []*Processor
+	// consumers caches FunctionsFor's answers for one event name, which
+	// the gateway asks for every command waiting for a branch stage.
+	consumers sync.Map // consumersKey -> []factum.Function
+}
+
+type consumersKey struct {
+	stage factum.CommandStage
+	named factum.NamedAggregate
+	event string
 }
 
 // NewRegistry returns a registry of the processors. Two processors with
@@ -34,6 +44,7 @@ func (r *Registry) Add(p *Processor) error {
 		}
 	}
 	r.processors = append(r.processors, p)
+	r.consumers.Clear()
 	return nil
 }
 
@@ -41,8 +52,22 @@ func (r *Registry) Add(p *Processor) error {
 func (r *Registry) Processors() []*Processor { return slices.Clone(r.processors) }
 
 // FunctionsFor returns the functions signalling stage that consume at least
-// one of the events (by name) from an aggregate of the named type.
+// one of the events (by name) from an aggregate of the named type. The
+// slice returned may be shared: callers must not modify it.
 func (r *Registry) FunctionsFor(stage factum.CommandStage, named factum.NamedAggregate, eventNames []string) []factum.Function {
+	if len(eventNames) != 1 {
+		return r.functionsFor(stage, named, eventNames)
+	}
+	k := consumersKey{stage, named, eventNames[0]}
+	if fns, ok := r.consumers.Load(k); ok {
+		return fns.([]factum.Function)
+	}
+	fns := r.functionsFor(stage, named, eventNames)
+	r.consumers.Store(k, fns)
+	return fns
+}
+
+func (r *Registry) functionsFor(stage factum.CommandStage, named factum.NamedAggregate, eventNames []string) []factum.Function {
 	var out []factum.Function
 	for _, p := range r.processors {
 		if p.stage != stage {

@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"maps"
 	"sync"
 )
 
@@ -36,8 +35,11 @@ func withResults(ctx context.Context) (context.Context, *results) {
 	return context.WithValue(ctx, resultKey{}, r), r
 }
 
+// take returns the results added and empties r for the next function.
 func (r *results) take() map[string]any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return maps.Clone(r.m)
+	m := r.m
+	r.m = nil
+	return m
 }

@@ -19,7 +19,8 @@ func (r *Runtime) buildConsumers(cfg Config) error {
 		if strategy == nil {
 			strategy = snapshot.All()
 		}
-		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now}
+		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now,
+			limit: snapshotCacheSize(cfg.CacheSize)}
 		r.snapshotter = sn
 		sp, err := sn.processors(r.registry)
 		if err != nil {

@@ -35,6 +35,8 @@ type Config struct {
 
 	// CacheSize bounds the cached aggregate states per aggregate type
 	// (default aggregate.DefaultCacheSize; negative disables the cache).
+	// The snapshotter keeps as many aggregates' last snapshots and states
+	// per type, to advance them without a load.
 	CacheSize int
 	// Retries and RetryBackoff govern retries after a version conflict
 	// (defaults aggregate.DefaultRetries and aggregate.DefaultBackoff).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -28,38 +27,11 @@ type snapshotter struct {
 	events   eventstore.Store
 	codec    *codec.Registry
 	now      func() time.Time
+	limit    int // bounds each type's cache; <= 0 keeps nothing
 
-	// last holds the snapshots this snapshotter saved most recently, so
-	// that the next stream of a hot aggregate needs no Load. A stale entry
-	// (another instance saved since) is harmless: the fold then loads the
-	// missing tail, and the store's version guard settles the save.
-	mu   sync.Mutex
-	last map[factum.AggregateID]snapshot.Snapshot
-}
-
-// lastCacheSize bounds the snapshotter's cache; when full it starts over.
-const lastCacheSize = 4096
-
-func (sn *snapshotter) cached(id factum.AggregateID) (snapshot.Snapshot, bool) {
-	sn.mu.Lock()
-	defer sn.mu.Unlock()
-	s, ok := sn.last[id]
-	return s, ok
-}
-
-func (sn *snapshotter) remember(s snapshot.Snapshot) {
-	sn.mu.Lock()
-	defer sn.mu.Unlock()
-	if sn.last == nil || len(sn.last) >= lastCacheSize {
-		sn.last = make(map[factum.AggregateID]snapshot.Snapshot, lastCacheSize)
-	}
-	sn.last[s.AggregateID] = s
-}
-
-func (sn *snapshotter) forget(id factum.AggregateID) {
-	sn.mu.Lock()
-	defer sn.mu.Unlock()
-	delete(sn.last, id)
+	// caches holds a cache per aggregate type, made by processors and
+	// read-only afterwards.
+	caches map[factum.NamedAggregate]*snapCache
 }
 
 // processors returns one SNAPSHOT processor per bounded context, with a
@@ -67,13 +39,16 @@ func (sn *snapshotter) forget(id factum.AggregateID) {
 func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, error) {
 	byContext := map[string][]event.Option{}
 	var order []string
+	sn.caches = map[factum.NamedAggregate]*snapCache{}
 	for _, typ := range reg.Types() {
 		named := typ.Named()
+		cache := newSnapCache(sn.limit)
+		sn.caches[named] = cache
 		if _, ok := byContext[named.Context]; !ok {
 			order = append(order, named.Context)
 		}
 		byContext[named.Context] = append(byContext[named.Context], event.OnStream(named.Aggregate,
-			func(ctx context.Context, s *factum.EventStream) error { return sn.advance(ctx, typ, s) },
+			func(ctx context.Context, s *factum.EventStream) error { return sn.advance(ctx, typ, cache, s) },
 			nil, event.From(named)))
 	}
 	out := make([]*event.Processor, 0, len(order))
@@ -88,74 +63,76 @@ func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, 
 }
 
 // advance brings the aggregate's snapshot to the stream's version.
-func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, s *factum.EventStream) error {
-	id := s.AggregateID
-	id.Tenant = id.TenantOrDefault()
-	prev, ok := sn.cached(id)
-	if !ok {
-		var err error
-		prev, err = sn.store.Load(ctx, s.AggregateID)
+func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) error {
+	prev := cache.checkout(s.AggregateID)
+	if prev == nil {
+		prev = &snapEntry{}
+		loaded, err := sn.store.Load(ctx, s.AggregateID)
 		switch {
 		case errors.Is(err, factum.ErrNotFound):
-			prev = snapshot.Snapshot{}
 		case err != nil:
 			return err
+		default:
+			prev.snap = loaded
 		}
 	}
-	if prev.Version >= s.Version {
-		return nil // already there: a redelivery, or a repair saved it
-	}
-	if !sn.strategy.ShouldSave(prev.Version, s.Version) {
-		return nil // skipped: nothing to fold until the strategy saves
+	if prev.snap.Version >= s.Version || !sn.strategy.ShouldSave(prev.snap.Version, s.Version) {
+		// Already there (a redelivery, or a repair saved it), or skipped
+		// until the strategy saves.
+		if prev.snap.Version > 0 {
+			cache.keep(prev)
+		}
+		return nil
 	}
 	streams := []factum.EventStream{*s}
-	if prev.Version != s.Version-1 {
+	if prev.snap.Version != s.Version-1 {
 		// The strategy skipped versions, or this is the first snapshot
 		// of an old aggregate: fold the missing tail too.
 		var err error
-		if streams, err = sn.events.Load(ctx, s.AggregateID, prev.Version+1, s.Version); err != nil {
+		if streams, err = sn.events.Load(ctx, s.AggregateID, prev.snap.Version+1, s.Version); err != nil {
 			return err
 		}
 		if len(streams) == 0 || streams[len(streams)-1].Version != s.Version {
 			return factum.IllegalState(fmt.Sprintf("snapshot of %s: history does not reach version %d", s.AggregateID, s.Version))
 		}
 	}
-	snap, err := sn.build(typ, prev, streams)
+	// From here on prev.typed may be changed: on any failure the entry is
+	// dropped, and the next stream starts from the store.
+	next, err := sn.build(typ, *prev, streams)
 	if err != nil {
 		return err
 	}
-	stored, err := sn.store.Save(ctx, snap)
-	switch {
-	case err != nil:
-		sn.forget(id)
+	stored, err := sn.store.Save(ctx, next.snap)
+	if err != nil {
 		return err
-	case stored:
-		snap.AggregateID.Tenant = snap.AggregateID.TenantOrDefault()
-		sn.remember(snap)
-	default:
-		sn.forget(id) // the store holds a newer one: load it next time
 	}
+	if stored {
+		next.snap.AggregateID.Tenant = next.snap.AggregateID.TenantOrDefault()
+		*prev = next
+		cache.keep(prev)
+	} // else the store holds a newer one: load it next time
 	return nil
 }
 
-// build folds streams, which continue prev (the zero Snapshot for none),
-// into the next snapshot.
-func (sn *snapshotter) build(typ aggregate.Type, prev snapshot.Snapshot, streams []factum.EventStream) (snapshot.Snapshot, error) {
+// build folds streams, which continue prev (the zero snapEntry for none),
+// into the next snapshot. It consumes prev.typed.
+func (sn *snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factum.EventStream) (snapEntry, error) {
+	p := &prev.snap
 	from := aggregate.StoredState{ID: streams[0].AggregateID}
-	if prev.Version > 0 {
-		from = aggregate.StoredState{ID: prev.AggregateID, Version: prev.Version, OwnerID: prev.OwnerID,
-			Deleted: prev.Deleted, EventTime: prev.EventTime, State: prev.State}
+	if p.Version > 0 {
+		from = aggregate.StoredState{ID: p.AggregateID, Version: p.Version, OwnerID: p.OwnerID,
+			Deleted: p.Deleted, EventTime: p.EventTime, State: p.State}
 	}
-	next, err := typ.Fold(sn.codec, from, streams)
+	next, typed, err := typ.FoldTyped(sn.codec, from, prev.typed, streams)
 	if err != nil {
-		return snapshot.Snapshot{}, err
+		return snapEntry{}, err
 	}
-	first := prev
-	if prev.Version == 0 {
+	first := *p
+	if p.Version == 0 {
 		first = snapshot.Snapshot{FirstOperator: streams[0].OwnerID, FirstEventTime: streams[0].CreateTime}
 	}
 	last := &streams[len(streams)-1]
-	return snapshot.Snapshot{
+	return snapEntry{typed: typed, snap: snapshot.Snapshot{
 		AggregateID:    next.ID,
 		OwnerID:        next.OwnerID,
 		Version:        next.Version,
@@ -167,7 +144,7 @@ func (sn *snapshotter) build(typ aggregate.Type, prev snapshot.Snapshot, streams
 		SnapshotTime:   sn.now(),
 		Deleted:        next.Deleted,
 		State:          next.State,
-	}, nil
+	}}, nil
 }
 
 // regenerate rebuilds the aggregate's snapshot from its whole history and
@@ -184,11 +161,16 @@ func (sn *snapshotter) regenerate(ctx context.Context, typ aggregate.Type, id fa
 		return snapshot.Snapshot{}, factum.NewError(factum.CodeTenantMismatch,
 			fmt.Sprintf("aggregate does not belong to tenant %q", id.TenantOrDefault())).With(id, 0, "", "")
 	}
-	snap, err := sn.build(typ, snapshot.Snapshot{}, streams)
+	next, err := sn.build(typ, snapEntry{}, streams)
 	if err != nil {
 		return snapshot.Snapshot{}, err
 	}
-	if _, err := sn.store.Save(ctx, snap); err != nil {
+	// What the snapshotter keeps of the aggregate may be what the repair
+	// replaces: drop it, so that the next stream starts from the store.
+	if cache := sn.caches[id.NamedAggregate]; cache != nil {
+		cache.checkout(next.snap.AggregateID)
+	}
+	if _, err := sn.store.Save(ctx, next.snap); err != nil {
 		return snapshot.Snapshot{}, err
 	}
 	return sn.store.Load(ctx, id)

@@ -1,0 +1,75 @@
+package runtime
+
+import (
+	"sync"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/snapshot"
+)
+
+// snapCache holds, for the aggregates of one type folded most recently,
+// the snapshot the snapshotter saved last and the state it encodes in its
+// domain type, so that the next stream of an aggregate needs neither a
+// Load nor a decode. A stale entry (another instance saved since) is
+// harmless: the fold then loads the missing tail, and the store's version
+// guard settles the save. An entry is taken out while its aggregate is
+// folded, as the fold changes the typed state in place.
+type snapCache struct {
+	limit int // <= 0 keeps nothing
+	mu    sync.Mutex
+	m     map[string]*snapEntry // by aggregate ID; pointers, so that putting one back does not allocate
+}
+
+// snapEntry is what the snapshotter keeps of one aggregate.
+type snapEntry struct {
+	snap  snapshot.Snapshot // its AggregateID's tenant is set
+	typed aggregate.Typed
+}
+
+func newSnapCache(limit int) *snapCache {
+	return &snapCache{limit: limit, m: make(map[string]*snapEntry)}
+}
+
+// snapshotCacheSize is how many aggregates of a type the snapshotter keeps
+// for a Config.CacheSize.
+func snapshotCacheSize(configured int) int {
+	if configured == 0 {
+		return aggregate.DefaultCacheSize
+	}
+	return configured
+}
+
+// checkout takes id's entry out of the cache, or returns nil. An entry of
+// another tenant is dropped: the store refuses it, and it is not id's.
+func (c *snapCache) checkout(id factum.AggregateID) *snapEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[id.ID]
+	if e == nil {
+		return nil
+	}
+	delete(c.m, id.ID)
+	if e.snap.AggregateID.Tenant != id.TenantOrDefault() {
+		return nil
+	}
+	return e
+}
+
+// keep puts e in the cache. A full cache drops an entry at random (map
+// iteration starts at a random place), which for aggregates folded in
+// turns keeps a fair share of them rather than none.
+func (c *snapCache) keep(e *snapEntry) {
+	if c.limit <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.limit {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[e.snap.AggregateID.ID] = e
+}
