@@ -402,3 +402,34 @@ func TestEventStoreWaitLogNotifiedAcrossProcesses(t *testing.T) {
 		t.Fatalf("log after waking: %v", got)
 	}
 }
+
+// Appends within one NotifyInterval share one NOTIFY: a burst of appends
+// after a quiet spell sends one at once and the next only when the
+// interval has passed (here an hour, so never during the test).
+func TestEventStoreNotifyIsRateLimited(t *testing.T) {
+	db := newTestDB(t, 8)
+	st := newTestEventStore(t, db, "shop", EventStoreOptions{NotifyInterval: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, db.Pool().Config().ConnConfig.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{st.channel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := st.Append(ctx, testStream(shopCart.WithID(fmt.Sprint("n-", i)), 1, "r")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.WaitForNotification(ctx); err != nil {
+		t.Fatalf("no notification after 50 appends: %v", err)
+	}
+	quiet, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	if n, err := conn.WaitForNotification(quiet); err == nil {
+		t.Fatalf("a second notification within the interval: %+v", n)
+	}
+}
