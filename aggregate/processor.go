@@ -52,6 +52,8 @@ type ProcessorConfig struct {
 	// Snapshots, if set, gives the latest saved state to load before the
 	// tail of the history.
 	Snapshots SnapshotSource
+	// States, if set, sees each state the processor reaches by an append.
+	States StateObserver
 	// Retries after an EventVersionConflict for commands without an
 	// expected version; 0 means DefaultRetries, negative means none.
 	Retries int
@@ -85,6 +87,7 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 		store:     cfg.Store,
 		codec:     cfg.Codec,
 		snapshots: cfg.Snapshots,
+		states:    cfg.States,
 		cache:     newCache[S](size),
 		ids:       factum.NewIDGenerator(),
 		retries:   max(retries, 0),
@@ -97,6 +100,7 @@ type processor[S any] struct {
 	store     eventstore.Store
 	codec     *codec.Registry
 	snapshots SnapshotSource
+	states    StateObserver
 	cache     *cache[S]
 	ids       *factum.IDGenerator
 	retries   int
@@ -222,6 +226,11 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 		if err := p.def.Apply(&e.st, stream.Version, names, events); err != nil {
 			// Appended, but the state cannot follow: reload next time.
 			return outcome{version: stream.Version, names: names, at: stream.CreateTime}
+		}
+		if p.states != nil {
+			if st, err := p.def.ToStored(e.st); err == nil {
+				p.states.ObserveState(st)
+			}
 		}
 		p.cache.put(e)
 		return outcome{version: stream.Version, names: names, at: stream.CreateTime}

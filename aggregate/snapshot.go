@@ -39,6 +39,19 @@ type SnapshotSource interface {
 	LatestState(ctx context.Context, id factum.AggregateID) (st StoredState, ok bool, err error)
 }
 
+// StateObserver sees each state a processor reaches by an append, encoded
+// as it is stored, right after the append succeeded: the state the
+// appended stream leads to. The runtime's snapshotter uses it to save that
+// state without decoding and applying the stream again. ObserveState is
+// called on the processor's lane: it must be quick and must not block.
+//
+// The state comes from applying the events as the handler returned them,
+// not as they read back from the store; the two agree for events that
+// survive a JSON round trip, which sourcing requires anyway.
+type StateObserver interface {
+	ObserveState(st StoredState)
+}
+
 // FromStored decodes a stored state into the typed envelope.
 func (d *Definition[S]) FromStored(s StoredState) (State[S], error) {
 	st := State[S]{ID: s.ID, Version: s.Version, OwnerID: s.OwnerID, Deleted: s.Deleted, EventTime: s.EventTime, Value: d.NewState()}

@@ -44,6 +44,15 @@ type Config struct {
 	// before reading the log again, a fallback for stores whose wake-ups
 	// can be missed (default 1 s).
 	PollInterval time.Duration
+	// Concurrency is how many streams of different aggregates the
+	// consumer may handle at once (default 1); one aggregate's streams are
+	// always handled in order. Above 1 it is only for functions that
+	// tolerate being given a stream again that they handled already: when
+	// a failure cannot be recorded, or the consumer stops, in the middle of
+	// a batch, streams handled after the first one left unhandled are
+	// delivered again. The runtime's snapshotter, which the store's version
+	// guard makes idempotent, uses it.
+	Concurrency int
 	// Logger receives errors (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -151,6 +160,24 @@ func (c *Consumer) Run(ctx context.Context) error {
 			_ = c.cfg.Log.WaitLog(wctx, pos)
 			stop()
 			cancel()
+			continue
+		}
+		if c.cfg.Concurrency > 1 && len(batch) >= 2*c.cfg.Concurrency {
+			done, err := c.handleConcurrently(ctx, work, &deadlines, batch)
+			if done > 0 {
+				pos = batch[done-1].Position
+			}
+			if err != nil {
+				failures++
+				c.cfg.Logger.Error("event: record failure", "group", group.String(), "stream", batch[done].ID, "err", err)
+				sleep(ctx, backoff(c.cfg.Backoff, failures))
+			} else if done < len(batch) {
+				return nil // stopped
+			} else {
+				failures = 0
+			}
+			deadlines.release()
+			save()
 			continue
 		}
 		for i := range batch {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 	"time"
 
@@ -14,19 +15,23 @@ import (
 // groups whose signals reach the runtime's waiters.
 func (r *Runtime) buildConsumers(cfg Config) error {
 	procs := append([]*event.Processor(nil), cfg.Processors...)
+	snapshotters := map[*event.Processor]bool{}
 	if cfg.SnapshotStore != nil {
 		strategy := cfg.SnapshotStrategy
 		if strategy == nil {
 			strategy = snapshot.All()
 		}
 		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now,
-			limit: snapshotCacheSize(cfg.CacheSize)}
+			limit: snapshotCacheSize(cfg.CacheSize), hints: r.hints}
 		r.snapshotter = sn
 		sp, err := sn.processors(r.registry)
 		if err != nil {
 			return err
 		}
 		procs = append(procs, sp...)
+		for _, p := range sp {
+			snapshotters[p] = true
+		}
 	}
 	for _, s := range cfg.Sagas {
 		p, err := s.Processor(r.codec, r.gateway)
@@ -45,6 +50,12 @@ func (r *Runtime) buildConsumers(cfg Config) error {
 		}
 		ec := cfg.Events
 		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.waiters.Signal
+		if snapshotters[p] && ec.Concurrency == 0 {
+			// Its saves are version-guarded, so a stream given again is
+			// harmless, and one goroutine per context would otherwise be
+			// the one serial step between every command and its SNAPSHOT.
+			ec.Concurrency = min(4, goruntime.GOMAXPROCS(0))
+		}
 		c, err := event.NewConsumer(p, ec)
 		if err != nil {
 			return fmt.Errorf("runtime: consumer %s: %w", p.Name(), err)

@@ -98,6 +98,7 @@ type Runtime struct {
 	functions   *event.Registry
 	consumers   []*event.Consumer
 	snapshotter *snapshotter
+	hints       *stateHints // nil without a snapshot store
 	group       consumerGroup
 
 	mu      sync.Mutex
@@ -128,10 +129,16 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 	if cfg.Snapshots == nil && cfg.SnapshotStore != nil {
 		cfg.Snapshots = snapshotSource{cfg.SnapshotStore}
 	}
-	proc, err := reg.NewProcessor(aggregate.ProcessorConfig{
+	pcfg := aggregate.ProcessorConfig{
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,
 		Retries: cfg.Retries, Backoff: cfg.RetryBackoff,
-	})
+	}
+	var hints *stateHints
+	if cfg.SnapshotStore != nil {
+		hints = newStateHints(snapshotCacheSize(cfg.CacheSize))
+		pcfg.States = hints
+	}
+	proc, err := reg.NewProcessor(pcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +167,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw, functions: functions}
+	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw, functions: functions, hints: hints}
 	if err := r.buildConsumers(cfg); err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // domain type, so that the next stream of an aggregate needs neither a
 // Load nor a decode. A stale entry (another instance saved since) is
 // harmless: the fold then loads the missing tail, and the store's version
-// guard settles the save. An entry is taken out while its aggregate is
+// guard settles the save. An entry is checked out while its aggregate is
 // folded, as the fold changes the typed state in place.
 type snapCache struct {
 	limit int // <= 0 keeps nothing
@@ -25,6 +25,7 @@ type snapCache struct {
 type snapEntry struct {
 	snap  snapshot.Snapshot // its AggregateID's tenant is set
 	typed aggregate.Typed
+	out   bool // checked out; guarded by the cache's mutex
 }
 
 func newSnapCache(limit int) *snapCache {
@@ -40,36 +41,52 @@ func snapshotCacheSize(configured int) int {
 	return configured
 }
 
-// checkout takes id's entry out of the cache, or returns nil. An entry of
-// another tenant is dropped: the store refuses it, and it is not id's.
+// checkout returns id's entry, checked out until keep puts it back, or nil
+// when there is none or it is checked out already. An entry of another
+// tenant is dropped: the store refuses it, and it is not id's.
 func (c *snapCache) checkout(id factum.AggregateID) *snapEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.m[id.ID]
-	if e == nil {
+	if e == nil || e.out {
 		return nil
 	}
-	delete(c.m, id.ID)
 	if e.snap.AggregateID.Tenant != id.TenantOrDefault() {
+		delete(c.m, id.ID)
 		return nil
 	}
+	e.out = true
 	return e
+}
+
+// drop forgets id's entry.
+func (c *snapCache) drop(id factum.AggregateID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id.ID)
 }
 
 // keep puts e in the cache. A full cache drops an entry at random (map
 // iteration starts at a random place), which for aggregates folded in
 // turns keeps a fair share of them rather than none.
+// keep puts e, checked out or new, in the cache, in place of any entry of
+// its aggregate.
 func (c *snapCache) keep(e *snapEntry) {
 	if c.limit <= 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	e.out = false
+	key := e.snap.AggregateID.ID
+	if c.m[key] == e {
+		return
+	}
 	if len(c.m) >= c.limit {
 		for k := range c.m {
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[e.snap.AggregateID.ID] = e
+	c.m[key] = e
 }

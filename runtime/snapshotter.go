@@ -27,7 +27,8 @@ type snapshotter struct {
 	events   eventstore.Store
 	codec    *codec.Registry
 	now      func() time.Time
-	limit    int // bounds each type's cache; <= 0 keeps nothing
+	limit    int         // bounds each type's cache; <= 0 keeps nothing
+	hints    *stateHints // the processor's states; nil for none
 
 	// caches holds a cache per aggregate type, made by processors and
 	// read-only afterwards.
@@ -62,9 +63,18 @@ func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, 
 	return out, nil
 }
 
-// advance brings the aggregate's snapshot to the stream's version.
-func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) error {
+// advance brings the aggregate's snapshot to the stream's version. An
+// entry it checked out goes back to the cache only when it is what the
+// store holds; on any other outcome it is dropped (its typed state may be
+// half folded), and the next stream starts from the store.
+func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) (err error) {
 	prev := cache.checkout(s.AggregateID)
+	kept := false
+	defer func() {
+		if !kept {
+			cache.drop(s.AggregateID)
+		}
+	}()
 	if prev == nil {
 		prev = &snapEntry{}
 		loaded, err := sn.store.Load(ctx, s.AggregateID)
@@ -81,26 +91,32 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		// until the strategy saves.
 		if prev.snap.Version > 0 {
 			cache.keep(prev)
+			kept = true
+		}
+		if sn.hints != nil {
+			sn.hints.take(s.AggregateID, s.Version) // not to be saved: drop it
 		}
 		return nil
 	}
-	streams := []factum.EventStream{*s}
-	if prev.snap.Version != s.Version-1 {
-		// The strategy skipped versions, or this is the first snapshot
-		// of an old aggregate: fold the missing tail too.
-		var err error
-		if streams, err = sn.events.Load(ctx, s.AggregateID, prev.snap.Version+1, s.Version); err != nil {
+	var next snapEntry
+	if st, ok := sn.hinted(&prev.snap, s); ok {
+		// The processor's state after this stream: nothing to fold.
+		next = snapEntry{snap: sn.snapshotOf(&prev.snap, st, s, s)}
+	} else {
+		streams := []factum.EventStream{*s}
+		if prev.snap.Version != s.Version-1 {
+			// The strategy skipped versions, or this is the first
+			// snapshot of an old aggregate: fold the missing tail too.
+			if streams, err = sn.events.Load(ctx, s.AggregateID, prev.snap.Version+1, s.Version); err != nil {
+				return err
+			}
+			if len(streams) == 0 || streams[len(streams)-1].Version != s.Version {
+				return factum.IllegalState(fmt.Sprintf("snapshot of %s: history does not reach version %d", s.AggregateID, s.Version))
+			}
+		}
+		if next, err = sn.build(typ, *prev, streams); err != nil {
 			return err
 		}
-		if len(streams) == 0 || streams[len(streams)-1].Version != s.Version {
-			return factum.IllegalState(fmt.Sprintf("snapshot of %s: history does not reach version %d", s.AggregateID, s.Version))
-		}
-	}
-	// From here on prev.typed may be changed: on any failure the entry is
-	// dropped, and the next stream starts from the store.
-	next, err := sn.build(typ, *prev, streams)
-	if err != nil {
-		return err
 	}
 	stored, err := sn.store.Save(ctx, next.snap)
 	if err != nil {
@@ -110,6 +126,7 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		next.snap.AggregateID.Tenant = next.snap.AggregateID.TenantOrDefault()
 		*prev = next
 		cache.keep(prev)
+		kept = true
 	} // else the store holds a newer one: load it next time
 	return nil
 }
@@ -127,24 +144,43 @@ func (sn *snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factu
 	if err != nil {
 		return snapEntry{}, err
 	}
-	first := *p
-	if p.Version == 0 {
-		first = snapshot.Snapshot{FirstOperator: streams[0].OwnerID, FirstEventTime: streams[0].CreateTime}
+	return snapEntry{typed: typed, snap: sn.snapshotOf(p, next, &streams[0], &streams[len(streams)-1])}, nil
+}
+
+// hinted returns the state the processor reported for s, when there is one
+// and prev says all the snapshot needs besides (the first stream's owner
+// and time, for an aggregate's first snapshot, come from version 1 only).
+func (sn *snapshotter) hinted(prev *snapshot.Snapshot, s *factum.EventStream) (aggregate.StoredState, bool) {
+	if sn.hints == nil || prev.Version == 0 && s.Version != 1 {
+		return aggregate.StoredState{}, false
 	}
-	last := &streams[len(streams)-1]
-	return snapEntry{typed: typed, snap: snapshot.Snapshot{
+	st, ok := sn.hints.take(s.AggregateID, s.Version)
+	if !ok || st.ID.TenantOrDefault() != s.AggregateID.TenantOrDefault() {
+		return aggregate.StoredState{}, false
+	}
+	return st, true
+}
+
+// snapshotOf is the snapshot of state next, reached by the streams from
+// first to last, which continue prev (the zero Snapshot for none).
+func (sn *snapshotter) snapshotOf(prev *snapshot.Snapshot, next aggregate.StoredState, first, last *factum.EventStream) snapshot.Snapshot {
+	firstOperator, firstTime := prev.FirstOperator, prev.FirstEventTime
+	if prev.Version == 0 {
+		firstOperator, firstTime = first.OwnerID, first.CreateTime
+	}
+	return snapshot.Snapshot{
 		AggregateID:    next.ID,
 		OwnerID:        next.OwnerID,
 		Version:        next.Version,
 		EventID:        last.Events[len(last.Events)-1].ID,
-		FirstOperator:  first.FirstOperator,
+		FirstOperator:  firstOperator,
 		Operator:       last.OwnerID,
-		FirstEventTime: first.FirstEventTime,
+		FirstEventTime: firstTime,
 		EventTime:      last.CreateTime,
 		SnapshotTime:   sn.now(),
 		Deleted:        next.Deleted,
 		State:          next.State,
-	}}, nil
+	}
 }
 
 // regenerate rebuilds the aggregate's snapshot from its whole history and
@@ -168,7 +204,7 @@ func (sn *snapshotter) regenerate(ctx context.Context, typ aggregate.Type, id fa
 	// What the snapshotter keeps of the aggregate may be what the repair
 	// replaces: drop it, so that the next stream starts from the store.
 	if cache := sn.caches[id.NamedAggregate]; cache != nil {
-		cache.checkout(next.snap.AggregateID)
+		cache.drop(next.snap.AggregateID)
 	}
 	if _, err := sn.store.Save(ctx, next.snap); err != nil {
 		return snapshot.Snapshot{}, err
