@@ -10,11 +10,14 @@
 //
 // The event store (NewEventStore) keeps each bounded context's streams in
 // factum_<context>_streams, one row and one INSERT per append; concurrent
-// appends of different aggregates share one statement. The log is ordered by
+// appends of different aggregates share one statement, written by one of a
+// few writers (EventStoreOptions.Writers, default 2), each on a connection
+// of its own outside the pool. The log is ordered by
 // (transaction ID, sequence) and read only below the oldest running
 // transaction, so a late-committing stream is never skipped; a long
 // transaction anywhere on the server holds the log back until it ends. Stores
-// NOTIFY each other; WaitLog also polls.
+// NOTIFY each other, at most every EventStoreOptions.NotifyInterval (default
+// 10 ms); WaitLog also polls.
 //
 // Next to the events, NewSnapshotStore keeps every aggregate's latest
 // snapshot (factum_<context>_snapshots; version-guarded upserts, queries

@@ -11,6 +11,14 @@
 //		factum.NewCommand(Carts.ID("cart-42"), AddItem{SKU: "sku-1", Qty: 2}).WithRequestID("req-7"),
 //		command.Wait(factum.StageProcessed))
 //
+// With a Config.SnapshotStore, the snapshotter saves every aggregate's
+// state after each stream (or as Config.SnapshotStrategy says) and signals
+// SNAPSHOT. It saves the state the processor reached by the append, which
+// the processor reports as it appends (aggregate.StateObserver), and folds
+// the stream onto the last snapshot only when that report is missing (the
+// stream came from another instance, or the report was dropped). Its
+// consumer handles streams of different aggregates on up to four lanes.
+//
 // Shutdown closes admission at once, drains every accepted command in
 // order and stops at the caller's deadline.
 package runtime
