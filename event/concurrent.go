@@ -8,10 +8,6 @@ import (
 	"github.com/factum-go/factum"
 )
 
-// laneSeed spreads aggregates over the lanes of a concurrent batch. Only
-// the grouping matters, so one seed per process serves every consumer.
-var laneSeed = maphash.MakeSeed()
-
 // handleConcurrently handles batch on Concurrency lanes, each aggregate's
 // streams on one lane in log order. It returns how many streams, from the
 // start of the batch, were all handled (the checkpoint may advance past
@@ -24,7 +20,7 @@ func (c *Consumer) handleConcurrently(ctx, work context.Context, deadlines *atte
 	for i := range batch {
 		id := &batch[i].AggregateID
 		var h maphash.Hash
-		h.SetSeed(laneSeed)
+		h.SetSeed(c.laneSeed)
 		h.WriteString(id.Aggregate)
 		h.WriteString(id.ID)
 		l := h.Sum64() % uint64(n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -50,8 +51,9 @@ type Config struct {
 	// tolerate being given a stream again that they handled already: when
 	// a failure cannot be recorded, or the consumer stops, in the middle of
 	// a batch, streams handled after the first one left unhandled are
-	// delivered again. The runtime's snapshotter, which the store's version
-	// guard makes idempotent, uses it.
+	// delivered again. Notify and Failures are then called from several
+	// goroutines at once. The runtime's snapshotter, which the store's
+	// version guard makes idempotent, uses it.
 	Concurrency int
 	// Logger receives errors (default slog.Default()).
 	Logger *slog.Logger
@@ -67,6 +69,8 @@ type Consumer struct {
 	// for appends, so a drain never waits out the poll interval.
 	drain     context.Context
 	drainDone context.CancelFunc
+	// laneSeed spreads aggregates over the lanes of a concurrent batch.
+	laneSeed maphash.Seed
 }
 
 // NewConsumer returns a consumer of p. It is an IllegalArgument error to
@@ -97,7 +101,7 @@ func NewConsumer(p *Processor, cfg Config) (*Consumer, error) {
 		cfg.Now = time.Now
 	}
 	drain, done := context.WithCancel(context.Background())
-	return &Consumer{proc: p, cfg: cfg, drain: drain, drainDone: done}, nil
+	return &Consumer{proc: p, cfg: cfg, drain: drain, drainDone: done, laneSeed: maphash.MakeSeed()}, nil
 }
 
 // Drain asks Run to return nil as soon as it has handled every stream in
