@@ -50,6 +50,7 @@ type Dispatcher struct {
 
 	started  atomic.Bool
 	closed   atomic.Bool
+	busy     atomic.Int64  // commands accepted and not yet processed
 	stopping chan struct{} // closed when admission stops
 
 	runCtx  context.Context // processing context, cancelled at the deadline
@@ -121,9 +122,11 @@ func (d *Dispatcher) run(q chan *factum.Command) {
 		if d.aborted.Load() {
 			d.dropped.Add(1)
 			d.sink.Signal(closedSignal(cmd))
+			d.busy.Add(-1)
 			continue
 		}
 		d.sink.Signal(d.proc.Process(d.runCtx, cmd))
+		d.busy.Add(-1)
 	}
 }
 
@@ -165,23 +168,32 @@ func (d *Dispatcher) Send(ctx context.Context, cmd *factum.Command) error {
 		return factum.Errorf(factum.CodeTooManyRequests, "%w: not accepting commands", ErrClosed)
 	}
 	q := ln.q
+	// Counted before the lane can take it, so that Idle never misses it.
+	d.busy.Add(1)
 	select {
 	case q <- cmd:
 		return nil
 	default:
 	}
 	if d.reject {
+		d.busy.Add(-1)
 		return factum.NewError(factum.CodeTooManyRequests, "command lane is full").With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 	}
 	select {
 	case q <- cmd:
 		return nil
 	case <-ctx.Done():
+		d.busy.Add(-1)
 		return factum.Errorf(factum.CodeTooManyRequests, "command lane stayed full: %w", ctx.Err())
 	case <-d.stopping:
+		d.busy.Add(-1)
 		return factum.Errorf(factum.CodeTooManyRequests, "%w: not accepting commands", ErrClosed)
 	}
 }
+
+// Idle reports whether every command the dispatcher accepted has been
+// processed.
+func (d *Dispatcher) Idle() bool { return d.busy.Load() == 0 }
 
 // Pending returns the number of queued commands not yet taken by a lane.
 func (d *Dispatcher) Pending() int {

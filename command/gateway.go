@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -49,6 +50,7 @@ type Gateway struct {
 	consumers  Consumers
 	defTimeout time.Duration
 	maxTimeout time.Duration
+	closed     atomic.Bool // see Close
 }
 
 // NewGateway returns a gateway.
@@ -170,6 +172,9 @@ func duplicateResult(c *factum.Command, s *factum.EventStream) Result {
 // both as the Result and as a *ResultError.
 func (g *Gateway) Send(ctx context.Context, cmd factum.Command) (Result, error) {
 	c, _, err := g.prepare(&cmd, Wait(factum.StageSent))
+	if err == nil {
+		err = g.admit(ctx)
+	}
 	if err != nil {
 		return failure(factum.StageSent, c, err)
 	}
@@ -220,6 +225,9 @@ func (g *Gateway) SendAndWait(ctx context.Context, cmd factum.Command, plan Wait
 // not called.
 func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, emit func(Result, error) bool, done func(Result, error, bool)) {
 	c, timeout, err := g.prepare(cmd, plan)
+	if err == nil {
+		err = g.admit(ctx)
+	}
 	if err != nil {
 		r, ferr := failure(factum.StageSent, c, err)
 		done(r, ferr, false)

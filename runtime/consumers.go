@@ -34,7 +34,7 @@ func (r *Runtime) buildConsumers(cfg Config) error {
 		}
 	}
 	for _, s := range cfg.Sagas {
-		p, err := s.Processor(r.codec, r.gateway)
+		p, err := s.Processor(r.codec, internalSender{r.gateway})
 		if err != nil {
 			return err
 		}
@@ -44,6 +44,7 @@ func (r *Runtime) buildConsumers(cfg Config) error {
 	if checkpoints == nil {
 		checkpoints = event.NewMemoryCheckpoints()
 	}
+	r.checkpoints = checkpoints
 	for _, p := range procs {
 		if err := r.functions.Add(p); err != nil {
 			return err

@@ -19,6 +19,8 @@
 // stream came from another instance, or the report was dropped). Its
 // consumer handles streams of different aggregates on up to four lanes.
 //
-// Shutdown closes admission at once, drains every accepted command in
-// order and stops at the caller's deadline.
+// Shutdown refuses clients at once, then lets the accepted work run to
+// its end (commands, the streams they append, and the commands sagas send
+// in reaction) before it stops the lanes and the consumers, or stops at the
+// caller's deadline.
 package runtime

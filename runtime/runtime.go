@@ -97,6 +97,7 @@ type Runtime struct {
 	gateway     *command.Gateway
 	functions   *event.Registry
 	consumers   []*event.Consumer
+	checkpoints event.CheckpointStore // the consumers'
 	snapshotter *snapshotter
 	hints       *stateHints // nil without a snapshot store
 	group       consumerGroup
@@ -212,24 +213,6 @@ func (r *Runtime) Start(ctx context.Context) error {
 		r.started = true
 	}
 	return nil
-}
-
-// Shutdown stops admission at once (sends fail with TooManyRequests
-// wrapping command.ErrClosed), drains every accepted command in order, then
-// lets every consumer group handle the streams appended so far, and
-// returns when all are done. If ctx ends first, it stops: queued
-// commands get a failed PROCESSED signal (not appended) and Shutdown
-// returns an error wrapping ctx's. A second Shutdown is an error.
-func (r *Runtime) Shutdown(ctx context.Context) error {
-	r.mu.Lock()
-	if r.stopped {
-		r.mu.Unlock()
-		return factum.Errorf(factum.CodeIllegalState, "%w", ErrStopped)
-	}
-	r.stopped = true
-	r.mu.Unlock()
-	err := r.dispatcher.Shutdown(ctx)
-	return errors.Join(err, r.group.stop(ctx))
 }
 
 // Functions returns the event functions the runtime runs: processors and

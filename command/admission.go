@@ -1,0 +1,36 @@
+package command
+
+import (
+	"context"
+
+	"github.com/factum-go/factum"
+)
+
+type internalKey struct{}
+
+// Internal marks ctx as carrying a command sent by the application's own
+// event functions (a saga reacting to an event), not by a client. A closed
+// gateway still admits such commands, so that the work already appended
+// can run to its end during a shutdown.
+func Internal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, internalKey{}, true)
+}
+
+func isInternal(ctx context.Context) bool {
+	v, _ := ctx.Value(internalKey{}).(bool)
+	return v
+}
+
+// Close ends the admission of commands from clients: from then on Send,
+// SendAndWait and SendAndWaitStream fail with TooManyRequests wrapping
+// ErrClosed, except for commands whose context is marked Internal. It is
+// the first step of a runtime's shutdown; the bus stops later.
+func (g *Gateway) Close() { g.closed.Store(true) }
+
+// admit refuses a client's command once the gateway is closed.
+func (g *Gateway) admit(ctx context.Context) error {
+	if g.closed.Load() && !isInternal(ctx) {
+		return factum.Errorf(factum.CodeTooManyRequests, "%w: not accepting commands", ErrClosed)
+	}
+	return nil
+}

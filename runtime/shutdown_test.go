@@ -1,0 +1,51 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/saga"
+)
+
+// Shutdown lets the work already accepted run to its end: commands sent
+// just before it are processed, the saga reacting to their events may still
+// send its commands, and those are processed too, all well within the
+// deadline. Clients are refused from the first moment.
+func TestShutdownFinishesWhatSagasSetOff(t *testing.T) {
+	store := eventstore.NewMemory()
+	rt, _ := newRuntime(t, runtime.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
+	ctx := context.Background()
+	const n = 50
+	for i := range n {
+		if _, err := rt.Gateway().Send(ctx, factum.NewCommand(counters.WithID(fmt.Sprint("src-", i)), Add{N: 1})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := rt.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("Shutdown took %v: it waited for its deadline", took)
+	}
+	mirror, err := store.Load(ctx, counters.WithID("mirror"), 1, eventstore.MaxVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mirror) != n {
+		t.Fatalf("the mirror has %d streams, want one per source command (%d): saga commands were lost", len(mirror), n)
+	}
+	_, err = rt.Gateway().Send(ctx, factum.NewCommand(counters.WithID("late"), Add{N: 1}))
+	if !errors.Is(err, command.ErrClosed) || factum.CodeOf(err) != factum.CodeTooManyRequests {
+		t.Fatalf("a client's command after Shutdown: %v, want TooManyRequests wrapping ErrClosed", err)
+	}
+}
