@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/query"
@@ -11,28 +10,8 @@ import (
 	"github.com/factum-go/factum/snapshot"
 )
 
-// snapshotTableToken stands for the table in the statements sqlquery
-// writes: it takes plain identifiers only, and a context name may hold '-',
-// '.' or capitals (which PostgreSQL folds unless quoted), so the quoted
-// name replaces the token afterwards (see from).
-const snapshotTableToken = "factum_snapshot_table"
-
 // snapshotQueryColumns are snapshotColumns as sqlquery selects them.
-var snapshotQueryColumns = []string{"aggregate_id", "tenant_id", "owner_id", "version", "event_id", "first_operator",
-	"operator", "first_event_time", "event_time", "snapshot_time", "deleted", "state"}
-
-// from puts the quoted table name in place of the token in the one FROM
-// clause sqlquery writes: the statement's head is "SELECT <columns> FROM
-// <table> AS <alias>", and nothing before it can hold the token.
-func (s *SnapshotStore) from(st sqlquery.Statement) (sqlquery.Statement, error) {
-	token := " FROM " + snapshotTableToken + " AS "
-	i := strings.Index(st.SQL, token)
-	if i < 0 {
-		return st, factum.Errorf(factum.CodeInternalServerError, "postgres: snapshot query without its FROM clause: %s", st.SQL)
-	}
-	st.SQL = st.SQL[:i] + " FROM " + s.table + " AS " + st.SQL[i+len(token):]
-	return st, nil
-}
+var snapshotQueryColumns = sqlquery.SnapshotColumns()
 
 // scope restricts a statement to one aggregate type.
 func (s *SnapshotStore) scope(named factum.NamedAggregate) sqlquery.Statement {
@@ -79,11 +58,7 @@ func (s *SnapshotStore) Find(ctx context.Context, named factum.NamedAggregate, p
 
 // findStatement is the SELECT Find runs.
 func (s *SnapshotStore) findStatement(named factum.NamedAggregate, plan query.Plan) (sqlquery.Statement, error) {
-	st, err := s.tr.Find(plan, snapshotTableToken, snapshotQueryColumns, s.scope(named))
-	if err != nil {
-		return st, err
-	}
-	return s.from(st)
+	return s.tr.Find(plan, s.table, snapshotQueryColumns, s.scope(named))
 }
 
 // Count implements snapshot.Querier.
@@ -91,11 +66,8 @@ func (s *SnapshotStore) Count(ctx context.Context, named factum.NamedAggregate, 
 	if err := s.checkQuery(ctx, named); err != nil {
 		return 0, err
 	}
-	st, err := s.tr.Count(cond, snapshotTableToken, s.scope(named))
+	st, err := s.tr.Count(cond, s.table, s.scope(named))
 	if err != nil {
-		return 0, err
-	}
-	if st, err = s.from(st); err != nil {
 		return 0, err
 	}
 	var n int64

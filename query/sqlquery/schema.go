@@ -82,6 +82,13 @@ type Schema struct {
 	Document string
 }
 
+// SnapshotColumns returns the columns of a snapshot table in the order the
+// SQL snapshot stores read them.
+func SnapshotColumns() []string {
+	return []string{"aggregate_id", "tenant_id", "owner_id", "version", "event_id", "first_operator",
+		"operator", "first_event_time", "event_time", "snapshot_time", "deleted", "state"}
+}
+
 // SnapshotSchema returns the schema of a snapshot table with the columns
 // aggregate_id, tenant_id, owner_id (text), version, first_event_time,
 // event_time, snapshot_time (epoch-millisecond integers), event_id,

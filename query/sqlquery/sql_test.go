@@ -279,6 +279,12 @@ func TestTranslatorRefuses(t *testing.T) {
 	plan := query.Plan{Limit: 1}
 	for _, f := range []func() error{
 		func() error { _, err := tr.Find(plan, "docs; DROP", []string{"doc"}, sqlquery.Statement{}); return err },
+		func() error {
+			_, err := tr.Find(plan, `"docs" ; DROP "x"`, []string{"doc"}, sqlquery.Statement{})
+			return err
+		},
+		func() error { _, err := tr.Find(plan, `""`, []string{"doc"}, sqlquery.Statement{}); return err },
+		func() error { _, err := tr.Count(query.All(), `"a"b"`, sqlquery.Statement{}); return err },
 		func() error { _, err := tr.Find(plan, "docs", []string{"doc, x"}, sqlquery.Statement{}); return err },
 		func() error { _, err := tr.Find(plan, "docs", nil, sqlquery.Statement{}); return err },
 		func() error {
@@ -293,5 +299,10 @@ func TestTranslatorRefuses(t *testing.T) {
 		if err := f(); !errors.Is(err, factum.ErrIllegalArgument) {
 			t.Errorf("got %v, want IllegalArgument", err)
 		}
+	}
+	// One quoted identifier is a table name, whatever it holds but quotes.
+	st, err := tr.Count(query.All(), `"factum_my-shop.v2_snapshots"`, sqlquery.Statement{})
+	if err != nil || !strings.Contains(st.SQL, ` FROM "factum_my-shop.v2_snapshots" AS `) {
+		t.Fatalf("quoted table: %q, %v", st.SQL, err)
 	}
 }

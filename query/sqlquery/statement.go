@@ -23,8 +23,9 @@ type Statement struct {
 //
 // scope is an optional condition of the caller (such as the aggregate
 // type), written with its own placeholders numbered from 1 and its own
-// arguments; the plan's arguments follow. table and columns are plain
-// identifiers. The projection is not applied: the caller reads whole
+// arguments; the plan's arguments follow. columns are plain identifiers;
+// table is a plain or schema-qualified identifier, or one identifier in
+// double quotes (for names with other characters). The projection is not applied: the caller reads whole
 // documents and applies plan.Projection, so every backend projects alike.
 func (t *Translator) Find(plan query.Plan, table string, columns []string, scope Statement) (Statement, error) {
 	if plan.Offset < 0 || plan.Limit < 0 {
@@ -84,6 +85,11 @@ func (t *Translator) filtered(head, table string, cond query.Condition, scope St
 }
 
 func validTable(s string) bool {
+	if len(s) >= 3 && s[0] == '"' && s[len(s)-1] == '"' {
+		// One quoted identifier: nothing in it can end the quotes.
+		inner := s[1 : len(s)-1]
+		return len(inner) <= 63 && !strings.ContainsAny(inner, "\"\x00")
+	}
 	schema, table, qualified := strings.Cut(s, ".")
 	if qualified {
 		return validIdent(schema) && validIdent(table)
