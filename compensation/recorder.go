@@ -53,7 +53,9 @@ func (c *Compensation) RecordFailure(ctx context.Context, f event.Failure) error
 	// is that a record re-sent after a wait that timed out may count once
 	// more, which overstates nothing that matters.
 	cmd := factum.NewCommand(id, body)
-	if _, err := b.gateway.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed)); err != nil {
+	// Internal: a consumer records a failure as part of work already
+	// accepted, which a shutting-down gateway must still let finish.
+	if _, err := b.gateway.SendAndWait(command.Internal(ctx), cmd, command.Wait(factum.StageProcessed)); err != nil {
 		return fmt.Errorf("compensation: record failure of %s on event %s: %w", f.Function, eventID, err)
 	}
 	return nil

@@ -99,7 +99,9 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 		body = ApplyExecutionFailed{Attempt: attempt.Attempt, Error: ErrorInfoOf(cause(runErr)), Recoverability: c.classify(runErr), At: at}
 	}
 	cmd = factum.NewCommand(it.ID, body).WithOwner(OperatorFrom(ctx))
-	res, err = b.gateway.SendAndWait(actx, cmd, command.Wait(factum.StageProcessed))
+	// Internal: the outcome of a retry that ran must be recorded even if
+	// the runtime began to shut down meanwhile.
+	res, err = b.gateway.SendAndWait(command.Internal(actx), cmd, command.Wait(factum.StageProcessed))
 	if err != nil {
 		if runErr == nil && errors.Is(err, factum.ErrIllegalState) {
 			// Already SUCCEEDED: an earlier attempt's late success got

@@ -293,10 +293,20 @@ func (s *EventStore) own() (factum.Position, <-chan struct{}) {
 // skips the flush.
 func (s *EventStore) runNotifier() {
 	var last time.Time
+	final := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, _ = s.pool.Exec(ctx, s.q.notify, s.channel)
+		cancel()
+	}
 	for {
 		select {
 		case <-s.notifyCh:
 		case <-s.life.Done():
+			select {
+			case <-s.notifyCh: // due, and the store closes: announce it now
+				final()
+			default:
+			}
 			return
 		}
 		if wait := s.opts.NotifyInterval - time.Since(last); wait > 0 {
@@ -304,7 +314,10 @@ func (s *EventStore) runNotifier() {
 			select {
 			case <-t.C:
 			case <-s.life.Done():
+				// Closing: the appends made while waiting (among them
+				// those Close drained) are still announced.
 				t.Stop()
+				final()
 				return
 			}
 			// The notification below announces the appends of the wait too.

@@ -381,3 +381,27 @@ func testFlush(st *EventStore, batch []*esRequest) []*esRequest {
 	}()
 	return st.flush(w, batch)
 }
+
+// A writer whose connection's server process ended while it sat idle (a
+// restart, a failover, an idle timeout) finds out before it writes: the
+// next append succeeds on a new connection rather than failing.
+func TestEventStoreWriterSurvivesAnIdleKill(t *testing.T) {
+	db := newTestDB(t, 4)
+	st := newTestEventStore(t, db, "shop", EventStoreOptions{Writers: 1})
+	ctx := context.Background()
+	if err := st.Append(ctx, testStream(shopCart.WithID("before"), 1, "r")); err != nil {
+		t.Fatal(err)
+	}
+	st.slots <- struct{}{}
+	w := st.takeWriter()
+	pid := w.conn.PgConn().PID()
+	st.putWriter(w)
+	<-st.slots
+	if _, err := db.Pool().Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(esWriterIdleCheck + 100*time.Millisecond) // idle long enough to be checked
+	if err := st.Append(ctx, testStream(shopCart.WithID("after"), 1, "r")); err != nil {
+		t.Fatalf("append after the writer's connection was killed: %v", err)
+	}
+}

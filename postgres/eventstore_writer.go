@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,11 +20,29 @@ import (
 // against the pool's MaxConns.
 type esWriter struct {
 	conn *pgx.Conn // nil until first use, and after it broke
+	used time.Time // when conn last served a statement
 }
+
+// esWriterIdleCheck is how long a writer's connection may sit unused
+// before it is pinged ahead of its next statement. A connection whose
+// server process ended while it was idle (a restart, a failover, an idle
+// timeout, pg_terminate_backend) shows it only when next used: without the
+// ping, the batch that uses it would fail, with every append in it. The
+// pool does the same for its own connections.
+const esWriterIdleCheck = time.Second
 
 // connect returns the writer's connection, opening it if needed.
 func (w *esWriter) connect(ctx context.Context, s *EventStore) (*pgx.Conn, error) {
+	if w.conn != nil && !w.conn.IsClosed() && time.Since(w.used) > esWriterIdleCheck {
+		if err := w.conn.Ping(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			w.close(context.Background())
+		}
+	}
 	if w.conn != nil && !w.conn.IsClosed() {
+		w.used = time.Now()
 		return w.conn, nil
 	}
 	w.conn = nil
@@ -40,7 +59,7 @@ func (w *esWriter) connect(ctx context.Context, s *EventStore) (*pgx.Conn, error
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("set up a writer connection: %w", err)
 	}
-	w.conn = conn
+	w.conn, w.used = conn, time.Now()
 	return conn, nil
 }
 

@@ -124,7 +124,7 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 	}
 	if stored {
 		next.snap.AggregateID.Tenant = next.snap.AggregateID.TenantOrDefault()
-		*prev = next
+		prev.snap, prev.typed = next.snap, next.typed // not out: it is guarded by the cache
 		cache.keep(prev)
 		kept = true
 	} // else the store holds a newer one: load it next time
