@@ -27,10 +27,19 @@ func isInternal(ctx context.Context) bool {
 // the first step of a runtime's shutdown; the bus stops later.
 func (g *Gateway) Close() { g.closed.Store(true) }
 
-// admit refuses a client's command once the gateway is closed.
+// admit refuses a client's command once the gateway is closed. A command
+// it admits is counted until the caller hands it to the bus (or gives it
+// up), so that Settled cannot miss one admitted just before Close.
 func (g *Gateway) admit(ctx context.Context) error {
+	g.admitted.Add(1) // before the check: Close then either refuses it or sees it
 	if g.closed.Load() && !isInternal(ctx) {
+		g.admitted.Add(-1)
 		return factum.Errorf(factum.CodeTooManyRequests, "%w: not accepting commands", ErrClosed)
 	}
 	return nil
 }
+
+// Settled reports whether no admitted command is still on its way to the
+// bus: after Close, once it holds, every client command has been handed
+// over or refused.
+func (g *Gateway) Settled() bool { return g.admitted.Load() == 0 }

@@ -51,6 +51,7 @@ type Dispatcher struct {
 	started  atomic.Bool
 	closed   atomic.Bool
 	busy     atomic.Int64  // commands accepted and not yet processed
+	finished atomic.Uint64 // commands processed (or dropped) since Start
 	stopping chan struct{} // closed when admission stops
 
 	runCtx  context.Context // processing context, cancelled at the deadline
@@ -122,10 +123,12 @@ func (d *Dispatcher) run(q chan *factum.Command) {
 		if d.aborted.Load() {
 			d.dropped.Add(1)
 			d.sink.Signal(closedSignal(cmd))
+			d.finished.Add(1)
 			d.busy.Add(-1)
 			continue
 		}
 		d.sink.Signal(d.proc.Process(d.runCtx, cmd))
+		d.finished.Add(1)
 		d.busy.Add(-1)
 	}
 }
@@ -194,6 +197,10 @@ func (d *Dispatcher) Send(ctx context.Context, cmd *factum.Command) error {
 // Idle reports whether every command the dispatcher accepted has been
 // processed.
 func (d *Dispatcher) Idle() bool { return d.busy.Load() == 0 }
+
+// Done returns how many commands the lanes have finished since Start: a
+// shutdown compares two readings to learn whether anything ran between.
+func (d *Dispatcher) Done() uint64 { return d.finished.Load() }
 
 // Pending returns the number of queued commands not yet taken by a lane.
 func (d *Dispatcher) Pending() int {

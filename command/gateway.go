@@ -50,7 +50,8 @@ type Gateway struct {
 	consumers  Consumers
 	defTimeout time.Duration
 	maxTimeout time.Duration
-	closed     atomic.Bool // see Close
+	closed     atomic.Bool  // see Close
+	admitted   atomic.Int64 // commands admitted and not yet handed to the bus
 }
 
 // NewGateway returns a gateway.
@@ -178,6 +179,7 @@ func (g *Gateway) Send(ctx context.Context, cmd factum.Command) (Result, error) 
 	if err != nil {
 		return failure(factum.StageSent, c, err)
 	}
+	defer g.admitted.Add(-1)
 	if r, dup, err := g.precheck(ctx, c); err != nil {
 		return failure(factum.StageSent, c, err)
 	} else if dup {
@@ -233,6 +235,14 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		done(r, ferr, false)
 		return
 	}
+	admitted := true
+	handedOver := func() { // the bus has it, or it will never be sent
+		if admitted {
+			admitted = false
+			g.admitted.Add(-1)
+		}
+	}
+	defer handedOver()
 	if r, dup, err := g.precheck(ctx, c); err != nil {
 		r, ferr := failure(factum.StageSent, c, err)
 		done(r, ferr, false)
@@ -242,7 +252,9 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		return
 	}
 	if plan.Stage == factum.StageSent {
-		if err := g.bus.Send(ctx, c); err != nil {
+		err := g.bus.Send(ctx, c)
+		handedOver()
+		if err != nil {
 			r, ferr := failure(factum.StageSent, c, err)
 			done(r, ferr, false)
 			return
@@ -257,7 +269,9 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		return
 	}
 	defer g.waiters.remove(c.ID, wt)
-	if err := g.bus.Send(ctx, c); err != nil {
+	err = g.bus.Send(ctx, c)
+	handedOver()
+	if err != nil {
 		r, ferr := failure(factum.StageSent, c, err)
 		done(r, ferr, false)
 		return

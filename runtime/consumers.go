@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum/event"
@@ -71,15 +72,24 @@ type consumerGroup struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	consumers []*event.Consumer
+	done      []atomic.Bool // done[i]: consumers[i].Run returned
 }
 
 func (g *consumerGroup) start(ctx context.Context, consumers []*event.Consumer) {
 	ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	g.consumers = consumers
-	for _, c := range consumers {
-		g.wg.Go(func() { _ = c.Run(ctx) })
+	g.done = make([]atomic.Bool, len(consumers))
+	for i, c := range consumers {
+		g.wg.Go(func() {
+			defer g.done[i].Store(true)
+			_ = c.Run(ctx)
+		})
 	}
 }
+
+// exited reports whether the i-th consumer's Run has returned (or never
+// started).
+func (g *consumerGroup) exited(i int) bool { return i >= len(g.done) || g.done[i].Load() }
 
 // stop lets each consumer handle the log to its end, then returns; at ctx's
 // end it cancels them and returns ctx's error.

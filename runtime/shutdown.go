@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -37,73 +38,130 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 	r.gateway.Close()
 	var quiet error
 	if started {
-		quiet = r.quiesce(ctx)
+		// Leave a fifth of the time to stop the lanes and the consumers
+		// gracefully should the work not settle.
+		qctx := ctx
+		if deadline, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			qctx, cancel = context.WithDeadline(ctx, deadline.Add(-time.Until(deadline)/5))
+			defer cancel()
+		}
+		if err := r.quiesce(qctx); err != nil {
+			quiet = fmt.Errorf("runtime: the accepted work did not settle: %w", err)
+		}
 	}
 	err := r.dispatcher.Shutdown(ctx)
 	return errors.Join(quiet, err, r.group.stop(ctx))
 }
 
-// quiesce returns once the lanes are idle and every consumer's checkpoint
-// is at the end of the log, seen twice in a row with nothing moving in
-// between (a saga that handled the last stream may have sent a command;
-// its stream then moves the end of the log), or when ctx ends.
+// quiesce returns once the work accepted before Close has run to its end,
+// or when ctx ends. In rounds: it notes how many commands the lanes have
+// finished and where the log ends, then waits until no admitted command is
+// on its way to the lanes, the lanes are idle, and every consumer has
+// passed that end (or has stopped). If no command ran during the round,
+// nothing is left that this runtime set off; otherwise the commands it ran
+// appended streams, perhaps past the noted end, and another round follows.
+// Streams other instances append meanwhile do not hold it: they are theirs
+// to finish, and these consumers take them up after a restart.
 func (r *Runtime) quiesce(ctx context.Context) error {
-	wait := 200 * time.Microsecond
-	quietOnce := false
-	var last []factum.Position
 	for {
-		pos, atEnd, err := r.consumersAtEnd(ctx)
+		finished := r.dispatcher.Done()
+		end, err := retry(ctx, r.logEnd)
 		if err != nil {
 			return err
 		}
-		quiet := atEnd && r.dispatcher.Idle()
-		if quiet && quietOnce && samePositions(pos, last) {
+		if err := r.waitUntil(ctx, func(ctx context.Context) (bool, error) {
+			if !r.gateway.Settled() || !r.dispatcher.Idle() {
+				return false, nil
+			}
+			return r.consumersPast(ctx, end)
+		}); err != nil {
+			return err
+		}
+		if r.dispatcher.Done() == finished && r.dispatcher.Idle() && r.gateway.Settled() {
 			return nil
 		}
-		quietOnce, last = quiet, pos
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+	}
+}
+
+// logEnd returns the position of the log's last readable stream.
+func (r *Runtime) logEnd(ctx context.Context) (factum.Position, error) {
+	var end factum.Position
+	for i, c := range r.consumers {
+		pos, err := r.checkpoints.Checkpoint(ctx, c.Processor().Name())
+		if err != nil {
+			return end, err
+		}
+		if i == 0 || end.Less(pos) {
+			end = pos
+		}
+	}
+	for {
+		page, err := r.store.ReadLog(ctx, end, 1000)
+		if err != nil || len(page) == 0 {
+			return end, err
+		}
+		end = page[len(page)-1].Position
+	}
+}
+
+// consumersPast reports whether every consumer still running has its
+// checkpoint at or past end.
+func (r *Runtime) consumersPast(ctx context.Context, end factum.Position) (bool, error) {
+	for i, c := range r.consumers {
+		if r.group.exited(i) {
+			continue
+		}
+		pos, err := r.checkpoints.Checkpoint(ctx, c.Processor().Name())
+		if err != nil {
+			return false, err
+		}
+		if pos.Less(end) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// waitUntil polls cond, backing off to 10 ms, until it holds or ctx ends.
+// A failing cond (a checkpoint store briefly unreachable) is polled again.
+func (r *Runtime) waitUntil(ctx context.Context, cond func(context.Context) (bool, error)) error {
+	wait := 200 * time.Microsecond
+	for {
+		if ok, err := cond(ctx); err == nil && ok {
+			return nil
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			return err
 		}
 		wait = min(2*wait, 10*time.Millisecond)
 	}
 }
 
-// consumersAtEnd returns the consumers' checkpoints and whether the log
-// holds nothing after any of them.
-func (r *Runtime) consumersAtEnd(ctx context.Context) ([]factum.Position, bool, error) {
-	out := make([]factum.Position, 0, len(r.consumers))
-	atEnd := true
-	for _, c := range r.consumers {
-		pos, err := r.checkpoints.Checkpoint(ctx, c.Processor().Name())
-		if err != nil {
-			return nil, false, err
+// retry calls fn until it succeeds or ctx ends.
+func retry[T any](ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	wait := time.Millisecond
+	for {
+		v, err := fn(ctx)
+		if err == nil {
+			return v, nil
 		}
-		out = append(out, pos)
-		if atEnd {
-			more, err := r.store.ReadLog(ctx, pos, 1)
-			if err != nil {
-				return nil, false, err
-			}
-			atEnd = len(more) == 0
+		if serr := sleepCtx(ctx, wait); serr != nil {
+			return v, fmt.Errorf("%w (last error: %v)", serr, err)
 		}
+		wait = min(2*wait, 100*time.Millisecond)
 	}
-	return out, atEnd, nil
 }
 
-func samePositions(a, b []factum.Position) bool {
-	if len(a) != len(b) {
-		return false
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // internalSender is the gateway as sagas see it: their commands are

@@ -49,3 +49,39 @@ func TestShutdownFinishesWhatSagasSetOff(t *testing.T) {
 		t.Fatalf("a client's command after Shutdown: %v, want TooManyRequests wrapping ErrClosed", err)
 	}
 }
+
+// Streams another instance keeps appending to the same store do not hold
+// a shutdown: they are that instance's work, taken up after a restart.
+func TestShutdownIsNotHeldByAnotherInstancesAppends(t *testing.T) {
+	store := eventstore.NewMemory()
+	rt, _ := newRuntime(t, runtime.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
+	other, _ := newRuntime(t, runtime.Config{Store: store}, nil)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := other.Gateway().SendAndWait(ctx, factum.NewCommand(counters.WithID(fmt.Sprint("other-", i%7)), Add{N: 0}), processed()); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	time.Sleep(20 * time.Millisecond)
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := rt.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("Shutdown took %v while another instance appended", took)
+	}
+}
