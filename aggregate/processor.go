@@ -365,6 +365,27 @@ func (p *processor[S]) load(ctx context.Context, id factum.AggregateID) (*entry[
 	return &entry[S]{key: id.ID, st: st}, nil
 }
 
+// Forgetter is implemented by processors that cache states: Forget drops
+// what they hold of an aggregate, so that its next command loads it from
+// the snapshot and the store. An operator's snapshot repair uses it, as a
+// state cached from a damaged snapshot would otherwise live on. A command
+// running on the aggregate at that moment keeps the state it holds.
+type Forgetter interface {
+	Forget(id factum.AggregateID)
+}
+
+// Forget implements Forgetter.
+func (p *processor[S]) Forget(id factum.AggregateID) {
+	p.cache.take(id.ID) // checked out and never put back: absent from now on
+}
+
+// Forget implements Forgetter by routing to the aggregate type's processor.
+func (r router) Forget(id factum.AggregateID) {
+	if f, ok := r[id.NamedAggregate].(Forgetter); ok {
+		f.Forget(id)
+	}
+}
+
 // Process implements Processor by routing to the aggregate type's processor.
 func (r router) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
 	if p, ok := r[cmd.AggregateID.NamedAggregate]; ok {

@@ -47,7 +47,12 @@ type SnapshotSource interface {
 //
 // The state comes from applying the events as the handler returned them,
 // not as they read back from the store; the two agree for events that
-// survive a JSON round trip, which sourcing requires anyway.
+// survive a JSON round trip, which sourcing requires anyway, and for
+// handlers that change the state only through events: a command handler
+// gets the state by value, but maps, slices and pointers in it are the
+// cached state's own, and writing to them (even in a command then
+// rejected) would change the cached state, and now the snapshots too,
+// without an event.
 type StateObserver interface {
 	ObserveState(st StoredState)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/snapshot"
 )
@@ -24,6 +25,7 @@ func (r *Runtime) buildConsumers(cfg Config) error {
 		}
 		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now,
 			limit: snapshotCacheSize(cfg.CacheSize), hints: r.hints}
+		sn.forget, _ = r.processor.(aggregate.Forgetter)
 		r.snapshotter = sn
 		sp, err := sn.processors(r.registry)
 		if err != nil {

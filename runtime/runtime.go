@@ -100,6 +100,7 @@ type Runtime struct {
 	checkpoints event.CheckpointStore // the consumers'
 	snapshotter *snapshotter
 	hints       *stateHints // nil without a snapshot store
+	processor   aggregate.Processor
 	group       consumerGroup
 
 	mu      sync.Mutex
@@ -168,7 +169,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw, functions: functions, hints: hints}
+	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw, functions: functions, hints: hints, processor: proc}
 	if err := r.buildConsumers(cfg); err != nil {
 		return nil, err
 	}

@@ -27,8 +27,9 @@ type snapshotter struct {
 	events   eventstore.Store
 	codec    *codec.Registry
 	now      func() time.Time
-	limit    int         // bounds each type's cache; <= 0 keeps nothing
-	hints    *stateHints // the processor's states; nil for none
+	limit    int                 // bounds each type's cache; <= 0 keeps nothing
+	hints    *stateHints         // the processor's states; nil for none
+	forget   aggregate.Forgetter // the processor's state cache; nil for none
 
 	// caches holds a cache per aggregate type, made by processors and
 	// read-only afterwards.
@@ -201,13 +202,20 @@ func (sn *snapshotter) regenerate(ctx context.Context, typ aggregate.Type, id fa
 	if err != nil {
 		return snapshot.Snapshot{}, err
 	}
-	// What the snapshotter keeps of the aggregate may be what the repair
-	// replaces: drop it, so that the next stream starts from the store.
+	if _, err := sn.store.Save(ctx, next.snap); err != nil {
+		return snapshot.Snapshot{}, err
+	}
+	// What the snapshotter and the processor hold of the aggregate may be
+	// what the repair replaces: drop it all, so that both start again from
+	// the repaired snapshot.
 	if cache := sn.caches[id.NamedAggregate]; cache != nil {
 		cache.drop(next.snap.AggregateID)
 	}
-	if _, err := sn.store.Save(ctx, next.snap); err != nil {
-		return snapshot.Snapshot{}, err
+	if sn.hints != nil {
+		sn.hints.forget(next.snap.AggregateID)
+	}
+	if sn.forget != nil {
+		sn.forget.Forget(next.snap.AggregateID)
 	}
 	return sn.store.Load(ctx, id)
 }

@@ -187,3 +187,60 @@ func TestSnapshotsFromProcessorStatesMatchTheFold(t *testing.T) {
 		}
 	}
 }
+
+// A repair sticks: after RegenerateSnapshot, neither the processor's cached
+// state (loaded from the damaged snapshot) nor the snapshotter's brings
+// the damage back with the next command.
+func TestRegenerateSnapshotRepairSticks(t *testing.T) {
+	store, snaps := eventstore.NewMemory(), snapshot.NewMemory()
+	ctx := context.Background()
+	id := counters.WithID("repair")
+	send := func(rt *runtime.Runtime) {
+		t.Helper()
+		if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), command.Wait(factum.StageSnapshot)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := func() (int, int) {
+		t.Helper()
+		s, err := snaps.Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c Counter
+		if err := json.Unmarshal(s.State, &c); err != nil {
+			t.Fatal(err)
+		}
+		return s.Version, c.Total
+	}
+	first, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps}, nil)
+	for range 3 {
+		send(first)
+	}
+	damaged, err := snaps.Load(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged.State = json.RawMessage(`{"Total":1000,"Adds":3}`)
+	if _, err := snaps.Save(ctx, damaged); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps}, nil)
+	send(rt) // loads the damaged snapshot
+	if v, n := total(); v != 4 || n != 1001 {
+		t.Fatalf("before the repair: v%d total %d, want the damage carried to v4 (1001)", v, n)
+	}
+	if _, err := rt.RegenerateSnapshot(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if v, n := total(); v != 4 || n != 4 {
+		t.Fatalf("repaired: v%d total %d, want v4 total 4", v, n)
+	}
+	send(rt)
+	if v, n := total(); v != 5 || n != 5 {
+		t.Fatalf("after the repair and one more command: v%d total %d, want v5 total 5", v, n)
+	}
+}

@@ -80,3 +80,11 @@ func (h *stateHints) take(id factum.AggregateID, version int) (aggregate.StoredS
 	delete(sh.m, id.ID)
 	return st, st.Version == version
 }
+
+// forget drops the hint of id, if any.
+func (h *stateHints) forget(id factum.AggregateID) {
+	sh := h.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	delete(sh.m, id.ID)
+}
