@@ -10,16 +10,17 @@ import (
 	"github.com/factum-go/factum/eventstore"
 )
 
-// esOutcome is what became of one append.
-type esOutcome uint8
+// esOutcome is what became of one append; the names are shorthand for
+// the shared eventstore.Outcome values.
+type esOutcome = eventstore.Outcome
 
 const (
-	esAppended esOutcome = iota
-	esTenantMismatch
-	esDuplicateRequest
-	esDuplicateAggregate
-	esVersionConflict
-	esFailed // err says why
+	esAppended           = eventstore.Appended
+	esTenantMismatch     = eventstore.RefusedTenant
+	esDuplicateRequest   = eventstore.RefusedRequest
+	esDuplicateAggregate = eventstore.RefusedAggregate
+	esVersionConflict    = eventstore.RefusedVersion
+	esFailed             = eventstore.Failed // err says why
 )
 
 // esResult is the writer's answer to one request. The writer never touches
@@ -105,16 +106,10 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 		case esAppended:
 			es.Position = factum.Position{Seq: uint64(res.seq)}
 			return nil
-		case esTenantMismatch:
-			return eventstore.TenantMismatch(es)
-		case esDuplicateRequest:
-			return eventstore.DuplicateRequestID(es)
-		case esDuplicateAggregate:
-			return eventstore.DuplicateAggregateID(es)
-		case esVersionConflict:
-			return eventstore.VersionConflict(es)
-		default:
+		case esFailed:
 			return fmt.Errorf("sqlite: append %s version %d: %w", es.AggregateID, es.Version, res.err)
+		default:
+			return res.outcome.Err(es)
 		}
 	case <-ctx.Done():
 		return fmt.Errorf("sqlite: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
