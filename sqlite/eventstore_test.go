@@ -3,9 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -187,69 +185,10 @@ func TestEventStoreClose(t *testing.T) {
 // transactions: each caller gets its own outcome, and only the appends that
 // should go in are stored.
 func TestEventStoreCoalescedMixedOutcomes(t *testing.T) {
-	st := newTestEventStore(t, newTestDB(t, Options{}), "shop", EventStoreOptions{})
-	ctx := context.Background()
-	const each = 12
-	kinds := []struct {
-		name string
-		code factum.Code
-		make func(existing factum.AggregateID, i int) *factum.EventStream
-	}{
-		{"new aggregate", factum.CodeOk, func(_ factum.AggregateID, i int) *factum.EventStream {
-			return testStream(esShopCart.WithID(fmt.Sprintf("new-%d", i)), 1, "r-1")
-		}},
-		{"next version", factum.CodeOk, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 2, "r-2") }},
-		{"retried create", factum.CodeDuplicateRequestID, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 1, "r-1") }},
-		{"competing create", factum.CodeDuplicateAggregateID, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 1, "r-other") }},
-		{"other tenant", factum.CodeTenantMismatch, func(e factum.AggregateID, _ int) *factum.EventStream {
-			return testStream(e.WithTenant("intruder"), 2, "r-2")
-		}},
-		{"gap", factum.CodeEventVersionConflict, func(e factum.AggregateID, _ int) *factum.EventStream { return testStream(e, 3, "r-3") }},
-	}
-	type call struct {
-		kind int
-		s    *factum.EventStream
-	}
-	var calls []call
-	for k, kind := range kinds {
-		for i := range each {
-			existing := esShopCart.WithID(fmt.Sprintf("existing-%d-%d", k, i)).WithTenant("tenant-a")
-			if err := st.Append(ctx, testStream(existing, 1, "r-1")); err != nil {
-				t.Fatal(err)
-			}
-			calls = append(calls, call{k, kind.make(existing, i)})
-		}
-	}
-	before := st.stats.batches.Load()
-	errs := make([]error, len(calls))
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Go(func() {
-			<-start
-			errs[i] = st.Append(ctx, c.s)
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i, c := range calls {
-		kind := kinds[c.kind]
-		if got := factum.CodeOf(errs[i]); got != kind.code {
-			t.Errorf("%s: %v, want %s", kind.name, errs[i], kind.code)
-		}
-		got, err := st.Load(ctx, c.s.AggregateID, 1, eventstore.MaxVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored := false
-		for _, s := range got {
-			stored = stored || s.ID == c.s.ID
-		}
-		if stored != (kind.code == factum.CodeOk) {
-			t.Errorf("%s: stored = %v", kind.name, stored)
-		}
-	}
-	if batches := st.stats.batches.Load() - before; batches >= int64(len(calls)) {
-		t.Errorf("%d appends took %d transactions: nothing was coalesced", len(calls), batches)
+	st := newTestEventStore(t, newTestDB(t, Options{}), "kit", EventStoreOptions{})
+	var before int64
+	n := eventstoretest.AppendMixedOutcomes(t, st, func() { before = st.stats.batches.Load() })
+	if batches := st.stats.batches.Load() - before; batches >= int64(n) {
+		t.Errorf("%d concurrent appends took %d transactions: nothing was coalesced", n, batches)
 	}
 }

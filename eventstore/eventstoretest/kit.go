@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ConcurrentSameRequest", testConcurrentSameRequest},
 		{"ConcurrentCreateSameRequest", testConcurrentCreate},
 		{"ParallelAggregatesInLog", testParallelAggregates},
+		{"ConcurrentMixedOutcomes", func(t *testing.T, st eventstore.Store) { AppendMixedOutcomes(t, st, nil) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
