@@ -2,208 +2,41 @@ package sqlite_test
 
 import (
 	"context"
-	"encoding/json"
-	"maps"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/command"
-	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/examples/cart"
-	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/runtime"
-	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/internal/runtimetest"
 	"github.com/factum-go/factum/sqlite"
 )
 
-// countingLog counts the streams the consumers read from the log.
-type countingLog struct {
-	eventstore.Store
-	read atomic.Int64
-}
-
-func (l *countingLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	streams, err := l.Store.ReadLog(ctx, after, limit)
-	l.read.Add(int64(len(streams)))
-	return streams, err
-}
-
-// countingSnapshots counts the snapshotter's saves.
-type countingSnapshots struct {
-	snapshot.Store
-	saves atomic.Int64
-}
-
-func (s *countingSnapshots) Save(ctx context.Context, snap snapshot.Snapshot) (bool, error) {
-	s.saves.Add(1)
-	return s.Store.Save(ctx, snap)
-}
-
-// sqliteRuntime is one run of the cart service on a database file.
-type sqliteRuntime struct {
-	db        *sqlite.DB
-	events    *sqlite.EventStore
-	snapshots *sqlite.SnapshotStore
-	log       *countingLog
-	saves     *countingSnapshots
-	rt        *runtime.Runtime
-}
-
-func startSQLiteRuntime(t *testing.T, path string) *sqliteRuntime {
-	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &sqliteRuntime{db: db}
-	if r.events, err = sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if r.snapshots, err = sqlite.NewSnapshotStore(ctx, db, "shop"); err != nil {
-		t.Fatal(err)
-	}
-	checkpoints, err := sqlite.NewCheckpointStore(ctx, db, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.log = &countingLog{Store: r.events}
-	r.saves = &countingSnapshots{Store: r.snapshots}
-	carts := cart.New(cart.Items{"sku-1": true, "sku-2": true}, cart.DefaultLimits)
-	if r.rt, err = runtime.New(runtime.Config{Store: r.log, SnapshotStore: r.saves, Checkpoints: checkpoints}, carts); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func (r *sqliteRuntime) stop(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.rt.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.events.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.db.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// addItem sends AddItem and waits for the aggregate's snapshot.
-func addItem(t *testing.T, rt *runtime.Runtime, id, sku string, qty, wantVersion int) {
-	t.Helper()
-	carts := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
-	res, err := rt.Gateway().SendAndWait(context.Background(),
-		factum.NewCommand(carts.WithID(id), cart.AddItem{SKU: sku, Qty: qty}), command.Wait(factum.StageSnapshot))
-	if err != nil {
-		t.Fatalf("add %d %s to %s: %v", qty, sku, id, err)
-	}
-	if res.Stage != factum.StageSnapshot || res.AggregateVersion != wantVersion {
-		t.Fatalf("add to %s: stage %s version %d, want SNAPSHOT at version %d", id, res.Stage, res.AggregateVersion, wantVersion)
-	}
-}
-
-// cartStates reads every cart's version and items through a query
-// service, in aggregate ID order.
-func cartStates(t *testing.T, store snapshot.Querier) map[string]string {
-	t.Helper()
-	svc, err := snapshot.NewQueryService(store, factum.NamedAggregate{Context: "shop", Aggregate: "cart"}, query.Planner{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := svc.List(context.Background(), query.Query{Sort: []query.Sort{query.SortAsc("aggregateId")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	var order []string
-	for _, s := range list {
-		var items struct{ Items map[string]int }
-		if err := json.Unmarshal(s.State, &items); err != nil {
-			t.Fatalf("state of %s: %v", s.AggregateID.ID, err)
-		}
-		keys := make([]string, 0, len(items.Items))
-		for k := range items.Items {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		desc := "v" + strconv.Itoa(s.Version)
-		for _, k := range keys {
-			desc += " " + k + "=" + strconv.Itoa(items.Items[k])
-		}
-		out[s.AggregateID.ID] = desc
-		order = append(order, s.AggregateID.ID)
-	}
-	if !slices.IsSorted(order) {
-		t.Errorf("carts out of order: %v", order)
-	}
-	return out
-}
-
-// TestRuntimeOnSQLite runs the cart example on a runtime whose event
-// store, snapshot store and checkpoints are all in one SQLite file, reads
-// the carts back through a query service, then restarts on the same file:
-// the snapshotter resumes from its checkpoint and reads, folds and saves
-// only the new stream.
+// TestRuntimeOnSQLite runs the shared end-to-end checks (see package
+// runtimetest) with every store in one SQLite file, restarting on it.
 func TestRuntimeOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shop.db")
-	r := startSQLiteRuntime(t, path)
-	addItem(t, r.rt, "cart-1", "sku-1", 2, 1)
-	addItem(t, r.rt, "cart-1", "sku-2", 1, 2)
-	addItem(t, r.rt, "cart-2", "sku-1", 5, 1)
-	addItem(t, r.rt, "cart-1", "sku-1", 3, 3)
-	want := map[string]string{"cart-1": "v3 sku-1=5 sku-2=1", "cart-2": "v1 sku-1=5"}
-	if got := cartStates(t, r.snapshots); !maps.Equal(got, want) {
-		t.Fatalf("carts = %v, want %v", got, want)
-	}
-	if n := r.saves.saves.Load(); n != 4 {
-		t.Errorf("first run: %d snapshot saves, want 4", n)
-	}
-	streams, err := r.events.ReadLog(context.Background(), factum.Position{}, 100)
-	if err != nil || len(streams) != 4 {
-		t.Fatalf("log: %d streams, %v", len(streams), err)
-	}
-	r.stop(t)
-
-	// The checkpoint is durable: the file holds the snapshotter's position
-	// at the last stream.
-	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cps, err := sqlite.NewCheckpointStore(context.Background(), db, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	group := factum.Function{Context: "shop", Processor: runtime.SnapshotProcessor}
-	if pos, err := cps.Checkpoint(context.Background(), group); err != nil || pos != streams[3].Position {
-		t.Fatalf("snapshotter checkpoint after the first run = %s, %v; want %s", pos, err, streams[3].Position)
-	}
-	db.Close()
-
-	r = startSQLiteRuntime(t, path)
-	defer r.stop(t)
-	addItem(t, r.rt, "cart-2", "sku-2", 4, 2)
-	want["cart-2"] = "v2 sku-1=5 sku-2=4"
-	if got := cartStates(t, r.snapshots); !maps.Equal(got, want) {
-		t.Fatalf("after the restart, carts = %v, want %v", got, want)
-	}
-	if n := r.log.read.Load(); n != 1 {
-		t.Errorf("after the restart the consumers read %d streams, want 1 (the new one)", n)
-	}
-	if n := r.saves.saves.Load(); n != 1 {
-		t.Errorf("after the restart the snapshotter saved %d times, want 1", n)
-	}
-	// The command side loaded cart-2 from its snapshot and the tail.
-	addItem(t, r.rt, "cart-1", "sku-2", 1, 4)
+	runtimetest.CartService(t, func(t *testing.T) runtimetest.Stores {
+		t.Helper()
+		ctx := context.Background()
+		db, err := sqlite.Open(ctx, path, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapshots, err := sqlite.NewSnapshotStore(ctx, db, "shop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkpoints, err := sqlite.NewCheckpointStore(ctx, db, "shop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runtimetest.Stores{Events: events, Snapshots: snapshots, Checkpoints: checkpoints, Close: func() error {
+			if err := events.Close(); err != nil {
+				return err
+			}
+			return db.Close()
+		}}
+	})
 }
