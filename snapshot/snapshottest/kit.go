@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"CancelledContext", testCancelled},
 		{"ConcurrentSavesKeepHighest", testConcurrentSaves},
 		{"ConcurrentAggregates", testConcurrentAggregates},
+		{"ConcurrentTenantsOneWins", testTenantRace},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
