@@ -11,6 +11,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/storebench"
 )
 
 var benchBody = []byte(`{"sku":"sku-1","qty":2}`)
@@ -57,7 +58,7 @@ func benchAppend(b *testing.B, st eventstore.Store, writers int) {
 	remaining.Store(int64(b.N))
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), storebench.CPU()
 	var wg sync.WaitGroup
 	for range writers {
 		wg.Go(func() {
@@ -77,6 +78,21 @@ func benchAppend(b *testing.B, st eventstore.Store, writers int) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "streams/s")
+	storebench.ReportCPU(b, cpu) // the client's share; the server's is not included
+}
+
+// BenchmarkAppendWriters appends from 32 concurrent callers with 1, 2, 4
+// and 8 writers: fewer writers make bigger statements and fewer commits
+// (EventStoreOptions.Writers).
+func BenchmarkAppendWriters(b *testing.B) {
+	for _, writers := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			db := newTestDB(b, 36)
+			st := newTestEventStore(b, db, "bench", EventStoreOptions{Writers: writers})
+			benchAppend(b, st, 32)
+			b.ReportMetric(float64(st.stats.streams.Load())/float64(max(1, st.stats.batches.Load())), "streams/stmt")
+		})
+	}
 }
 
 // BenchmarkLoad10000 loads an aggregate of 10,000 streams.
