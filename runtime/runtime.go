@@ -136,7 +136,10 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 		Retries: cfg.Retries, Backoff: cfg.RetryBackoff,
 	}
 	var hints *stateHints
-	if cfg.SnapshotStore != nil {
+	// State reports cost the processor an encode per command; they pay
+	// only where every state is saved. Under a sparser strategy most would
+	// be dropped unused, and the snapshotter folds instead.
+	if cfg.SnapshotStore != nil && (cfg.SnapshotStrategy == nil || cfg.SnapshotStrategy == snapshot.All()) {
 		hints = newStateHints(snapshotCacheSize(cfg.CacheSize))
 		pcfg.States = hints
 	}
