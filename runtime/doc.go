@@ -13,10 +13,11 @@
 //
 // With a Config.SnapshotStore, the snapshotter saves every aggregate's
 // state after each stream (or as Config.SnapshotStrategy says) and signals
-// SNAPSHOT. It saves the state the processor reached by the append, which
-// the processor reports as it appends (aggregate.StateObserver), and folds
-// the stream onto the last snapshot only when that report is missing (the
-// stream came from another instance, or the report was dropped). Its
+// SNAPSHOT. Under the All strategy it saves the state the processor
+// reached by the append, which the processor reports as it appends
+// (aggregate.StateObserver), and folds the stream onto the last snapshot
+// only when that report is missing (the stream came from another instance,
+// or the report was dropped); under other strategies it folds. Its
 // consumer handles streams of different aggregates on up to four lanes.
 //
 // Shutdown refuses clients at once, then lets the accepted work run to
