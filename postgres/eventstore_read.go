@@ -44,10 +44,13 @@ func esBuildQueries(table string, maxBatch int) esQueries {
 			` WHERE aggregate = $1 AND version = 1 AND aggregate_id > $2 ORDER BY aggregate_id LIMIT $3`,
 		readLog: `SELECT ` + esColumns + ` FROM ` + table + ` WHERE ` + after +
 			` AND tx < ` + esHorizon + ` ORDER BY tx, seq LIMIT $3`,
-		// Whether the log holds a readable stream after the position, and
-		// whether it holds any committed one (readable or not yet).
-		logState: `SELECT EXISTS (SELECT 1 FROM ` + table + ` WHERE ` + after + ` AND tx < ` + esHorizon + `),
-	EXISTS (SELECT 1 FROM ` + table + ` WHERE ` + after + `)`,
+		// Whether the log holds a committed stream after the position
+		// (a row), and whether it is readable (its value). The first stream
+		// after the position has the lowest tx of all that follow, so if it
+		// is not below the horizon none is. One probe of the log index at
+		// the position: EXISTS subqueries here were planned as scans of the
+		// whole table once it held a few hundred thousand streams.
+		logState: `SELECT tx < ` + esHorizon + ` FROM ` + table + ` WHERE ` + after + ` ORDER BY tx, seq LIMIT 1`,
 	}
 	for _, n := range q.sizes {
 		q.inserts[n] = esInsertStmts{plain: esInsertSQL(table, false, n), orSkip: esInsertSQL(table, true, n)}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,7 +24,11 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 		_, woken := s.own()
 		notified := s.listener.next()
 		var ready, committed bool
-		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, esSeqArg(after.Seq)).Scan(&ready, &committed)
+		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, esSeqArg(after.Seq)).Scan(&ready)
+		committed = err == nil
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
