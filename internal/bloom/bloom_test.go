@@ -71,7 +71,6 @@ func TestFalsePositiveRateMeetsTheSizing(t *testing.T) {
 	}
 }
 
-
 // The rate formula agrees with the classic one where blocking matters
 // least (few bits per key, large blocks relative to a key's bits) and is
 // higher than it everywhere: blocks fill unevenly.
