@@ -139,16 +139,15 @@ func ValidateID(what, id string) error {
 	return nil
 }
 
-// NewID returns a new UUIDv7 string: unique, and ordered by creation time.
-func NewID() string {
-	u, err := uuid.NewV7()
-	if err != nil {
-		// NewV7 fails only when the system's random source fails; a v4 ID
-		// is still unique, only not time-ordered.
-		return uuid.NewString()
-	}
-	return u.String()
-}
+// NewID returns a new UUIDv7 string: unique, and ordered by creation time
+// among the IDs NewID returns in this process. It draws from
+// DefaultIDGenerator.
+func NewID() string { return DefaultIDGenerator.New() }
+
+// DefaultIDGenerator is the generator behind NewID and NewCommand. Its IDs
+// are unique across processes with the odds of any UUIDv7 (62 random bits
+// per millisecond and counter value).
+var DefaultIDGenerator = NewIDGenerator()
 
 // idNamespace scopes DeriveID's name-based UUIDs to factum.
 var idNamespace = uuid.MustParse("6f1c0a5e-4d0b-5a3e-9b1e-6661637475d0")
