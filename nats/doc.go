@@ -1,0 +1,29 @@
+// Package nats runs factum on NATS JetStream: partitions of each bounded
+// context's aggregates with one owner each, by leases in a JetStream
+// key-value bucket.
+//
+// # Partitions and ownership
+//
+// An aggregate belongs to partition PartitionOf(id, n): a stable hash of its
+// ID, the same in every instance and every release. [Partitions] keeps this
+// instance's share of a context's partitions: it claims free partitions up
+// to its fair share (the partition count divided by the live instances,
+// ±1), renews the ones it holds and gives up any above its share, so that
+// instances that join or leave rebalance by themselves.
+//
+// A partition's lease is its key in the bucket; every claim and renewal is
+// a compare-and-set on the key's revision, so two instances can never both
+// succeed in taking or keeping one. The holder treats its lease as valid
+// until Lease (less a safety margin) after it sent its last successful
+// renewal; an instance takes a lapsed lease only after it has seen the key
+// unchanged for Lease, and with a compare-and-set on the revision it saw.
+// Together: an instance that cannot renew (NATS unreachable, the process
+// paused) stops acting on a partition before anyone else can take it. The
+// clocks involved are each instance's own monotonic clock, never a clock
+// of another machine, so skew between machines does not matter; only their
+// rates must agree within the margin (a tenth of the lease).
+//
+// The claim's revision is the partition's fencing token: it grows with
+// every new owner, so a downstream system can refuse a stale holder.
+// factum's own safety net stays the event store's version check.
+package nats

@@ -1,0 +1,323 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Defaults of PartitionsConfig.
+const (
+	// DefaultPartitions is the number of partitions of a context.
+	DefaultPartitions = 16
+	// DefaultLease is how long a partition lease lasts without renewal.
+	DefaultLease = 5 * time.Second
+	// MinLease is the shortest lease accepted: renewals run four times
+	// per lease, and each is a round trip to NATS.
+	MinLease = 100 * time.Millisecond
+)
+
+// PartitionsConfig configures Partitions. KeyValue and Context are
+// required; zero fields take the defaults.
+type PartitionsConfig struct {
+	// KeyValue is the bucket holding the leases (see OpenLeaseBucket).
+	// Every instance of a context must use the same bucket.
+	KeyValue jetstream.KeyValue
+	// Context is the bounded context whose aggregates are partitioned.
+	Context string
+	// Partitions is the number of partitions; DefaultPartitions if 0.
+	// Every instance of a context must use the same number.
+	Partitions int
+	// Instance names this instance; a new ID if empty. Two live
+	// instances must not share a name.
+	Instance string
+	// Lease is how long a lease lasts without renewal; DefaultLease if 0,
+	// at least MinLease. An instance that cannot renew stops acting on its
+	// partitions within Lease, and a dead instance's partitions are taken
+	// over about Lease after its last renewal.
+	Lease time.Duration
+	// OnAcquire, if set, is called when this instance starts owning a
+	// partition, with the claim's fencing token. OnRelease, if set, is
+	// called when it stops: given up, lost or lapsed. Both are called from
+	// the one goroutine that manages the leases, in order, and must not
+	// block for long.
+	OnAcquire func(partition int, token uint64)
+	OnRelease func(partition int)
+}
+
+// Partitions holds this instance's share of a context's partitions. It is
+// safe for concurrent use. Start it with StartPartitions and stop it with
+// Close, which gives its partitions up at once.
+type Partitions struct {
+	cfg    PartitionsConfig
+	margin time.Duration
+
+	mu   sync.Mutex
+	held map[int]*lease     // the partitions this instance holds
+	view map[string]observed // the bucket's keys of this context, as watched
+
+	watcher jetstream.KeyWatcher
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// lease is a partition this instance holds.
+type lease struct {
+	token      uint64    // the revision of the claim: the fencing token
+	rev        uint64    // the revision of the last renewal
+	validUntil time.Time // when the holder stops acting on it
+	lapsed     bool      // OnRelease was called for a lapse
+}
+
+// observed is a key of the bucket as the watch last delivered it.
+type observed struct {
+	value string
+	rev   uint64
+	live  bool      // a value, not a delete or purge marker
+	seen  time.Time // when this revision was delivered here
+}
+
+// OpenLeaseBucket returns the key-value bucket named bucket, creating it
+// (file storage, history 1, replicas as given, 1 if 0) if it does not
+// exist.
+func OpenLeaseBucket(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if err == nil {
+		return kv, nil
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("nats: lease bucket %s: %w", bucket, err)
+	}
+	kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: bucket, History: 1, Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
+		Description: "factum partition leases",
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = js.KeyValue(ctx, bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nats: lease bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+// StartPartitions starts managing this instance's share of the context's
+// partitions: it watches the bucket, announces the instance, and claims
+// and renews leases in the background until Close. It returns once the
+// watch has delivered the bucket's current state, before any claim: an
+// instance waits a full lease before taking a partition someone else
+// held, so a restart cannot take over a lease still in use.
+func StartPartitions(ctx context.Context, cfg PartitionsConfig) (*Partitions, error) {
+	if cfg.KeyValue == nil {
+		return nil, factum.IllegalArgument("nats: partitions need a key-value bucket")
+	}
+	if err := factum.ValidateName("context", cfg.Context); err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(cfg.Context, ".*>") {
+		return nil, factum.IllegalArgument(fmt.Sprintf("nats: context %q: a NATS key cannot hold '.', '*' or '>' in a name", cfg.Context))
+	}
+	if cfg.Partitions < 0 {
+		return nil, factum.IllegalArgument(fmt.Sprintf("nats: %d partitions", cfg.Partitions))
+	}
+	if cfg.Partitions == 0 {
+		cfg.Partitions = DefaultPartitions
+	}
+	if cfg.Instance == "" {
+		cfg.Instance = factum.NewID()
+	}
+	if err := factum.ValidateID("instance", cfg.Instance); err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(cfg.Instance, ".*>") {
+		return nil, factum.IllegalArgument(fmt.Sprintf("nats: instance %q: a NATS key cannot hold '.', '*' or '>' in a name", cfg.Instance))
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Lease < MinLease {
+		return nil, factum.IllegalArgument(fmt.Sprintf("nats: lease %v is shorter than %v", cfg.Lease, MinLease))
+	}
+	p := &Partitions{
+		cfg:    cfg,
+		margin: cfg.Lease / 10,
+		held:   map[int]*lease{},
+		view:   map[string]observed{},
+		done:   make(chan struct{}),
+	}
+	// The watch lives until Close, not as long as ctx: ctx bounds the start.
+	runCtx, stop := context.WithCancel(context.Background())
+	w, err := cfg.KeyValue.Watch(runCtx, cfg.Context+".>")
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("nats: watch leases of %s: %w", cfg.Context, err)
+	}
+	p.watcher = w
+	// The initial values end with a nil entry.
+	for initial := true; initial; {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				stop()
+				return nil, fmt.Errorf("nats: watch leases of %s: closed", cfg.Context)
+			}
+			if e == nil {
+				initial = false
+				break
+			}
+			p.observe(e)
+		case <-ctx.Done():
+			stop()
+			_ = w.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	p.stop = stop
+	go p.watch(runCtx)
+	go p.run(runCtx)
+	return p, nil
+}
+
+// Instance returns this instance's name.
+func (p *Partitions) Instance() string { return p.cfg.Instance }
+
+// Count returns the number of partitions.
+func (p *Partitions) Count() int { return p.cfg.Partitions }
+
+// Owns reports whether this instance owns the partition now, and the
+// fencing token of its claim. It is false from the moment the lease could
+// lapse (a safety margin before anyone else could take it), even if no
+// renewal has failed yet.
+func (p *Partitions) Owns(partition int) (token uint64, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.held[partition]
+	if l == nil || !time.Now().Before(l.validUntil) {
+		return 0, false
+	}
+	return l.token, true
+}
+
+// OwnsAggregate reports whether this instance owns the partition of the
+// aggregate ID, as Owns does.
+func (p *Partitions) OwnsAggregate(id string) (token uint64, ok bool) {
+	return p.Owns(PartitionOf(id, p.cfg.Partitions))
+}
+
+// Owned returns the partitions this instance owns now, in order.
+func (p *Partitions) Owned() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	var out []int
+	for n, l := range p.held {
+		if now.Before(l.validUntil) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Owners returns the owner of each partition as the bucket shows it here:
+// the instance named in its lease, even one that lapsed and was not taken
+// over yet. A partition without a lease is absent.
+func (p *Partitions) Owners() map[int]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[int]string{}
+	for n := range p.cfg.Partitions {
+		if o, ok := p.view[p.partitionKey(n)]; ok && o.live {
+			out[n] = o.value
+		}
+	}
+	return out
+}
+
+// Instances returns the instances seen alive (announced within a lease),
+// this one included, sorted.
+func (p *Partitions) Instances() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.liveInstances(time.Now())
+}
+
+// Close stops renewing, gives every held partition up (OnRelease, then
+// the lease is deleted, so others can take it at once) and withdraws the
+// instance. A partition whose deletion fails lapses after its lease.
+func (p *Partitions) Close(ctx context.Context) error {
+	p.stop()
+	<-p.done
+	_ = p.watcher.Stop()
+	p.mu.Lock()
+	held := p.held
+	p.held = map[int]*lease{}
+	p.mu.Unlock()
+	var errs []error
+	for _, n := range sortedKeys(held) {
+		if p.cfg.OnRelease != nil && !held[n].lapsed {
+			p.cfg.OnRelease(n)
+		}
+		if err := p.cfg.KeyValue.Delete(ctx, p.partitionKey(n), jetstream.LastRevision(held[n].rev)); err != nil {
+			errs = append(errs, fmt.Errorf("nats: release partition %d of %s: %w", n, p.cfg.Context, err))
+		}
+	}
+	if err := p.cfg.KeyValue.Delete(ctx, p.instanceKey(p.cfg.Instance)); err != nil {
+		errs = append(errs, fmt.Errorf("nats: withdraw instance %s: %w", p.cfg.Instance, err))
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Partitions) partitionKey(n int) string {
+	return p.cfg.Context + ".partition." + strconv.Itoa(n)
+}
+
+func (p *Partitions) instanceKey(id string) string {
+	return p.cfg.Context + ".instance." + id
+}
+
+// watch keeps the view up to date with the bucket.
+func (p *Partitions) watch(ctx context.Context) {
+	for {
+		select {
+		case e, ok := <-p.watcher.Updates():
+			if !ok {
+				return
+			}
+			if e != nil {
+				p.observe(e)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (p *Partitions) observe(e jetstream.KeyValueEntry) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if o, ok := p.view[e.Key()]; ok && o.rev >= e.Revision() {
+		return
+	}
+	p.view[e.Key()] = observed{
+		value: string(e.Value()), rev: e.Revision(),
+		live: e.Operation() == jetstream.KeyValuePut, seen: time.Now(),
+	}
+}
+
+func sortedKeys(m map[int]*lease) []int {
+	out := make([]int, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}

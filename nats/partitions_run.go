@@ -1,0 +1,205 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// run renews, rebalances and claims four times per lease until ctx ends.
+func (p *Partitions) run(ctx context.Context) {
+	defer close(p.done)
+	t := time.NewTicker(p.cfg.Lease / 4)
+	defer t.Stop()
+	for {
+		p.step(ctx)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// step is one round: announce the instance, renew held leases, give up
+// partitions above the fair share, claim free ones up to it.
+func (p *Partitions) step(ctx context.Context) {
+	// Membership only steers the balance; safety rests on the partition
+	// keys' revisions.
+	op, cancel := p.op(ctx)
+	_, _ = p.cfg.KeyValue.Put(op, p.instanceKey(p.cfg.Instance), []byte(p.cfg.Instance))
+	cancel()
+	p.renew(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	target := p.target()
+	p.shed(ctx, target)
+	p.claim(ctx, target)
+}
+
+// op bounds one call to NATS by a quarter of the lease: a call that takes
+// longer could not keep a lease anyway.
+func (p *Partitions) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, p.cfg.Lease/4)
+}
+
+// renew extends every held lease by a compare-and-set on its revision. A
+// lease someone else changed is lost; one that cannot be renewed stays
+// held but lapses (Owns turns false) when its validity ends, and comes
+// back if a later renewal still finds its revision.
+func (p *Partitions) renew(ctx context.Context) {
+	p.mu.Lock()
+	held := sortedKeys(p.held)
+	p.mu.Unlock()
+	for _, n := range held {
+		p.mu.Lock()
+		l := p.held[n]
+		p.mu.Unlock()
+		if l == nil {
+			continue
+		}
+		sent := time.Now()
+		op, cancel := p.op(ctx)
+		rev, err := p.cfg.KeyValue.Update(op, p.partitionKey(n), []byte(p.cfg.Instance), l.rev)
+		cancel()
+		p.mu.Lock()
+		switch {
+		case err == nil:
+			l.rev = rev
+			l.validUntil = sent.Add(p.cfg.Lease - p.margin)
+			if l.lapsed {
+				l.lapsed = false
+				p.mu.Unlock()
+				p.acquired(n, l.token)
+				continue
+			}
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists):
+			delete(p.held, n)
+			wasLapsed := l.lapsed
+			p.mu.Unlock()
+			if !wasLapsed {
+				p.released(n)
+			}
+			continue
+		case !time.Now().Before(l.validUntil) && !l.lapsed:
+			l.lapsed = true
+			p.mu.Unlock()
+			p.released(n)
+			continue
+		}
+		p.mu.Unlock()
+	}
+}
+
+// target is this instance's fair share: the partitions divided by the live
+// instances, the first (partitions mod instances) of them in name order
+// taking one more, so the shares add up to the partition count.
+func (p *Partitions) target() int {
+	p.mu.Lock()
+	live := p.liveInstances(time.Now())
+	p.mu.Unlock()
+	idx, _ := slices.BinarySearch(live, p.cfg.Instance)
+	share := p.cfg.Partitions / len(live)
+	if idx < p.cfg.Partitions%len(live) {
+		share++
+	}
+	return share
+}
+
+// liveInstances returns the instances announced within a lease, this one
+// included, sorted. p.mu must be held.
+func (p *Partitions) liveInstances(now time.Time) []string {
+	prefix := p.cfg.Context + ".instance."
+	live := []string{p.cfg.Instance}
+	for k, o := range p.view {
+		if id, ok := strings.CutPrefix(k, prefix); ok && o.live && id != p.cfg.Instance && now.Sub(o.seen) < p.cfg.Lease {
+			live = append(live, id)
+		}
+	}
+	slices.Sort(live)
+	return live
+}
+
+// shed gives up the highest-numbered held partitions above target: it
+// stops acting on each (OnRelease) before it deletes the lease, with a
+// compare-and-set on its revision.
+func (p *Partitions) shed(ctx context.Context, target int) {
+	p.mu.Lock()
+	held := sortedKeys(p.held)
+	var drop []int
+	var revs []uint64
+	var lapsed []bool
+	for len(held) > target {
+		n := held[len(held)-1]
+		held = held[:len(held)-1]
+		drop = append(drop, n)
+		revs = append(revs, p.held[n].rev)
+		lapsed = append(lapsed, p.held[n].lapsed)
+		delete(p.held, n)
+	}
+	p.mu.Unlock()
+	for i, n := range drop {
+		if !lapsed[i] {
+			p.released(n)
+		}
+		op, cancel := p.op(ctx)
+		_ = p.cfg.KeyValue.Delete(op, p.partitionKey(n), jetstream.LastRevision(revs[i]))
+		cancel()
+	}
+}
+
+// claim takes free partitions until this instance holds target. A
+// partition is free when its key is absent or deleted, or when its lease
+// has shown the same revision here for a whole lease: its holder has then
+// stopped acting on it. Each claim is a compare-and-set on the revision
+// seen, so of several claimants one wins.
+func (p *Partitions) claim(ctx context.Context, target int) {
+	now := time.Now()
+	for n := range p.cfg.Partitions {
+		p.mu.Lock()
+		if len(p.held) >= target {
+			p.mu.Unlock()
+			return
+		}
+		_, mine := p.held[n]
+		o, known := p.view[p.partitionKey(n)]
+		p.mu.Unlock()
+		if mine || known && o.live && now.Sub(o.seen) < p.cfg.Lease {
+			continue
+		}
+		sent := time.Now()
+		var rev uint64
+		var err error
+		op, cancel := p.op(ctx)
+		if !known || !o.live {
+			rev, err = p.cfg.KeyValue.Create(op, p.partitionKey(n), []byte(p.cfg.Instance))
+		} else {
+			rev, err = p.cfg.KeyValue.Update(op, p.partitionKey(n), []byte(p.cfg.Instance), o.rev)
+		}
+		cancel()
+		if err != nil {
+			continue // taken by another claimant, or NATS is unreachable: next round
+		}
+		p.mu.Lock()
+		p.held[n] = &lease{token: rev, rev: rev, validUntil: sent.Add(p.cfg.Lease - p.margin)}
+		p.mu.Unlock()
+		p.acquired(n, rev)
+	}
+}
+
+func (p *Partitions) acquired(n int, token uint64) {
+	if p.cfg.OnAcquire != nil {
+		p.cfg.OnAcquire(n, token)
+	}
+}
+
+func (p *Partitions) released(n int) {
+	if p.cfg.OnRelease != nil {
+		p.cfg.OnRelease(n)
+	}
+}

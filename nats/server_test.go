@@ -1,0 +1,50 @@
+package nats
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// startServer runs a JetStream server in process on a random port, with
+// its storage in a temporary directory, until the test ends.
+func startServer(t *testing.T) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// connect opens a connection of its own to s and the lease bucket on it.
+func connect(t *testing.T, s *server.Server) (*natsgo.Conn, jetstream.KeyValue) {
+	t.Helper()
+	nc, err := natsgo.Connect(s.ClientURL(), natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := OpenLeaseBucket(ctx, js, "factum_leases", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, kv
+}
