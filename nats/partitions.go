@@ -61,7 +61,7 @@ type Partitions struct {
 	margin time.Duration
 
 	mu   sync.Mutex
-	held map[int]*lease     // the partitions this instance holds
+	held map[int]*lease      // the partitions this instance holds
 	view map[string]observed // the bucket's keys of this context, as watched
 
 	watcher jetstream.KeyWatcher

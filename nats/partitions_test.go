@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/servicetest"
 )
 
 const testLease = 400 * time.Millisecond
@@ -44,8 +46,7 @@ func TestPartitionOfIsStable(t *testing.T) {
 }
 
 func TestStartRefusesBadConfig(t *testing.T) {
-	s := startServer(t)
-	_, kv := connect(t, s)
+	_, kv := connect(t, startServer(t).ClientURL(), "factum_leases")
 	ctx := context.Background()
 	for name, cfg := range map[string]PartitionsConfig{
 		"no bucket":   {Context: "shop"},
@@ -78,9 +79,9 @@ type instance struct {
 // cluster starts and probes instances; it records every acquisition and
 // every moment two instances owned one partition at once.
 type cluster struct {
-	t          *testing.T
-	s          *server.Server
-	partitions int
+	t           *testing.T
+	url, bucket string
+	partitions  int
 
 	mu        sync.Mutex
 	members   []*instance
@@ -90,8 +91,26 @@ type cluster struct {
 	stopProbe atomic.Bool
 }
 
-func newCluster(t *testing.T, partitions int) *cluster {
-	c := &cluster{t: t, s: startServer(t), partitions: partitions, tokens: map[int][]claim{}, probeDone: make(chan struct{})}
+// onEachServer runs test on an in-process server of the nats-server
+// module's version and on the machine's (FACTUM_NATS_URL), whose version
+// may be older, in a bucket of its own.
+func onEachServer(t *testing.T, test func(t *testing.T, newCluster func(partitions int) *cluster)) {
+	t.Run("in-process", func(t *testing.T) {
+		url := startServer(t).ClientURL()
+		test(t, func(n int) *cluster { return newCluster(t, url, "factum_leases", n) })
+	})
+	t.Run("FACTUM_NATS_URL", func(t *testing.T) {
+		url := servicetest.NATSURL(t)
+		bucket := "factum_leases_" + strings.ReplaceAll(factum.NewID(), "-", "")
+		t.Cleanup(func() { deleteBucket(t, url, bucket) })
+		test(t, func(n int) *cluster { return newCluster(t, url, bucket, n) })
+	})
+}
+
+// newCluster starts a cluster of instances on the server at url, with the
+// leases in bucket.
+func newCluster(t *testing.T, url, bucket string, partitions int) *cluster {
+	c := &cluster{t: t, url: url, bucket: bucket, partitions: partitions, tokens: map[int][]claim{}, probeDone: make(chan struct{})}
 	go c.probe()
 	t.Cleanup(func() {
 		c.stopProbe.Store(true)
@@ -118,7 +137,7 @@ func newCluster(t *testing.T, partitions int) *cluster {
 
 func (c *cluster) start(name string) *instance {
 	c.t.Helper()
-	nc, kv := connect(c.t, c.s)
+	nc, kv := connect(c.t, c.url, c.bucket)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p, err := StartPartitions(ctx, PartitionsConfig{
@@ -203,96 +222,104 @@ func (c *cluster) await(want map[string]int) {
 }
 
 func TestOneInstanceOwnsEveryPartition(t *testing.T) {
-	c := newCluster(t, 16)
-	a := c.start("a")
-	c.await(map[string]int{"a": 16})
-	if got := a.p.Owned(); len(got) != 16 || got[0] != 0 || got[15] != 15 {
-		t.Errorf("Owned() = %v", got)
-	}
-	if _, ok := a.p.OwnsAggregate("cart-1"); !ok {
-		t.Error("the owner of every partition does not own cart-1's")
-	}
-	// The bucket shows the claims once the watch delivered them.
-	for deadline := time.Now().Add(20 * testLease); ; time.Sleep(10 * time.Millisecond) {
-		owners := a.p.Owners()
-		if len(owners) == 16 && !slices.ContainsFunc(slices.Collect(maps.Values(owners)), func(o string) bool { return o != "a" }) {
-			break
+	onEachServer(t, func(t *testing.T, newCluster func(int) *cluster) {
+		c := newCluster(16)
+		a := c.start("a")
+		c.await(map[string]int{"a": 16})
+		if got := a.p.Owned(); len(got) != 16 || got[0] != 0 || got[15] != 15 {
+			t.Errorf("Owned() = %v", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Owners() = %v", owners)
+		if _, ok := a.p.OwnsAggregate("cart-1"); !ok {
+			t.Error("the owner of every partition does not own cart-1's")
 		}
-	}
-	if err := a.p.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c.remove(a)
-	if got := a.p.Owned(); len(got) != 0 {
-		t.Errorf("after Close, Owned() = %v", got)
-	}
+		// The bucket shows the claims once the watch delivered them.
+		for deadline := time.Now().Add(20 * testLease); ; time.Sleep(10 * time.Millisecond) {
+			owners := a.p.Owners()
+			if len(owners) == 16 && !slices.ContainsFunc(slices.Collect(maps.Values(owners)), func(o string) bool { return o != "a" }) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Owners() = %v", owners)
+			}
+		}
+		if err := a.p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c.remove(a)
+		if got := a.p.Owned(); len(got) != 0 {
+			t.Errorf("after Close, Owned() = %v", got)
+		}
+	})
 }
 
 // Instances that join and leave rebalance to fair shares (±1), and no
 // partition is ever owned by two of them at once.
 func TestInstancesRebalanceAsTheyJoinAndLeave(t *testing.T) {
-	c := newCluster(t, 16)
-	a := c.start("a")
-	c.await(map[string]int{"a": 16})
-	b := c.start("b")
-	cc := c.start("c")
-	c.await(map[string]int{"a": 6, "b": 5, "c": 5})
-	if got := a.p.Instances(); fmt.Sprint(got) != "[a b c]" {
-		t.Errorf("Instances() = %v", got)
-	}
-	if err := b.p.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c.remove(b)
-	c.await(map[string]int{"a": 8, "c": 8})
-	if err := cc.p.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c.remove(cc)
-	c.await(map[string]int{"a": 16})
+	onEachServer(t, func(t *testing.T, newCluster func(int) *cluster) {
+		c := newCluster(16)
+		a := c.start("a")
+		c.await(map[string]int{"a": 16})
+		b := c.start("b")
+		cc := c.start("c")
+		c.await(map[string]int{"a": 6, "b": 5, "c": 5})
+		if got := a.p.Instances(); fmt.Sprint(got) != "[a b c]" {
+			t.Errorf("Instances() = %v", got)
+		}
+		if err := b.p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c.remove(b)
+		c.await(map[string]int{"a": 8, "c": 8})
+		if err := cc.p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c.remove(cc)
+		c.await(map[string]int{"a": 16})
+	})
 }
 
 // An instance cut off from NATS stops acting on its partitions before any
 // other instance takes them (the probe checks it), and they are all taken
 // over.
 func TestACutOffInstanceIsFencedThenTakenOver(t *testing.T) {
-	c := newCluster(t, 8)
-	a := c.start("a")
-	c.await(map[string]int{"a": 8})
-	b := c.start("b")
-	c.await(map[string]int{"a": 4, "b": 4})
-	a.stop() // no renewal, no release: as a crash or a partitioned network
-	c.await(map[string]int{"a": 0, "b": 8})
-	c.remove(a)
-	if err := b.p.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c.remove(b)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for n := range 8 {
-		if owners := distinctOwners(c.tokens[n]); n < 4 && owners != 2 {
-			// Partitions 0-3 stayed with a when b joined (a gave up the
-			// highest four), so b's takeover is their second claim.
-			t.Errorf("partition %d was claimed by %d instances, want a then b: %v", n, owners, c.tokens[n])
+	onEachServer(t, func(t *testing.T, newCluster func(int) *cluster) {
+		c := newCluster(8)
+		a := c.start("a")
+		c.await(map[string]int{"a": 8})
+		b := c.start("b")
+		c.await(map[string]int{"a": 4, "b": 4})
+		a.stop() // no renewal, no release: as a crash or a partitioned network
+		c.await(map[string]int{"a": 0, "b": 8})
+		c.remove(a)
+		if err := b.p.Close(context.Background()); err != nil {
+			t.Fatal(err)
 		}
-	}
+		c.remove(b)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for n := range 8 {
+			if owners := distinctOwners(c.tokens[n]); n < 4 && owners != 2 {
+				// Partitions 0-3 stayed with a when b joined (a gave up the
+				// highest four), so b's takeover is their second claim.
+				t.Errorf("partition %d was claimed by %d instances, want a then b: %v", n, owners, c.tokens[n])
+			}
+		}
+	})
 }
 
 // A restarted instance waits a full lease before it takes partitions
 // another instance held, so a lease still in use is never taken.
 func TestANewInstanceWaitsOutLeasesItDidNotSeeLapse(t *testing.T) {
-	c := newCluster(t, 4)
-	a := c.start("a")
-	c.await(map[string]int{"a": 4})
-	a.stop()
-	// b starts while a's leases are still valid: the probe would see
-	// them owned twice if b took them at once; b takes them in the end.
-	c.start("b")
-	c.await(map[string]int{"a": 0, "b": 4})
+	onEachServer(t, func(t *testing.T, newCluster func(int) *cluster) {
+		c := newCluster(4)
+		a := c.start("a")
+		c.await(map[string]int{"a": 4})
+		a.stop()
+		// b starts while a's leases are still valid: the probe would see
+		// them owned twice if b took them at once; b takes them in the end.
+		c.start("b")
+		c.await(map[string]int{"a": 0, "b": 4})
+	})
 }
 
 func distinctOwners(claims []claim) int {

@@ -28,10 +28,11 @@ func startServer(t *testing.T) *server.Server {
 	return s
 }
 
-// connect opens a connection of its own to s and the lease bucket on it.
-func connect(t *testing.T, s *server.Server) (*natsgo.Conn, jetstream.KeyValue) {
+// connect opens a connection of its own to the server at url and the lease
+// bucket on it.
+func connect(t *testing.T, url, bucket string) (*natsgo.Conn, jetstream.KeyValue) {
 	t.Helper()
-	nc, err := natsgo.Connect(s.ClientURL(), natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
+	nc, err := natsgo.Connect(url, natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +43,26 @@ func connect(t *testing.T, s *server.Server) (*natsgo.Conn, jetstream.KeyValue) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := OpenLeaseBucket(ctx, js, "factum_leases", 1)
+	kv, err := OpenLeaseBucket(ctx, js, bucket, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return nc, kv
+}
+
+// deleteBucket removes a bucket a test made on a shared server.
+func deleteBucket(t *testing.T, url, bucket string) {
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Errorf("delete bucket %s: %v", bucket, err)
+		return
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err == nil {
+		err = js.DeleteKeyValue(context.Background(), bucket)
+	}
+	if err != nil {
+		t.Errorf("delete bucket %s: %v", bucket, err)
+	}
 }
