@@ -201,7 +201,7 @@ func (c *cluster) probe() {
 // partition owned by one of them.
 func (c *cluster) await(want map[string]int) {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * testLease)
+	deadline := time.Now().Add(60 * testLease)
 	for {
 		got := map[string]int{}
 		total := 0
@@ -233,7 +233,7 @@ func TestOneInstanceOwnsEveryPartition(t *testing.T) {
 			t.Error("the owner of every partition does not own cart-1's")
 		}
 		// The bucket shows the claims once the watch delivered them.
-		for deadline := time.Now().Add(20 * testLease); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(60 * testLease); ; time.Sleep(10 * time.Millisecond) {
 			owners := a.p.Owners()
 			if len(owners) == 16 && !slices.ContainsFunc(slices.Collect(maps.Values(owners)), func(o string) bool { return o != "a" }) {
 				break
