@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	goruntime "runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -26,7 +27,7 @@ func benchBranch(b *testing.B, cfg runtime.Config, stage factum.CommandStage) {
 	}
 	plan := command.Wait(stage)
 	var next atomic.Uint64
-	b.SetParallelism(64)
+	b.SetParallelism(max(1, 64/goruntime.GOMAXPROCS(0))) // 64 goroutines in all
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	goruntime "runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -30,8 +31,9 @@ func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 
-// BenchmarkSendAndWaitProcessedParallel: callers in parallel over 10,000
-// aggregates.
+// BenchmarkSendAndWaitProcessedParallel: 64 callers in parallel over
+// 10,000 aggregates (RunParallel starts parallelism × GOMAXPROCS
+// goroutines, so the parallelism is 64 / GOMAXPROCS).
 func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
 	rt, def := newRuntime(b, runtime.Config{}, nil)
 	gw := rt.Gateway()
@@ -42,7 +44,7 @@ func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
 		ids[i] = def.ID("bench-" + strconv.Itoa(i))
 	}
 	var next atomic.Uint64
-	b.SetParallelism(64)
+	b.SetParallelism(max(1, 64/goruntime.GOMAXPROCS(0)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
