@@ -1,6 +1,7 @@
 // Package nats runs factum on NATS JetStream: partitions of each bounded
 // context's aggregates with one owner each, by leases in a JetStream
-// key-value bucket.
+// key-value bucket, and the publication of the global log to a JetStream
+// stream for subscribers outside factum.
 //
 // # Partitions and ownership
 //
@@ -26,4 +27,15 @@
 // The claim's revision is the partition's fencing token: it grows with
 // every new owner, so a downstream system can refuse a stale holder.
 // factum's own safety net stays the event store's version check.
+//
+// # The global log for others
+//
+// [LogPublisher] is an event processor that publishes every stream of a
+// context's log, once JetStream has stored it and before its consumer's
+// checkpoint moves, as one message: subject prefix.context.aggregate
+// ([LogSubject]), the stream as JSON, Nats-Msg-Id the stream ID (so a
+// redelivery is dropped by JetStream's de-duplication window) and the
+// tenant, aggregate ID and version as headers. [EnsureLog] creates the
+// stream. docs/scale-out.md documents the subjects and the payload for
+// subscribers in any language.
 package nats
