@@ -1,0 +1,139 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+)
+
+var _ event.LeaseStore = (*CheckpointStore)(nil)
+
+// leaseTable is the quoted name of the context's lease table.
+func (s *CheckpointStore) leaseTable() string { return `"factum_` + s.context + `_leases"` }
+
+// leaseTx runs fn in a write transaction; now is read once the transaction
+// holds the write lock, so every process judges expiry at the moment it
+// writes.
+func (s *CheckpointStore) leaseTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+	tx, err := s.db.Writer().BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx, s.now().UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Acquire implements event.LeaseStore.
+func (s *CheckpointStore) Acquire(ctx context.Context, group factum.Function, holder string, ttl time.Duration) (event.Lease, error) {
+	if err := event.ValidateLease(group, holder, ttl); err != nil {
+		return event.Lease{}, err
+	}
+	l := event.Lease{Group: group, Holder: holder}
+	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
+		expires := now + ttl.Milliseconds()
+		var token int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO `+s.leaseTable()+` (context, processor, name, holder, token, expires_at)
+			VALUES (?1, ?2, ?3, ?4, 1, ?5)
+			ON CONFLICT (context, processor, name) DO UPDATE SET holder = excluded.holder,
+				token = `+s.leaseTable()+`.token + 1, expires_at = excluded.expires_at
+			WHERE `+s.leaseTable()+`.expires_at <= ?6
+			RETURNING token`, group.Context, group.Processor, group.Name, holder, expires, now).Scan(&token)
+		if errors.Is(err, sql.ErrNoRows) {
+			return event.ErrLeaseHeld
+		}
+		l.Token, l.Expires = uint64(token), time.UnixMilli(expires)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, event.ErrLeaseHeld) {
+			return event.Lease{}, err
+		}
+		return event.Lease{}, fmt.Errorf("sqlite: acquire the lease of %s: %w", group, err)
+	}
+	return l, nil
+}
+
+// Renew implements event.LeaseStore.
+func (s *CheckpointStore) Renew(ctx context.Context, l event.Lease, ttl time.Duration) (event.Lease, error) {
+	if err := event.ValidateLease(l.Group, l.Holder, ttl); err != nil {
+		return event.Lease{}, err
+	}
+	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
+		expires := now + ttl.Milliseconds()
+		res, err := tx.ExecContext(ctx, `UPDATE `+s.leaseTable()+` SET expires_at = ?6
+			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?7`,
+			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), expires, now)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return event.ErrLeaseLost
+		}
+		l.Expires = time.UnixMilli(expires)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, event.ErrLeaseLost) {
+			return event.Lease{}, err
+		}
+		return event.Lease{}, fmt.Errorf("sqlite: renew the lease of %s: %w", l.Group, err)
+	}
+	return l, nil
+}
+
+// Release implements event.LeaseStore.
+func (s *CheckpointStore) Release(ctx context.Context, l event.Lease) error {
+	if err := event.ValidateGroup(l.Group); err != nil {
+		return err
+	}
+	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
+		_, err := tx.ExecContext(ctx, `UPDATE `+s.leaseTable()+` SET expires_at = 0
+			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?6`,
+			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), now)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: release the lease of %s: %w", l.Group, err)
+	}
+	return nil
+}
+
+// SaveFencedCheckpoint implements event.LeaseStore: the lease check and the
+// save share one write transaction, which SQLite runs alone.
+func (s *CheckpointStore) SaveFencedCheckpoint(ctx context.Context, l event.Lease, pos factum.Position) error {
+	if err := event.ValidateGroup(l.Group); err != nil {
+		return err
+	}
+	if err := event.ValidatePosition(pos); err != nil {
+		return err
+	}
+	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
+		var held int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+s.leaseTable()+`
+			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?6`,
+			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), now).Scan(&held)
+		if err != nil {
+			return err
+		}
+		if held == 0 {
+			return event.ErrLeaseLost
+		}
+		_, err = tx.StmtContext(ctx, s.upsert).ExecContext(ctx, l.Group.Context, l.Group.Processor, l.Group.Name, int64(pos.Tx), int64(pos.Seq), now)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, event.ErrLeaseLost) {
+			return err
+		}
+		return fmt.Errorf("sqlite: save checkpoint of %s at %s: %w", l.Group, pos, err)
+	}
+	return nil
+}
