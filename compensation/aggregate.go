@@ -14,6 +14,9 @@ import (
 // prepares, the expected version) settles races between senders.
 func newDefinition(context, name string) *aggregate.Definition[Execution] {
 	return aggregate.New[Execution](context, name,
+		// Executions are changed by the recorder, the scheduler and the
+		// operator service only: no public command route reaches them.
+		aggregate.Internal[Execution](),
 		aggregate.Source(sourceCreated),
 		aggregate.Source(sourceRecorded),
 		aggregate.Source(sourcePrepared),

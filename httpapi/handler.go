@@ -81,7 +81,11 @@ type Handler struct {
 	codec *codec.Registry
 	// byName resolves the {aggregate} path segment: the aggregate name,
 	// or context.aggregate when two contexts share a name.
-	byName   map[string]aggregate.Type
+	byName map[string]aggregate.Type
+	// types are the public aggregate types, the only ones routed: an
+	// internal type (aggregate.Internal) is absent from every route and
+	// from the OpenAPI document.
+	types    []aggregate.Type
 	ambig    map[string][]string
 	commands map[factum.NamedAggregate]map[string]commandInfo
 	queries  map[factum.NamedAggregate]*snapshot.QueryService
@@ -131,6 +135,11 @@ func New(cfg Config) (*Handler, error) {
 		queries:  map[factum.NamedAggregate]*snapshot.QueryService{},
 	}
 	for _, t := range h.rt.Registry().Types() {
+		if aggregate.Public(t) {
+			h.types = append(h.types, t)
+		}
+	}
+	for _, t := range h.types {
 		n := t.Named()
 		if n.Aggregate == tenantSegment {
 			return nil, factum.IllegalArgument(fmt.Sprintf("httpapi: aggregate %s: %q is reserved for the tenant prefix", n, tenantSegment))
@@ -147,6 +156,9 @@ func New(cfg Config) (*Handler, error) {
 		}
 		cmds := map[string]commandInfo{}
 		for _, spec := range t.Commands() {
+			if spec.Internal {
+				continue
+			}
 			info := commandInfo{spec: spec}
 			if _, rev, ok := h.codec.NameOf(reflect.Zero(spec.Type).Interface()); ok {
 				info.revision = rev
