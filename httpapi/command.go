@@ -12,6 +12,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/idempotency"
 )
 
 // The request headers of the command routes.
@@ -111,6 +112,12 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, t aggregate.Type,
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if k, ok := idempotency.KeyFromContext(r.Context()); ok && r.Header.Get(HeaderRequestID) == "" {
+		// Bound to the Idempotency-Key: every attempt with the key is one
+		// request, which the event store appends once. A retry after a
+		// timed-out wait finds the first attempt's outcome.
+		cmd.RequestID = idempotency.RequestID(k)
 	}
 	if cmd.AggregateID.ID != "" {
 		if err := cmd.AggregateID.Validate(); err != nil {

@@ -224,8 +224,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.outer.ServeHTTP(w, r)
 }
 
-type tenantKey struct{}
-
 // tenantScoped strips /tenant/{tenant} and serves the rest with the inner
 // mux, so every route has its tenant variant and no two patterns can
 // conflict over it.
@@ -239,7 +237,7 @@ func (h *Handler) tenantScoped(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prefix := "/" + tenantSegment + "/" + tenant
-	r2 := r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+	r2 := r.WithContext(factum.ContextWithTenant(r.Context(), tenant))
 	u := *r.URL
 	u.Path = strings.TrimPrefix(r.URL.Path, prefix)
 	if u.RawPath != "" {
@@ -250,8 +248,15 @@ func (h *Handler) tenantScoped(w http.ResponseWriter, r *http.Request) {
 }
 
 // tenantOf returns the tenant a request acts in.
-func tenantOf(r *http.Request) string {
-	if t, ok := r.Context().Value(tenantKey{}).(string); ok {
+func tenantOf(r *http.Request) string { return TenantOf(r) }
+
+// TenantOf returns the tenant a request to the Handler acts in: the one
+// of its /tenant/{tenant} prefix, or factum.DefaultTenant. It is the
+// tenant in the request's context (factum.TenantFromContext), so
+// middleware on the command routes (Config.CommandMiddleware) scopes by it
+// without parsing the path, which the tenant routes have already stripped.
+func TenantOf(r *http.Request) string {
+	if t, ok := factum.TenantFromContext(r.Context()); ok {
 		return t
 	}
 	return factum.DefaultTenant
