@@ -70,7 +70,7 @@ func (d *Definition[S]) Decide(ctx context.Context, st *State[S], cmd *factum.Co
 			err = e
 		}
 	}()
-	events, err = h.decide(context.WithValue(ctx, commandKey{}, cmd), st.Value, cmd.Body)
+	events, err = h.decide(handlerContext(ctx, cmd), st.Value, cmd.Body)
 	if err != nil {
 		fe := factum.AsError(err)
 		if fe.Aggregate.ID == "" || fe.CommandID == "" {
