@@ -219,9 +219,10 @@ func (h *Handler) routes() error {
 	return nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every error response it serves is an
+// ErrorBody, whoever in the handler chain wrote it (see jsonErrors).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.outer.ServeHTTP(w, r)
+	jsonErrors(w, r, h.outer)
 }
 
 // tenantScoped strips /tenant/{tenant} and serves the rest with the inner

@@ -167,11 +167,11 @@ func missing(id factum.AggregateID) error {
 
 // parseVersion reads a version path segment: a whole number >= 1.
 func parseVersion(what, v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > eventstore.MaxVersion {
-		return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want a whole number from 1 to %d", what, v, eventstore.MaxVersion))
+	n, ok := parseNatural(v, eventstore.MaxVersion)
+	if !ok || n < 1 {
+		return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want a whole number from 1 to %d in decimal digits", what, v, eventstore.MaxVersion))
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // parseTime reads a time path segment: RFC 3339 (with or without a
