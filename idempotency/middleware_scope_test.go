@@ -119,7 +119,8 @@ func TestMiddlewareKeysPerPrincipal(t *testing.T) {
 	if idempotency.RequestID(seen[0]) == idempotency.RequestID(seen[1]) {
 		t.Fatal("two principals' keys bind the same request ID")
 	}
-	if idempotency.RequestID(seen[0]) != idempotency.RequestID(seen[0]) {
-		t.Fatal("RequestID is not deterministic")
+	again := seen[0] // a copy: RequestID depends on the key's value only
+	if idempotency.RequestID(again) != idempotency.RequestID(seen[0]) || factum.ValidateID("request id", idempotency.RequestID(again)) != nil {
+		t.Fatal("RequestID is not a deterministic, valid request ID")
 	}
 }
