@@ -39,6 +39,9 @@ const (
 // holding more than MaxDecodeNodes nodes is refused with an IllegalArgument
 // error as soon as the decoder reaches the ceiling.
 func (c *Condition) UnmarshalJSON(data []byte) error {
+	if err := checkNesting(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	dec.DisallowUnknownFields() // for Options
@@ -142,6 +145,35 @@ func (d *conditionDecoder) count(depth int) error {
 	d.nodes++
 	if d.nodes > MaxDecodeNodes {
 		return illegal(fmt.Sprintf("condition has more than %d nodes", MaxDecodeNodes))
+	}
+	return nil
+}
+
+// maxJSONNesting bounds the bracket nesting of a query's JSON: a condition
+// takes two levels per depth (its object and its children array), and the
+// query, a value array and options one each.
+const maxJSONNesting = 2*MaxDecodeDepth + 4
+
+// checkNesting refuses, in one pass that stops at the first bracket too
+// deep, JSON nested deeper than any query within the ceilings can be. It
+// runs before encoding/json, which would otherwise scan (and buffer) the
+// whole of a deeply nested body before the condition decoder is reached.
+func checkNesting(data []byte) error {
+	depth, inString := 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > maxJSONNesting {
+				return illegal(fmt.Sprintf("query JSON is nested deeper than %d levels (a condition may nest %d levels deep)", maxJSONNesting, MaxDecodeDepth))
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
 	}
 	return nil
 }

@@ -52,7 +52,15 @@ func ParsePagedQuery(data []byte) (PagedQuery, error) {
 }
 
 func parse(what string, data []byte, v any) error {
-	err := decodeStrict(data, v)
+	var err error
+	if c, ok := v.(*Condition); ok {
+		// Straight to the single-pass decoder, without encoding/json's
+		// scan of the whole value first: a bomb is refused after reading
+		// no more than the ceilings allow.
+		err = c.UnmarshalJSON(data)
+	} else if err = checkNesting(data); err == nil {
+		err = decodeStrict(data, v)
+	}
 	if err == nil {
 		return nil
 	}
