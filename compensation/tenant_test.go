@@ -20,10 +20,10 @@ func TestExecutionRecordInAnotherTenantRefused(t *testing.T) {
 	rec := compensation.RecordExecutionFailure{
 		EventID: eventID, EventName: "order_placed",
 		Aggregate: orders.ID("o-a").WithTenant("a"), Version: 1,
-		Function:  totalsFn, Stage: factum.StageProjected,
+		Function: totalsFn, Stage: factum.StageProjected,
 		Error:     compensation.ErrorInfo{Code: factum.CodeInternalServerError, Message: "forged"},
 		RetrySpec: compensation.DefaultRetrySpec(), Recoverability: compensation.Recoverable,
-		At:        compensation.TimeOf(f.clock.Now()),
+		At: compensation.TimeOf(f.clock.Now()),
 	}
 	id := f.comp.Named().WithID(compensation.ExecutionID(totalsFn, eventID))
 	_, err := f.rt.Gateway().SendAndWait(ctx, factum.NewCommand(id.WithTenant("b"), rec), command.Wait(factum.StageProcessed))
