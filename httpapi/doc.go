@@ -25,7 +25,8 @@
 // exception is an oversized body: 413 with code BadRequest. Text errors
 // written inside the handler chain (by net/http's mux, http.Error in a
 // middleware) are replaced by the ErrorBody of their status, and a panic is
-// answered with a 500 ErrorBody. Bodies must be valid UTF-8 (400 otherwise)
+// answered with a 500 ErrorBody; serve the Handler on an ErrorListener and
+// the errors net/http's server answers before any handler runs are too. Bodies must be valid UTF-8 (400 otherwise)
 // and numbers in headers and paths canonical decimals.
 //
 // Limits are on by default: the request body size (DefaultMaxBodyBytes),

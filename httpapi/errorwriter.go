@@ -16,7 +16,7 @@ import (
 // 500 ErrorBody when no response was started. The text of a replaced body
 // is dropped, not passed on: it may hold internals. Errors net/http's
 // server writes before any handler runs (a malformed request line or
-// header, 431) never reach a handler and stay as net/http writes them.
+// header, 431) never reach a handler: ErrorListener rewrites those.
 func jsonErrors(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	ew := &errorWriter{ResponseWriter: w}
 	defer func() {

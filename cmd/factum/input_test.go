@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,6 +42,20 @@ func TestServeRefusesBadInput(t *testing.T) {
 			wantErr("version +1", http.StatusBadRequest, body, status, factum.CodeIllegalArgument)
 			status, body = get(t, u+"/cart/c-ver/event/+1/1")
 			wantErr("event range +1", http.StatusBadRequest, body, status, factum.CodeIllegalArgument)
+
+			// An error net/http's server answers itself.
+			c, err := net.Dial("tcp", strings.TrimPrefix(u, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(c, "GARBAGE\r\n\r\n")
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(res.Body)
+			c.Close()
+			wantErr("malformed request", http.StatusBadRequest, raw, res.StatusCode, factum.CodeBadRequest)
 
 			bomb := strings.Repeat(`{"operator":"AND","children":[`, 4990) + `{"operator":"ALL"}` + strings.Repeat(`]}`, 4990)
 			status, body = post(t, u+"/cart/snapshot/count", bomb)

@@ -162,7 +162,9 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	s.URL = "http://" + ln.Addr().String()
 	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// ErrorListener: even the errors net/http answers before any
+		// handler runs are typed JSON errors.
+		if err := s.http.Serve(httpapi.ErrorListener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.failed <- err
 		}
 	}()
