@@ -49,12 +49,18 @@ func TestPreGateOrder(t *testing.T) {
 		cmd  *factum.Command
 		want factum.Code
 	}{
-		{"expected version before all", existing, cmd("nope", func(c *factum.Command) {
+		{"other tenant before all, as if missing", existing, cmd("nope", func(c *factum.Command) {
 			c.Name, c.ExpectedVersion, c.OwnerID, c.AggregateID.Tenant = "nope", 2, "bob", "t2"
+		}), factum.CodeNotFound},
+		{"other tenant's create: the ID is taken", existing, cmd(deposit{1}, func(c *factum.Command) {
+			c.IsCreate, c.ExpectedVersion, c.AggregateID.Tenant = true, 2, "t2"
+		}), factum.CodeDuplicateAggregateID},
+		{"expected version before the rest", existing, cmd("nope", func(c *factum.Command) {
+			c.Name, c.ExpectedVersion, c.OwnerID = "nope", 2, "bob"
 		}), factum.CodeCommandExpectVersionConflict},
 		{"not found before unknown command", missing, cmd("nope", func(c *factum.Command) { c.Name = "nope" }), factum.CodeNotFound},
 		{"create of existing", existing, cmd(deposit{1}, func(c *factum.Command) { c.IsCreate = true }), factum.CodeDuplicateAggregateID},
-		{"tenant before owner and deleted", existing, cmd(deposit{1}, func(c *factum.Command) { c.AggregateID.Tenant, c.OwnerID = "t2", "bob" }), factum.CodeTenantMismatch},
+		{"tenant before owner and deleted", existing, cmd(deposit{1}, func(c *factum.Command) { c.AggregateID.Tenant, c.OwnerID = "t2", "bob" }), factum.CodeNotFound},
 		{"owner before deleted", existing, cmd(deposit{1}, func(c *factum.Command) { c.OwnerID = "bob" }), factum.CodeIllegalAccessOwnerAggregate},
 		{"deleted before unknown command", existing, cmd("nope", func(c *factum.Command) { c.Name = "nope" }), factum.CodeIllegalAccessDeletedAggregate},
 		{"unknown command", func() aggregate.State[acct] { s := existing; s.Deleted = false; return s }(), cmd("nope", func(c *factum.Command) { c.Name = "nope" }), factum.CodeIllegalArgument},
@@ -73,6 +79,9 @@ func TestPreGateOrder(t *testing.T) {
 				var fe *factum.Error
 				if !errors.As(err, &fe) || fe.CommandID != c.cmd.ID || fe.Aggregate.ID != id.ID {
 					t.Fatalf("error %v does not name the command and aggregate", err)
+				}
+				if c.cmd.AggregateID.Tenant != "t1" && (fe.Version != 0 || fe.Aggregate.Tenant != c.cmd.AggregateID.Tenant) {
+					t.Fatalf("error to another tenant %+v carries the aggregate's version or tenant", fe)
 				}
 			}
 		})

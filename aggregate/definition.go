@@ -23,6 +23,8 @@ type Definition[S any] struct {
 	handlers map[string]*handler[S]
 	// events registers every event type the aggregate may emit.
 	events []func(*codec.Registry) error
+	// internal marks a type of the framework's own (see Internal).
+	internal bool
 	// errs collects option mistakes (duplicate handlers, bad names); they
 	// are reported by Err and when the definition is registered.
 	errs []error
@@ -55,6 +57,9 @@ type CommandSpec struct {
 	AllowCreate bool
 	// Void marks a fire-and-forget command: only SENT may be awaited.
 	Void bool
+	// Internal marks a command only the application and the framework
+	// send, never a public API (see InternalCommand).
+	Internal bool
 }
 
 // Option configures a Definition.

@@ -18,8 +18,17 @@
 // DeleteAggregate and RecoverAggregate commands; a deleted aggregate refuses
 // everything but recovery.
 //
-// [Definition.Decide] runs the pre-gates in a fixed order (expected version,
-// existence, tenant and owner, deletion, unknown command), then the handler.
+// [Definition.Decide] runs the pre-gates in a fixed order (tenant, expected
+// version, existence, owner, deletion, unknown command), then the handler.
+// The tenant comes first: to a command of another tenant the aggregate is
+// missing (NotFound; a create is told the ID is taken), and its answer
+// carries nothing of the aggregate, not its version nor any of its
+// requests' outcomes. A handler's context carries the command
+// ([CommandFrom]) and its tenant (factum.TenantFromContext).
+//
+// [Internal] marks a type the framework or the application keeps for
+// itself, and [InternalCommand] one command: public APIs (package httpapi)
+// route neither.
 //
 // A [Processor] runs one command end to end: it takes the aggregate's state
 // from a bounded LRU cache, or rebuilds it from the latest snapshot (an

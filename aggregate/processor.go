@@ -190,6 +190,11 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 		// another instance's append: the cached state is stale.
 		var err error
 		if e, err = p.load(ctx, cmd.AggregateID); err != nil {
+			if errors.Is(err, factum.ErrTenantMismatch) {
+				// A snapshot of another tenant's aggregate: answered as
+				// the gate answers another tenant.
+				err = OtherTenant(cmd)
+			}
 			return outcome{err: err}
 		}
 	}
@@ -249,9 +254,13 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 				With(cmd.AggregateID, cmd.ExpectedVersion, cmd.ID, cmd.RequestIDOrID())}
 		}
 		return outcome{err: err, retry: true}
+	case errors.Is(err, factum.ErrTenantMismatch):
+		// Another tenant's aggregate took the ID (a create racing it):
+		// answered as the gate answers another tenant, revealing nothing.
+		return outcome{err: OtherTenant(cmd)}
 	default:
-		// Tenant mismatch, a create that lost, or an error whose outcome
-		// is unknown (the write may have committed): drop the state.
+		// A create that lost, or an error whose outcome is unknown (the
+		// write may have committed): drop the state.
 		return outcome{err: err}
 	}
 }
@@ -260,7 +269,8 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 // appended, returns that stream's outcome.
 func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outcome, bool) {
 	s, err := p.store.Lookup(ctx, cmd.AggregateID, cmd.RequestIDOrID())
-	if err != nil {
+	if err != nil || s.AggregateID.TenantOrDefault() != cmd.AggregateID.TenantOrDefault() {
+		// Another tenant's stream is never this command's outcome.
 		return outcome{}, false
 	}
 	names := make([]string, len(s.Events))

@@ -37,11 +37,15 @@ func (d *Definition[S]) newEnvelope(id factum.AggregateID) State[S] {
 // returns the events to append. It changes nothing. The pre-gates run in
 // this order, each with its code:
 //
+//  0. an aggregate of another tenant than the command's: NotFound, as for
+//     a missing aggregate, or DuplicateAggregateId ("aggregate ID is
+//     taken") for a create command; the error carries only
+//     the command's own identities, never the aggregate's version;
 //  1. an expected version other than st.Version: CommandExpectVersionConflict;
 //  2. a missing aggregate for a command that neither creates nor allows
 //     creating it: NotFound; a create command for an existing aggregate:
 //     DuplicateAggregateId;
-//  3. another tenant: TenantMismatch; another owner: IllegalAccessOwnerAggregate;
+//  3. another owner: IllegalAccessOwnerAggregate;
 //  4. a deleted aggregate and a command other than RecoverAggregate:
 //     IllegalAccessDeletedAggregate (and RecoverAggregate of an aggregate
 //     that is not deleted: IllegalState);
@@ -66,7 +70,7 @@ func (d *Definition[S]) Decide(ctx context.Context, st *State[S], cmd *factum.Co
 			err = e
 		}
 	}()
-	events, err = h.decide(context.WithValue(ctx, commandKey{}, cmd), st.Value, cmd.Body)
+	events, err = h.decide(handlerContext(ctx, cmd), st.Value, cmd.Body)
 	if err != nil {
 		fe := factum.AsError(err)
 		if fe.Aggregate.ID == "" || fe.CommandID == "" {
@@ -86,6 +90,9 @@ func (d *Definition[S]) Decide(ctx context.Context, st *State[S], cmd *factum.Co
 }
 
 func (d *Definition[S]) gate(st *State[S], cmd *factum.Command) error {
+	if st.Version > 0 && st.ID.TenantOrDefault() != cmd.AggregateID.TenantOrDefault() {
+		return otherTenant(cmd)
+	}
 	if cmd.ExpectedVersion > 0 && cmd.ExpectedVersion != st.Version {
 		return d.refuse(factum.CodeCommandExpectVersionConflict,
 			fmt.Sprintf("command expects version %d, aggregate is at %d", cmd.ExpectedVersion, st.Version), st, cmd)
@@ -99,10 +106,6 @@ func (d *Definition[S]) gate(st *State[S], cmd *factum.Command) error {
 	if cmd.IsCreate {
 		return d.refuse(factum.CodeDuplicateAggregateID, "aggregate already exists", st, cmd)
 	}
-	if st.ID.TenantOrDefault() != cmd.AggregateID.TenantOrDefault() {
-		return d.refuse(factum.CodeTenantMismatch,
-			fmt.Sprintf("aggregate does not belong to tenant %q", cmd.AggregateID.TenantOrDefault()), st, cmd)
-	}
 	if st.OwnerID != "" && cmd.OwnerID != "" && st.OwnerID != cmd.OwnerID {
 		return d.refuse(factum.CodeIllegalAccessOwnerAggregate, "aggregate belongs to another owner", st, cmd)
 	}
@@ -114,6 +117,25 @@ func (d *Definition[S]) gate(st *State[S], cmd *factum.Command) error {
 	}
 	return nil
 }
+
+// otherTenant is the refusal of a command naming another tenant than the
+// aggregate's. It comes before every other gate and carries only the
+// command's own identities: to another tenant an aggregate is missing (a
+// create command is told the ID is taken, as a create with an ID taken in
+// any tenant must be; IDs are unique across tenants), so the answer says nothing of the
+// aggregate's tenant, version, state or requests.
+func otherTenant(cmd *factum.Command) *factum.Error {
+	if cmd.IsCreate {
+		return factum.NewError(factum.CodeDuplicateAggregateID, "aggregate ID is taken").
+			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+	}
+	return factum.NewError(factum.CodeNotFound, "aggregate not found").
+		With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+}
+
+// OtherTenant returns the error a command gets for an aggregate of another
+// tenant than its own; see Decide.
+func OtherTenant(cmd *factum.Command) error { return otherTenant(cmd) }
 
 func (d *Definition[S]) refuse(code factum.Code, msg string, st *State[S], cmd *factum.Command) *factum.Error {
 	return factum.NewError(code, msg).With(cmd.AggregateID, st.Version, cmd.ID, cmd.RequestIDOrID())

@@ -96,7 +96,8 @@ const (
 )
 
 // Check reports whether the request was already appended for the
-// aggregate, and if so returns its stream. It records the request as seen
+// aggregate in id's tenant, and if so returns its stream; a stream of
+// another tenant is never returned (the request is then unseen). It records the request as seen
 // either way. The record is atomic: of many concurrent checks of one new
 // request, exactly one finds it unseen; the others ask the store. A store
 // error is returned as is: the request must then be refused, not let
@@ -117,6 +118,10 @@ func (c *RequestChecker) Check(ctx context.Context, id factum.AggregateID, reque
 	}
 	s, err := c.store.Lookup(ctx, id, requestID)
 	switch {
+	case err == nil && !sameTenant(id, &s):
+		// Stores find requests in id's tenant only; one that does not is
+		// still never allowed to answer with another tenant's stream.
+		return factum.EventStream{}, false, nil
 	case err == nil:
 		return s, true, nil
 	case errors.Is(err, factum.ErrNotFound):

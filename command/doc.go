@@ -2,8 +2,10 @@
 // outcome.
 //
 // The [Gateway] completes a command (request ID defaults to the command ID;
-// a create command without an aggregate ID gets one derived from its request
-// ID, so a retried create finds its first attempt), validates it (bodies
+// a create command without an aggregate ID gets one derived from its
+// aggregate type, tenant and request ID, [CreateID], so a retried create
+// finds its first attempt and another tenant's create its own aggregate),
+// validates it (bodies
 // implementing [Validator] are checked: CommandValidation with binding
 // errors), answers a repeated request early from the event store through
 // the [RequestChecker] (a per-aggregate-type bloom filter; "maybe seen" asks
@@ -21,7 +23,10 @@
 // A timeout or a cancelled context ends the wait, never the command: the
 // result is RequestTimeout with the outcome unknown. A repeated request whose
 // first attempt was appended returns that attempt's PROCESSED outcome with
-// Duplicate set. Failures are returned as a [Result] and as a
+// Duplicate set. Request IDs are per tenant: every answer built from a
+// stored stream (the pre-check's duplicate, Lookup) is checked against the
+// command's tenant first, and another tenant's stream is never one; Lookup
+// answers it as a request never made. Failures are returned as a [Result] and as a
 // [*ResultError] wrapping a *factum.Error, so callers read fields and match
 // codes with errors.Is.
 //

@@ -113,11 +113,11 @@ func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*factum.Command, 
 	c.IsCreate = c.IsCreate || spec.Create
 	c.AllowCreate = c.AllowCreate || spec.AllowCreate
 	c.IsVoid = c.IsVoid || spec.Void
-	if c.AggregateID.ID == "" && c.IsCreate && c.RequestID != "" {
-		c.AggregateID.ID = factum.DeriveID(c.AggregateID.Context, c.AggregateID.Aggregate, c.RequestID)
-	}
 	if c.AggregateID.Tenant == "" {
 		c.AggregateID.Tenant = factum.DefaultTenant
+	}
+	if c.AggregateID.ID == "" && c.IsCreate && c.RequestID != "" {
+		c.AggregateID.ID = CreateID(c.AggregateID.NamedAggregate, c.AggregateID.Tenant, c.RequestID)
 	}
 	if c.CreateTime.IsZero() {
 		c.CreateTime = time.Now()
@@ -141,10 +141,20 @@ func (g *Gateway) precheck(ctx context.Context, c *factum.Command) (Result, bool
 		return Result{}, false, nil
 	}
 	s, dup, err := g.checker.Check(ctx, c.AggregateID, c.RequestID)
-	if err != nil || !dup {
+	if err != nil || !dup || !sameTenant(c.AggregateID, &s) {
+		// Another tenant's stream is no duplicate of this request: the
+		// command goes on and is refused as for a missing aggregate.
 		return Result{}, false, err
 	}
 	return duplicateResult(c, &s), true, nil
+}
+
+// sameTenant reports whether s belongs to id's tenant. Every answer built
+// from a stored stream checks it first, whatever the store already
+// checked: a duplicate or a lookup must never carry another tenant's
+// outcome.
+func sameTenant(id factum.AggregateID, s *factum.EventStream) bool {
+	return s.AggregateID.TenantOrDefault() == id.TenantOrDefault()
 }
 
 func duplicateResult(c *factum.Command, s *factum.EventStream) Result {
@@ -350,6 +360,8 @@ func (g *Gateway) unknown(c *factum.Command, plan WaitPlan, last *Result, msg st
 // Lookup answers "was this request appended to the aggregate, and as
 // what?" from the event store: the PROCESSED result of the stream holding
 // it, or a NotFound error. It is the way to settle a wait that timed out.
+// An aggregate of another tenant than id's is NotFound, the same error as
+// for a request never made: nothing tells the caller it exists.
 func (g *Gateway) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (Result, error) {
 	if err := id.Validate(); err != nil {
 		return Result{}, err
@@ -358,6 +370,9 @@ func (g *Gateway) Lookup(ctx context.Context, id factum.AggregateID, requestID s
 		return Result{}, err
 	}
 	s, err := g.store.Lookup(ctx, id, requestID)
+	if err == nil && !sameTenant(id, &s) {
+		err = eventstore.NotFoundRequest(id, requestID)
+	}
 	if err != nil {
 		return Result{}, err
 	}

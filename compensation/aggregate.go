@@ -14,6 +14,9 @@ import (
 // prepares, the expected version) settles races between senders.
 func newDefinition(context, name string) *aggregate.Definition[Execution] {
 	return aggregate.New[Execution](context, name,
+		// Executions are changed by the recorder, the scheduler and the
+		// operator service only: no public command route reaches them.
+		aggregate.Internal[Execution](),
 		aggregate.Source(sourceCreated),
 		aggregate.Source(sourceRecorded),
 		aggregate.Source(sourcePrepared),
@@ -134,9 +137,15 @@ func (c RecordExecutionFailure) validate() error {
 	return checkAt(c.At)
 }
 
-func decideRecord(_ context.Context, e Execution, c RecordExecutionFailure) ([]any, error) {
+func decideRecord(ctx context.Context, e Execution, c RecordExecutionFailure) ([]any, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
+	}
+	// An execution lives in the tenant of the stream it names: a record
+	// naming another tenant's stream would let a retry re-deliver that
+	// tenant's event on this one's behalf.
+	if cmd := aggregate.CommandFrom(ctx); cmd == nil || cmd.AggregateID.TenantOrDefault() != c.Aggregate.TenantOrDefault() {
+		return nil, factum.IllegalArgument("an execution must be recorded in the tenant of the stream it names")
 	}
 	if !exists(e) {
 		return []any{ExecutionFailedCreated(c)}, nil

@@ -85,7 +85,7 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 	// The function must end before the lease does, or another scheduler
 	// could take the execution over while it still runs: its time is
 	// what is left of the execution timeout since the prepare was sent.
-	runErr := c.redeliver(ctx, b, &exec, exec.RetrySpec.ExecutionTimeout-time.Since(leased))
+	runErr := c.redeliver(ctx, b, it.ID.TenantOrDefault(), &exec, exec.RetrySpec.ExecutionTimeout-time.Since(leased))
 	attempt.Duration = time.Since(start)
 
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
@@ -115,12 +115,13 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 }
 
 // redeliver hands the stream holding the execution's event to the
-// execution's function, once, under timeout. It hands over
+// execution's function, once, under timeout, if the stream is of the
+// execution's tenant. It hands over
 // the whole stream, as the consumer did: whole-stream functions (the
 // snapshotter, sagas) need it, and the events before the failed one are
 // delivered again, which at-least-once delivery already asks every
 // function to tolerate.
-func (c *Compensation) redeliver(ctx context.Context, b *bound, exec *Execution, timeout time.Duration) error {
+func (c *Compensation) redeliver(ctx context.Context, b *bound, tenant string, exec *Execution, timeout time.Duration) error {
 	if timeout <= 0 {
 		return factum.NewError(factum.CodeRequestTimeout, "the execution timeout passed before the function could run")
 	}
@@ -132,7 +133,10 @@ func (c *Compensation) redeliver(ctx context.Context, b *bound, exec *Execution,
 	if err != nil {
 		return fmt.Errorf("load stream %s version %d: %w", exec.Aggregate, exec.Version, err)
 	}
-	if len(streams) != 1 {
+	if len(streams) != 1 || streams[0].AggregateID.TenantOrDefault() != tenant {
+		// A stream of another tenant than the execution's is never handed
+		// over (recording refuses such executions; this holds for any
+		// recorded before that rule).
 		return factum.NotFound(fmt.Sprintf("stream %s version %d is not in the event store", exec.Aggregate, exec.Version))
 	}
 	return event.Invoke(ctx, h, &streams[0], timeout)

@@ -91,7 +91,9 @@ func (s *Service) Get(ctx context.Context, id string) (Detail, error) {
 		return Detail{}, fmt.Errorf("compensation: load execution %s: %w", id, err)
 	}
 	if len(streams) == 0 || (s.tenant != "" && streams[0].AggregateID.TenantOrDefault() != s.tenant) {
-		return Detail{}, factum.NotFound(fmt.Sprintf("no execution %s", id)).With(aid, 0, "", "")
+		// The error names the service's own tenant (or none): an
+		// execution of another tenant and a missing one look alike.
+		return Detail{}, factum.NotFound(fmt.Sprintf("no execution %s", id)).With(aid.WithTenant(s.tenant), 0, "", "")
 	}
 	st := aggregate.State[Execution]{ID: aid}
 	for i := range streams {

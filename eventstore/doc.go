@@ -16,6 +16,13 @@
 // sentinels. Checking first and writing afterwards in Go is never a
 // substitute for the store's own atomic check.
 //
+// Tenants are sealed off from each other on every path that can answer
+// about a request: the tenant check comes first in Append, so a request ID
+// another tenant used is a TenantMismatch, never a DuplicateRequestId; and
+// [Store.Lookup] and [Store.RequestExists] find a request only in its
+// aggregate's own tenant, answering any other as for a request never made.
+// No error names the owning tenant or carries its versions or IDs.
+//
 // Appending is publication: every store keeps a global log of streams in
 // append order, which event consumers read from their own checkpoints with
 // [Store.ReadLog] and wait on with [Store.WaitLog]. The package

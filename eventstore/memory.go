@@ -209,7 +209,8 @@ func (m *Memory) RequestExists(ctx context.Context, id factum.AggregateID, reque
 	return s != nil, err
 }
 
-// request returns the aggregate's stream with the request ID, or nil.
+// request returns the aggregate's stream with the request ID, or nil when
+// there is none in id's tenant.
 func (m *Memory) request(ctx context.Context, id factum.AggregateID, requestID string) (*factum.EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -219,7 +220,9 @@ func (m *Memory) request(ctx context.Context, id factum.AggregateID, requestID s
 	sh := m.shard(k)
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	if agg := sh.aggs[k]; agg != nil {
+	// Another tenant's aggregate has no requests for id's tenant: the
+	// answer is the one for a request never made.
+	if agg := sh.aggs[k]; agg != nil && agg.tenant == id.TenantOrDefault() {
 		if v := agg.requestVersion(rh, requestID); v != 0 {
 			return agg.streams[v-1], nil
 		}

@@ -35,12 +35,13 @@ type Store interface {
 	// version order. end before start is IllegalArgument.
 	LoadByTime(ctx context.Context, id factum.AggregateID, start, end time.Time) ([]factum.EventStream, error)
 
-	// RequestExists reports whether the aggregate has a stream with the
-	// request ID.
+	// RequestExists reports whether the aggregate, in id's tenant, has a
+	// stream with the request ID: false for an aggregate of another tenant.
 	RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error)
 
 	// Lookup returns the aggregate's stream with the request ID, or a
-	// NotFound error.
+	// NotFound error naming only id and requestID; an aggregate of another
+	// tenant than id's is NotFound too.
 	Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error)
 
 	// ScanAggregateIDs returns up to limit IDs of aggregates of the type

@@ -12,6 +12,8 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/idempotency"
 )
 
 // The request headers of the command routes.
@@ -93,6 +95,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return []byte("{}"), nil
 	}
+	if ok, why := validText(b); !ok {
+		return nil, factum.NewError(factum.CodeBadRequest, "request body "+why)
+	}
 	return b, nil
 }
 
@@ -111,6 +116,12 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, t aggregate.Type,
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if k, ok := idempotency.KeyFromContext(r.Context()); ok && r.Header.Get(HeaderRequestID) == "" {
+		// Bound to the Idempotency-Key: every attempt with the key is one
+		// request, which the event store appends once. A retry after a
+		// timed-out wait finds the first attempt's outcome.
+		cmd.RequestID = idempotency.RequestID(k)
 	}
 	if cmd.AggregateID.ID != "" {
 		if err := cmd.AggregateID.Validate(); err != nil {
@@ -166,11 +177,11 @@ func (h *Handler) parseCommandHeaders(r *http.Request, cmd *factum.Command) (com
 		cmd.RequestID = v
 	}
 	if v := r.Header.Get(HeaderAggregateVersion); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return plan, factum.IllegalArgument(fmt.Sprintf("%s %q: want a version number >= 0", HeaderAggregateVersion, v))
+		n, ok := parseNatural(v, eventstore.MaxVersion)
+		if !ok {
+			return plan, factum.IllegalArgument(fmt.Sprintf("%s %q: want a version number >= 0 in decimal digits", HeaderAggregateVersion, v))
 		}
-		cmd.ExpectedVersion = n
+		cmd.ExpectedVersion = int(n)
 	}
 	if v := r.Header.Get(HeaderWaitStage); v != "" {
 		s, err := factum.ParseCommandStage(v)
@@ -201,16 +212,26 @@ func (h *Handler) parseCommandHeaders(r *http.Request, cmd *factum.Command) (com
 }
 
 // parseTimeout reads a wait timeout: a Go duration ("1.5s", "500ms") or a
-// whole number of milliseconds.
+// whole number of milliseconds in canonical decimal form; signs and
+// leading zeros are refused.
 func parseTimeout(v string) (time.Duration, error) {
 	var d time.Duration
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n > int64(time.Duration(1<<62)/time.Millisecond) {
-			return 0, factum.IllegalArgument(fmt.Sprintf("%s %q is too large", HeaderWaitTimeout, v))
+	switch {
+	case v == "":
+		return 0, factum.IllegalArgument(fmt.Sprintf("%s is empty", HeaderWaitTimeout))
+	case strings.Trim(v, "0123456789") == "":
+		n, ok := parseNatural(v, int64(time.Duration(1<<62)/time.Millisecond))
+		if !ok {
+			return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want milliseconds in decimal digits, without leading zeros (or a duration such as 5s)", HeaderWaitTimeout, v))
 		}
 		d = time.Duration(n) * time.Millisecond
-	} else if d, err = time.ParseDuration(v); err != nil {
-		return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want milliseconds or a duration such as 5s", HeaderWaitTimeout, v))
+	case v[0] == '+' || v[0] == '-':
+		return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want milliseconds or a duration such as 5s, without a sign", HeaderWaitTimeout, v))
+	default:
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want milliseconds or a duration such as 5s", HeaderWaitTimeout, v))
+		}
 	}
 	if d <= 0 {
 		return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want a positive timeout", HeaderWaitTimeout, v))

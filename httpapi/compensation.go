@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -96,11 +97,11 @@ func executionFilter(r *http.Request) (compensation.Filter, query.Pagination, er
 		into *int
 	}{{"page", &page.Index}, {"size", &page.Size}} {
 		if v := q.Get(p.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return f, page, factum.IllegalArgument(fmt.Sprintf("%s %q: want a positive number", p.name, v))
+			n, ok := parseNatural(v, math.MaxInt32)
+			if !ok || n < 1 {
+				return f, page, factum.IllegalArgument(fmt.Sprintf("%s %q: want a positive number in decimal digits", p.name, v))
 			}
-			*p.into = n
+			*p.into = int(n)
 		}
 	}
 	return f, page, nil

@@ -7,15 +7,27 @@
 // document generated from the aggregate registry; and health endpoints.
 //
 // Routing uses the standard library's pattern mux. Every route also exists
-// under /tenant/{tenant}/…, and the tenant is checked on every route: a
-// request naming a tenant other than the one an existing aggregate was
-// created in is refused with 403 TenantMismatch. Routes without the prefix
-// act in factum.DefaultTenant. Because of the prefix, "tenant" cannot be
-// used as an aggregate name in URLs.
+// under /tenant/{tenant}/…; routes without the prefix act in
+// factum.DefaultTenant. The request's tenant is put in its context
+// (factum.ContextWithTenant, read back with TenantOf) for the command
+// middleware and the handlers. The tenant is checked on every route, and
+// an aggregate of another tenant is answered exactly as a missing one (404
+// NotFound naming only what the request named): a tenant learns nothing of
+// another's data, not even that it exists. Because of the prefix, "tenant"
+// cannot be used as an aggregate name in URLs.
+//
+// Only public aggregate types are routed: types defined with
+// aggregate.Internal and commands marked aggregate.InternalCommand have no
+// route and are left out of the OpenAPI document.
 //
 // Errors are JSON bodies (see ErrorBody) whose status comes from the one
 // code-to-status table, factum.Code.HTTPStatus. The only transport-level
-// exception is an oversized body: 413 with code BadRequest.
+// exception is an oversized body: 413 with code BadRequest. Text errors
+// written inside the handler chain (by net/http's mux, http.Error in a
+// middleware) are replaced by the ErrorBody of their status, and a panic is
+// answered with a 500 ErrorBody; serve the Handler on an ErrorListener and
+// the errors net/http's server answers before any handler runs are too. Bodies must be valid UTF-8 (400 otherwise)
+// and numbers in headers and paths canonical decimals.
 //
 // Limits are on by default: the request body size (DefaultMaxBodyBytes),
 // the wait timeout a caller may ask for (DefaultMaxWaitTimeout), the

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
 )
 
 // getEvents serves GET /{aggregate}/{id}/event/{from}/{to}: the streams
@@ -72,7 +73,9 @@ func (h *Handler) getRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.AggregateID.TenantOrDefault() != id.TenantOrDefault() {
-		writeError(w, tenantMismatch(id, 0))
+		// The gateway answers another tenant's request as never made;
+		// this keeps it so whatever the store.
+		writeError(w, eventstore.NotFoundRequest(id, reqID))
 		return
 	}
 	writeJSON(w, http.StatusOK, res)

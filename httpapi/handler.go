@@ -81,7 +81,11 @@ type Handler struct {
 	codec *codec.Registry
 	// byName resolves the {aggregate} path segment: the aggregate name,
 	// or context.aggregate when two contexts share a name.
-	byName   map[string]aggregate.Type
+	byName map[string]aggregate.Type
+	// types are the public aggregate types, the only ones routed: an
+	// internal type (aggregate.Internal) is absent from every route and
+	// from the OpenAPI document.
+	types    []aggregate.Type
 	ambig    map[string][]string
 	commands map[factum.NamedAggregate]map[string]commandInfo
 	queries  map[factum.NamedAggregate]*snapshot.QueryService
@@ -131,6 +135,11 @@ func New(cfg Config) (*Handler, error) {
 		queries:  map[factum.NamedAggregate]*snapshot.QueryService{},
 	}
 	for _, t := range h.rt.Registry().Types() {
+		if aggregate.Public(t) {
+			h.types = append(h.types, t)
+		}
+	}
+	for _, t := range h.types {
 		n := t.Named()
 		if n.Aggregate == tenantSegment {
 			return nil, factum.IllegalArgument(fmt.Sprintf("httpapi: aggregate %s: %q is reserved for the tenant prefix", n, tenantSegment))
@@ -147,6 +156,9 @@ func New(cfg Config) (*Handler, error) {
 		}
 		cmds := map[string]commandInfo{}
 		for _, spec := range t.Commands() {
+			if spec.Internal {
+				continue
+			}
 			info := commandInfo{spec: spec}
 			if _, rev, ok := h.codec.NameOf(reflect.Zero(spec.Type).Interface()); ok {
 				info.revision = rev
@@ -207,12 +219,11 @@ func (h *Handler) routes() error {
 	return nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every error response it serves is an
+// ErrorBody, whoever in the handler chain wrote it (see jsonErrors).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.outer.ServeHTTP(w, r)
+	jsonErrors(w, r, h.outer)
 }
-
-type tenantKey struct{}
 
 // tenantScoped strips /tenant/{tenant} and serves the rest with the inner
 // mux, so every route has its tenant variant and no two patterns can
@@ -227,7 +238,7 @@ func (h *Handler) tenantScoped(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prefix := "/" + tenantSegment + "/" + tenant
-	r2 := r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
+	r2 := r.WithContext(factum.ContextWithTenant(r.Context(), tenant))
 	u := *r.URL
 	u.Path = strings.TrimPrefix(r.URL.Path, prefix)
 	if u.RawPath != "" {
@@ -238,8 +249,15 @@ func (h *Handler) tenantScoped(w http.ResponseWriter, r *http.Request) {
 }
 
 // tenantOf returns the tenant a request acts in.
-func tenantOf(r *http.Request) string {
-	if t, ok := r.Context().Value(tenantKey{}).(string); ok {
+func tenantOf(r *http.Request) string { return TenantOf(r) }
+
+// TenantOf returns the tenant a request to the Handler acts in: the one
+// of its /tenant/{tenant} prefix, or factum.DefaultTenant. It is the
+// tenant in the request's context (factum.TenantFromContext), so
+// middleware on the command routes (Config.CommandMiddleware) scopes by it
+// without parsing the path, which the tenant routes have already stripped.
+func TenantOf(r *http.Request) string {
+	if t, ok := factum.TenantFromContext(r.Context()); ok {
 		return t
 	}
 	return factum.DefaultTenant

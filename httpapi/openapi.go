@@ -116,7 +116,7 @@ func (h *Handler) buildOpenAPI() Schema {
 	}
 	var eventNames []string
 	commandNames := map[string]bool{}
-	for _, t := range h.rt.Registry().Types() {
+	for _, t := range h.types {
 		seg := "/" + h.segmentOf(t)
 		tag := t.Named().String()
 		envelope := envelopeRef
@@ -126,6 +126,9 @@ func (h *Handler) buildOpenAPI() Schema {
 		}
 		for _, spec := range t.Commands() {
 			commandNames[spec.Name] = true
+			if spec.Internal {
+				continue
+			}
 			body := sc.Define(spec.Name, spec.Type)
 			op := Schema{
 				"tags": []any{tag}, "operationId": tag + "." + spec.Name,
@@ -181,8 +184,9 @@ func (h *Handler) buildOpenAPI() Schema {
 	// Events without a sourcing function (aggregate.Emits) are in the codec
 	// registry only: every registered name that is not a command is an
 	// event.
+	hidden := h.internalNames()
 	for _, name := range h.codec.Names() {
-		if !commandNames[name] {
+		if !commandNames[name] && !hidden[name] {
 			eventNames = append(eventNames, name)
 		}
 	}

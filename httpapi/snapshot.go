@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -19,6 +20,10 @@ func (h *Handler) getSnapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.cfg.SnapshotStore.Load(r.Context(), id)
+	if err == nil && s.AggregateID.TenantOrDefault() != id.TenantOrDefault() || errors.Is(err, factum.ErrTenantMismatch) {
+		// Another tenant's snapshot is answered as a missing one.
+		err = snapshot.NotFound(id)
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -36,6 +41,9 @@ func (h *Handler) putSnapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.rt.RegenerateSnapshot(r.Context(), id)
+	if errors.Is(err, factum.ErrTenantMismatch) {
+		err = missing(id)
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -140,7 +148,7 @@ func (h *Handler) snapshotRoutes(in *http.ServeMux) error {
 	if !ok {
 		return nil
 	}
-	for _, t := range h.rt.Registry().Types() {
+	for _, t := range h.types {
 		svc, err := snapshot.NewQueryService(querier, t.Named(), h.cfg.QueryPlanner)
 		if err != nil {
 			return err

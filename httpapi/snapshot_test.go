@@ -38,7 +38,7 @@ func TestSnapshotRoutes(t *testing.T) {
 	if !strings.Contains(string(r.body), `"sku-2":5`) {
 		t.Fatalf("snapshot %s", r.body)
 	}
-	wantError(t, f.do(t, "GET", "/tenant/acme/cart/c2/snapshot", ""), http.StatusForbidden, factum.CodeTenantMismatch)
+	wantError(t, f.do(t, "GET", "/tenant/acme/cart/c2/snapshot", ""), http.StatusNotFound, factum.CodeNotFound)
 	wantError(t, f.do(t, "GET", "/cart/none/snapshot", ""), http.StatusNotFound, factum.CodeNotFound)
 
 	tests := []struct {
@@ -120,6 +120,6 @@ func TestRegenerateSnapshotRoute(t *testing.T) {
 		t.Fatalf("regenerated snapshot %s, %v", r.body, err)
 	}
 	wantOK(t, f.do(t, "PUT", "/tenant/acme/cart/a1/snapshot", ""))
-	wantError(t, f.do(t, "PUT", "/tenant/acme/cart/c3/snapshot", ""), http.StatusForbidden, factum.CodeTenantMismatch)
+	wantError(t, f.do(t, "PUT", "/tenant/acme/cart/c3/snapshot", ""), http.StatusNotFound, factum.CodeNotFound)
 	wantError(t, f.do(t, "PUT", "/cart/none/snapshot", ""), http.StatusNotFound, factum.CodeNotFound)
 }

@@ -94,8 +94,8 @@ func (h *Handler) serveState(w http.ResponseWriter, r *http.Request, upTo int) {
 // fold returns the aggregate's state at version upTo (or its last one):
 // from the latest snapshot at or below it, when a snapshot source is
 // configured, brought forward by the streams after it; otherwise from the
-// whole history. A missing aggregate is NotFound, one in another tenant
-// TenantMismatch.
+// whole history. A missing aggregate is NotFound, and so is one in another
+// tenant (missing).
 func (h *Handler) fold(ctx context.Context, t aggregate.Type, id factum.AggregateID, upTo int) (aggregate.StoredState, error) {
 	from := aggregate.StoredState{ID: id}
 	if h.cfg.Snapshots != nil {
@@ -105,7 +105,7 @@ func (h *Handler) fold(ctx context.Context, t aggregate.Type, id factum.Aggregat
 		}
 		if ok && snap.Version <= upTo {
 			if snap.ID.TenantOrDefault() != id.TenantOrDefault() {
-				return from, tenantMismatch(id, snap.Version)
+				return from, missing(id)
 			}
 			from = snap
 		}
@@ -119,7 +119,7 @@ func (h *Handler) fold(ctx context.Context, t aggregate.Type, id factum.Aggregat
 	}
 	if from.Version == 0 {
 		if len(streams) == 0 {
-			return from, factum.NotFound(fmt.Sprintf("aggregate %s not found", id)).With(id, 0, "", "")
+			return from, missing(id)
 		}
 		if err := checkTenant(id, streams[0]); err != nil {
 			return from, err
@@ -132,15 +132,15 @@ func (h *Handler) fold(ctx context.Context, t aggregate.Type, id factum.Aggregat
 	return st, nil
 }
 
-// checkExists returns NotFound for a missing aggregate and TenantMismatch
-// for one created in another tenant than id's.
+// checkExists returns NotFound for a missing aggregate and for one created
+// in another tenant than id's.
 func (h *Handler) checkExists(ctx context.Context, id factum.AggregateID) error {
 	first, err := h.rt.Store().Load(ctx, id, 1, 1)
 	if err != nil {
 		return err
 	}
 	if len(first) == 0 {
-		return factum.NotFound(fmt.Sprintf("aggregate %s not found", id)).With(id, 0, "", "")
+		return missing(id)
 	}
 	return checkTenant(id, first[0])
 }
@@ -151,25 +151,27 @@ func (h *Handler) checkExists(ctx context.Context, id factum.AggregateID) error 
 // a tenant is kept from reading another's data.
 func checkTenant(id factum.AggregateID, s factum.EventStream) error {
 	if s.AggregateID.TenantOrDefault() != id.TenantOrDefault() {
-		return tenantMismatch(id, 0)
+		return missing(id)
 	}
 	return nil
 }
 
-func tenantMismatch(id factum.AggregateID, version int) error {
-	// The error names the requested identity only: the owning tenant is
-	// another tenant's data.
-	return factum.NewError(factum.CodeTenantMismatch,
-		fmt.Sprintf("aggregate %s does not belong to tenant %q", id.ID, id.TenantOrDefault())).With(id, version, "", "")
+// missing is the answer for an aggregate that does not exist in the
+// request's tenant, whether it exists in no tenant or in another one: the
+// two are indistinguishable, so a wrong-tenant read learns nothing (not the
+// owner, not the version, not that the aggregate exists). It names the
+// requested identity only.
+func missing(id factum.AggregateID) error {
+	return factum.NotFound(fmt.Sprintf("aggregate %s not found", id)).With(id, 0, "", "")
 }
 
 // parseVersion reads a version path segment: a whole number >= 1.
 func parseVersion(what, v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > eventstore.MaxVersion {
-		return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want a whole number from 1 to %d", what, v, eventstore.MaxVersion))
+	n, ok := parseNatural(v, eventstore.MaxVersion)
+	if !ok || n < 1 {
+		return 0, factum.IllegalArgument(fmt.Sprintf("%s %q: want a whole number from 1 to %d in decimal digits", what, v, eventstore.MaxVersion))
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // parseTime reads a time path segment: RFC 3339 (with or without a

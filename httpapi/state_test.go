@@ -2,9 +2,11 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,13 +134,49 @@ func TestTenantCheckedOnEveryRoute(t *testing.T) {
 		{"DELETE", "/cart/c1", ""},
 		{"PUT", "/cart/c1/recover", ""},
 	}
+	// Every answer is the plain 404 of an aggregate that does not exist,
+	// byte for byte (but for the command ID each command gets): nothing
+	// says that c1 exists, whose it is, or what it holds.
 	for _, prefix := range []string{"", "/tenant/other"} {
 		for _, rt := range routes {
 			t.Run(rt.method+" "+prefix+rt.path, func(t *testing.T) {
-				wantError(t, f.do(t, rt.method, prefix+rt.path, rt.body), http.StatusForbidden, factum.CodeTenantMismatch)
+				r := f.do(t, rt.method, prefix+rt.path, rt.body)
+				wantError(t, r, http.StatusNotFound, factum.CodeNotFound)
+				for _, secret := range []string{"acme", "sku-1", "item_added", `"version"`} {
+					if strings.Contains(string(r.body), secret) {
+						t.Fatalf("answer reveals %q: %s", secret, r.body)
+					}
+				}
+				if rt.method == "POST" {
+					return // add_item creates a missing cart: nothing to compare with
+				}
+				none := f.do(t, rt.method, prefix+strings.Replace(rt.path, "/c1", "/c-none", 1), rt.body)
+				got := strings.ReplaceAll(string(withoutCommandID(t, r.body)), "c1", "c-none")
+				if none.status != r.status || got != string(withoutCommandID(t, none.body)) {
+					t.Fatalf("answer differs from a missing aggregate's:\n got %d %s\nwant %d %s", r.status, r.body, none.status, none.body)
+				}
 			})
 		}
 	}
+}
+
+// withoutCommandID re-encodes an error body without its command ID, which
+// differs between any two commands.
+func withoutCommandID(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body %s: %v", b, err)
+	}
+	if m["requestId"] == m["commandId"] {
+		delete(m, "requestId") // defaulted to the command ID
+	}
+	delete(m, "commandId")
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // memorySnapshots is a SnapshotSource holding one saved state.
@@ -173,9 +211,14 @@ func TestStateFromSnapshot(t *testing.T) {
 	if st.Version != 1 || st.State.Items["sku-9"] != 0 {
 		t.Fatalf("state %+v, want version 1 from history", st)
 	}
-	// A snapshot in another tenant is refused like the history.
+	// A snapshot in another tenant is refused like the history: as if
+	// the aggregate did not exist.
 	snaps.st.ID.Tenant = "acme"
-	wantError(t, f.do(t, "GET", "/cart/c1/state", ""), http.StatusForbidden, factum.CodeTenantMismatch)
+	r := f.do(t, "GET", "/cart/c1/state", "")
+	wantError(t, r, http.StatusNotFound, factum.CodeNotFound)
+	if strings.Contains(string(r.body), "acme") {
+		t.Fatalf("answer names the owner: %s", r.body)
+	}
 }
 
 func TestHealth(t *testing.T) {

@@ -33,10 +33,21 @@
 // Idempotency-Key draft: a missing key where required is 400, a request
 // still in progress 409 with Retry-After, a reused key with another
 // payload 422, and a finished request is replayed with
-// Idempotent-Replayed: true. Errors are application/problem+json.
+// Idempotent-Replayed: true. Errors are application/problem+json. Keys are
+// scoped by the request's tenant (by default the one in its context,
+// factum.TenantFromContext, which package httpapi sets) and, with
+// MiddlewareOptions.Principal, by the caller: one tenant's or caller's key
+// never replays to, blocks or conflicts with another's.
 //
 // The store is not a transaction with the work it protects. When the work
 // is a factum command, pass the key (or a request ID derived from it) as
 // the command's request ID too: the event store's unique request ID is
-// then a second fence, which holds even if an idempotency record is lost.
+// then a second fence, which holds even if an idempotency record is lost
+// or released. The middleware hands its key to the handler
+// ([KeyFromContext]) and [RequestID] derives the request ID; package
+// httpapi sends commands that carry an Idempotency-Key and no request ID
+// with it. A wait that times out (408) releases the key, still bound to
+// its payload, because the outcome is unknown, not failed: the retry runs
+// the route again and the event store answers it with the first attempt's
+// outcome instead of appending the command twice.
 package idempotency

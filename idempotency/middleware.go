@@ -49,7 +49,7 @@ func NewMiddleware(store Store, opts MiddlewareOptions) (*Middleware, error) {
 		opts.Methods = DefaultMethods
 	}
 	if opts.Tenant == nil {
-		opts.Tenant = func(*http.Request) (string, error) { return factum.DefaultTenant, nil }
+		opts.Tenant = DefaultTenant
 	}
 	if opts.Operation == nil {
 		opts.Operation = DefaultOperation
@@ -151,7 +151,15 @@ func (m *Middleware) prepare(w http.ResponseWriter, r *http.Request) (k Key, fp 
 	if err != nil {
 		return bad(ProblemBadRequest, "Tenant unknown", "the tenant of this request could not be determined")
 	}
-	k = Key{Tenant: tenant, Operation: m.opts.Operation(r), Value: value}
+	op := m.opts.Operation(r)
+	if m.opts.Principal != nil {
+		principal, err := m.opts.Principal(r)
+		if err != nil {
+			return bad(ProblemBadRequest, "Principal unknown", "the caller of this request could not be determined")
+		}
+		op = principalOperation(principal, op)
+	}
+	k = Key{Tenant: tenant, Operation: op, Value: value}
 	if err := k.Validate(); err != nil {
 		return bad(ProblemBadRequest, "Request cannot be scoped", "the tenant or operation of this request is not usable as a key scope")
 	}
@@ -220,7 +228,7 @@ func (m *Middleware) run(w http.ResponseWriter, r *http.Request, next http.Handl
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	stopRenew := m.renew(r, k, fp, rec.Attempt, cancel)
-	r = r.WithContext(ctx)
+	r = r.WithContext(withKey(ctx, k))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	c := &capture{w: w, keep: m.keep, limit: m.opts.MaxResponseBytes}
 	finished := false

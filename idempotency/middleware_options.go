@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/factum-go/factum"
 )
 
 // Headers of the middleware.
@@ -39,8 +41,8 @@ var DefaultMethods = []string{http.MethodPost, http.MethodPut, http.MethodPatch,
 var DefaultReplayHeaders = []string{"Content-Type", "Content-Language", "Content-Location", "Location", "ETag", "Last-Modified"}
 
 // MiddlewareOptions configures NewMiddleware. The zero value protects
-// POST, PUT, PATCH and DELETE requests that carry an Idempotency-Key, in
-// the default tenant, scoped by method and route.
+// POST, PUT, PATCH and DELETE requests that carry an Idempotency-Key,
+// scoped by the request's tenant (DefaultTenant), method and route.
 type MiddlewareOptions struct {
 	// Required refuses requests without a key with 400. When false, such
 	// requests pass through unprotected. Wrap routes that need different
@@ -49,10 +51,20 @@ type MiddlewareOptions struct {
 	// Methods lists the methods protected; others pass through. Default
 	// DefaultMethods.
 	Methods []string
-	// Tenant returns the tenant of a request, which scopes its key. It
+	// Tenant returns the tenant of a request, which scopes its key: one
+	// tenant's keys never replay, block or conflict with another's. It
 	// runs after any authentication middleware wrapped around this one.
-	// An error answers 400. Default: factum.DefaultTenant for all.
+	// An error answers 400. Default DefaultTenant: the tenant in the
+	// request's context (factum.TenantFromContext, which package httpapi
+	// sets for every request), else factum.DefaultTenant.
 	Tenant func(*http.Request) (string, error)
+	// Principal, if set, returns who makes a request (the authenticated
+	// caller, as a credential names it), which scopes its key within the
+	// tenant: two callers of one tenant then never share a key either. An
+	// empty principal leaves the key scoped by tenant only; an error
+	// answers 400. The principal is not stored as given: the key's
+	// Operation carries a SHA-256 digest of it. Default: none.
+	Principal func(*http.Request) (string, error)
 	// Operation names what a request does, which scopes its key. Default
 	// DefaultOperation.
 	Operation func(*http.Request) string
@@ -102,6 +114,33 @@ func DefaultKeep(status int) bool {
 		return false
 	}
 	return status < 500
+}
+
+// DefaultTenant is the default of MiddlewareOptions.Tenant: the tenant in
+// the request's context, put there with factum.ContextWithTenant, or
+// factum.DefaultTenant when there is none.
+func DefaultTenant(r *http.Request) (string, error) {
+	if t, ok := factum.TenantFromContext(r.Context()); ok && t != "" {
+		return t, nil
+	}
+	return factum.DefaultTenant, nil
+}
+
+// principalOperation scopes op by principal: the digest of the principal
+// before the operation, so the key names neither the principal nor its
+// length, and a long operation is replaced by its own digest to stay
+// within MaxOperationLen.
+func principalOperation(principal, op string) string {
+	if principal == "" {
+		return op
+	}
+	p := sha256.Sum256([]byte(principal))
+	prefix := "principal:" + hex.EncodeToString(p[:16]) + " "
+	if len(prefix)+len(op) <= MaxOperationLen {
+		return prefix + op
+	}
+	o := sha256.Sum256([]byte(op))
+	return prefix + "sha256:" + hex.EncodeToString(o[:])
 }
 
 // DefaultOperation is the method and the route: the ServeMux pattern that

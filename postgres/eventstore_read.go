@@ -32,14 +32,16 @@ func esBuildQueries(table string, maxBatch int) esQueries {
 	from := ` FROM ` + table + ` WHERE aggregate = $1 AND aggregate_id = $2`
 	after := `(tx, seq) > ($1::xid8, $2::bigint)`
 	q := esQueries{
-		inserts:       map[int]esInsertStmts{},
-		sizes:         esBatchSizes(maxBatch),
-		classify:      esClassifySQL(table),
-		notify:        `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`,
-		load:          `SELECT ` + esColumns + from + ` AND version BETWEEN $3 AND $4 ORDER BY version`,
-		loadByTime:    `SELECT ` + esColumns + from + ` AND create_time >= $3 AND create_time < $4 ORDER BY version`,
-		lookup:        `SELECT ` + esColumns + from + ` AND request_id = $3`,
-		requestExists: `SELECT EXISTS (SELECT 1` + from + ` AND request_id = $3)`,
+		inserts:    map[int]esInsertStmts{},
+		sizes:      esBatchSizes(maxBatch),
+		classify:   esClassifySQL(table),
+		notify:     `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`,
+		load:       `SELECT ` + esColumns + from + ` AND version BETWEEN $3 AND $4 ORDER BY version`,
+		loadByTime: `SELECT ` + esColumns + from + ` AND create_time >= $3 AND create_time < $4 ORDER BY version`,
+		// A request is found only in its aggregate's own tenant: to any
+		// other, the answer is the one for a request never made.
+		lookup:        `SELECT ` + esColumns + from + ` AND request_id = $3 AND tenant = $4`,
+		requestExists: `SELECT EXISTS (SELECT 1` + from + ` AND request_id = $3 AND tenant = $4)`,
 		scan: `SELECT aggregate_id, tenant FROM ` + table +
 			` WHERE aggregate = $1 AND version = 1 AND aggregate_id > $2 ORDER BY aggregate_id LIMIT $3`,
 		readLog: `SELECT ` + esColumns + ` FROM ` + table + ` WHERE ` + after +
@@ -114,7 +116,7 @@ func (s *EventStore) RequestExists(ctx context.Context, id factum.AggregateID, r
 		return false, err
 	}
 	var ok bool
-	if err := s.pool.QueryRow(ctx, s.q.requestExists, id.Aggregate, id.ID, requestID).Scan(&ok); err != nil {
+	if err := s.pool.QueryRow(ctx, s.q.requestExists, id.Aggregate, id.ID, requestID, id.TenantOrDefault()).Scan(&ok); err != nil {
 		return false, fmt.Errorf("postgres: event store %s: %w", s.context, err)
 	}
 	return ok, nil
@@ -125,7 +127,7 @@ func (s *EventStore) Lookup(ctx context.Context, id factum.AggregateID, requestI
 	if err := s.checkContext(id.Context); err != nil {
 		return factum.EventStream{}, err
 	}
-	got, err := s.query(ctx, s.q.lookup, id.Aggregate, id.ID, requestID)
+	got, err := s.query(ctx, s.q.lookup, id.Aggregate, id.ID, requestID, id.TenantOrDefault())
 	if err != nil {
 		return factum.EventStream{}, err
 	}

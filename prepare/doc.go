@@ -31,6 +31,15 @@
 // transaction with the event store: read its documentation before using a
 // permanent reservation.
 //
+// # Tenants
+//
+// A Key's names are shared by all tenants unless it is made with
+// [PerTenant]: then each tenant has its own names, the tenant coming from
+// each call's context (command handlers' contexts carry their command's
+// tenant). Use PerTenant for anything a tenant's users choose (usernames,
+// e-mail addresses): with a shared key one tenant can take another's names
+// and probe which ones exist.
+//
 // Do not mix up three mechanisms: a request ID recognises a repeated
 // command; an aggregate version protects one event stream; a prepare key
 // arbitrates between aggregates competing for one application key.

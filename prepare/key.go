@@ -33,20 +33,25 @@ const compensationTimeout = 10 * time.Second
 // decodes. Nothing here is a transaction with the event store (see
 // [UsingPrepare]).
 type Key[V any] struct {
-	name    string
-	backend Backend
+	name      string
+	backend   Backend
+	perTenant bool
 }
 
 // NewKey returns the Key called name over backend. name follows
-// [factum.ValidateName].
-func NewKey[V any](name string, backend Backend) (*Key[V], error) {
+// [factum.ValidateName]. Options change how keys are scoped (PerTenant).
+func NewKey[V any](name string, backend Backend, opts ...KeyOption) (*Key[V], error) {
 	if err := factum.ValidateName("prepare key", name); err != nil {
 		return nil, err
 	}
 	if backend == nil {
 		return nil, factum.IllegalArgument("prepare: nil backend")
 	}
-	return &Key[V]{name: name, backend: backend}, nil
+	var o keyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Key[V]{name: name, backend: backend, perTenant: o.perTenant}, nil
 }
 
 // Name returns the key's name.
@@ -113,7 +118,8 @@ func (k *Key[V]) wrap(op, key string, err error) error {
 // An expiry that has already passed by the backend's clock reserves
 // nothing: the call may report true, but the key is free at once.
 func (k *Key[V]) Prepare(ctx context.Context, key string, v PreparedValue[V]) (bool, error) {
-	if err := ValidateKey(key); err != nil {
+	sk, err := k.stored(ctx, key)
+	if err != nil {
 		return false, err
 	}
 	if err := validExpiry(v.ExpiresAt); err != nil {
@@ -123,7 +129,7 @@ func (k *Key[V]) Prepare(ctx context.Context, key string, v PreparedValue[V]) (b
 	if err != nil {
 		return false, err
 	}
-	ok, err := k.backend.Prepare(ctx, k.name, key, b, v.ExpiresAt)
+	ok, err := k.backend.Prepare(ctx, k.name, sk, b, v.ExpiresAt)
 	return ok, k.wrap("prepare", key, err)
 }
 
@@ -153,20 +159,22 @@ func (k *Key[V]) GetValue(ctx context.Context, key string) (PreparedValue[V], bo
 }
 
 func (k *Key[V]) get(ctx context.Context, key string) (Record, bool, error) {
-	if err := ValidateKey(key); err != nil {
+	sk, err := k.stored(ctx, key)
+	if err != nil {
 		return Record{}, false, err
 	}
-	r, ok, err := k.backend.Get(ctx, k.name, key)
+	r, ok, err := k.backend.Get(ctx, k.name, sk)
 	return r, ok, k.wrap("get", key, err)
 }
 
 // Rollback releases key whatever value holds it, and reports whether a live
 // reservation was released (false when there was nothing to release).
 func (k *Key[V]) Rollback(ctx context.Context, key string) (bool, error) {
-	if err := ValidateKey(key); err != nil {
+	sk, err := k.stored(ctx, key)
+	if err != nil {
 		return false, err
 	}
-	ok, err := k.backend.Rollback(ctx, k.name, key)
+	ok, err := k.backend.Rollback(ctx, k.name, sk)
 	return ok, k.wrap("rollback", key, err)
 }
 
@@ -175,14 +183,15 @@ func (k *Key[V]) Rollback(ctx context.Context, key string) (bool, error) {
 // value). It is the safe release: it never takes away a reservation that
 // expired and was then made by someone else.
 func (k *Key[V]) RollbackValue(ctx context.Context, key string, v V) (bool, error) {
-	if err := ValidateKey(key); err != nil {
+	sk, err := k.stored(ctx, key)
+	if err != nil {
 		return false, err
 	}
 	b, err := k.encode(v)
 	if err != nil {
 		return false, err
 	}
-	ok, err := k.backend.RollbackValue(ctx, k.name, key, b)
+	ok, err := k.backend.RollbackValue(ctx, k.name, sk, b)
 	return ok, k.wrap("rollback", key, err)
 }
 
@@ -191,7 +200,8 @@ func (k *Key[V]) RollbackValue(ctx context.Context, key string, v V) (bool, erro
 // is free or holds a value other than old. It never creates a reservation.
 // To move a reservation to another key use [Key.ChangeKey].
 func (k *Key[V]) Reprepare(ctx context.Context, key string, old V, next PreparedValue[V]) (bool, error) {
-	if err := ValidateKey(key); err != nil {
+	sk, err := k.stored(ctx, key)
+	if err != nil {
 		return false, err
 	}
 	if err := validExpiry(next.ExpiresAt); err != nil {
@@ -205,7 +215,7 @@ func (k *Key[V]) Reprepare(ctx context.Context, key string, old V, next Prepared
 	if err != nil {
 		return false, err
 	}
-	ok, err := k.backend.Reprepare(ctx, k.name, key, ob, nb, next.ExpiresAt)
+	ok, err := k.backend.Reprepare(ctx, k.name, sk, ob, nb, next.ExpiresAt)
 	return ok, k.wrap("reprepare", key, err)
 }
 
@@ -232,10 +242,12 @@ func (k *Key[V]) Reprepare(ctx context.Context, key string, old V, next Prepared
 // both keys are held, and a crash there leaves both held until the new
 // key's expiry, if any.
 func (k *Key[V]) ChangeKey(ctx context.Context, oldKey string, old V, newKey string, next PreparedValue[V]) (bool, error) {
-	if err := ValidateKey(oldKey); err != nil {
+	oldStored, err := k.stored(ctx, oldKey)
+	if err != nil {
 		return false, err
 	}
-	if err := ValidateKey(newKey); err != nil {
+	newStored, err := k.stored(ctx, newKey)
+	if err != nil {
 		return false, err
 	}
 	if oldKey == newKey {
@@ -255,9 +267,9 @@ func (k *Key[V]) ChangeKey(ctx context.Context, oldKey string, old V, newKey str
 	}
 	var ok bool
 	if kc, atomic := k.backend.(KeyChanger); atomic {
-		ok, err = kc.ChangeKey(ctx, k.name, oldKey, ob, newKey, nb, next.ExpiresAt)
+		ok, err = kc.ChangeKey(ctx, k.name, oldStored, ob, newStored, nb, next.ExpiresAt)
 	} else {
-		ok, err = k.changeInTwoSteps(ctx, oldKey, ob, newKey, nb, next.ExpiresAt)
+		ok, err = k.changeInTwoSteps(ctx, oldStored, ob, newStored, nb, next.ExpiresAt)
 	}
 	if errors.Is(err, ErrNotHeld) {
 		return false, factum.Errorf(factum.CodeIllegalState, "prepare %s: change key %q to %q: %w", k.name, oldKey, newKey, err)

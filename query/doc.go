@@ -88,6 +88,16 @@
 // projection paths. Every guard refuses with an IllegalArgument
 // *factum.Error that names it.
 //
+// # Decoding JSON
+//
+// ParseCondition, ParseQuery, ParsePagedQuery (and json.Unmarshal into a
+// Condition) read a condition tree in one pass, in time and memory linear
+// in its size, and refuse a tree nested deeper than MaxDecodeDepth or
+// holding more than MaxDecodeNodes nodes as soon as they reach the
+// ceiling, before building any more of it: a request's condition cannot
+// cost more than its size, however it nests. The Planner's Limits apply
+// afterwards.
+//
 // # Deletion and tenants
 //
 // Deleted documents (Fields.Deleted is true) are excluded unless the

@@ -10,34 +10,6 @@ import (
 	"github.com/factum-go/factum"
 )
 
-// UnmarshalJSON decodes the JSON form of a condition:
-//
-//	{"field": "state.qty", "operator": "GT", "value": 3,
-//	 "children": [...], "options": {"ignoreCase": true, "zoneId": "UTC"}}
-//
-// Every member is optional; unknown members are refused, so a misspelt
-// member is an error instead of a silently wider query. The operator is
-// matched ignoring case and stored in upper case; values are normalised as
-// Normalize does, and integers beyond ±2^53 are kept as json.Number so
-// that planning refuses them instead of rounding them.
-func (c *Condition) UnmarshalJSON(data []byte) error {
-	type wire Condition // no methods: decodes the members, not this function again
-	var w wire
-	if err := decodeStrict(data, &w); err != nil {
-		return err
-	}
-	if w.Operator != "" {
-		op, err := ParseOperator(string(w.Operator))
-		if err != nil {
-			return err
-		}
-		w.Operator = op
-	}
-	w.Value = Normalize(w.Value)
-	*c = Condition(w)
-	return nil
-}
-
 // decodeStrict decodes one JSON value into v, refusing unknown members and
 // trailing data, with numbers as json.Number.
 func decodeStrict(data []byte, v any) error {
@@ -80,7 +52,15 @@ func ParsePagedQuery(data []byte) (PagedQuery, error) {
 }
 
 func parse(what string, data []byte, v any) error {
-	err := decodeStrict(data, v)
+	var err error
+	if c, ok := v.(*Condition); ok {
+		// Straight to the single-pass decoder, without encoding/json's
+		// scan of the whole value first: a bomb is refused after reading
+		// no more than the ceilings allow.
+		err = c.UnmarshalJSON(data)
+	} else if err = checkNesting(data); err == nil {
+		err = decodeStrict(data, v)
+	}
 	if err == nil {
 		return nil
 	}

@@ -421,7 +421,7 @@ func TestCreateWithoutIDIsDerived(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if first.AggregateID.ID != factum.DeriveID("test", "counter", req) || first.AggregateVersion != 1 || first.Duplicate {
+			if first.AggregateID.ID != command.CreateID(factum.NamedAggregate{Context: "test", Aggregate: "counter"}, factum.DefaultTenant, req) || first.AggregateVersion != 1 || first.Duplicate {
 				t.Fatalf("first %+v", first)
 			}
 			again, err := gw.SendAndWait(context.Background(), factum.NewCommand(def.ID(""), Open{}).WithRequestID(req), processed())

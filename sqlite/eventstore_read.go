@@ -14,10 +14,12 @@ const esColumns = `seq, aggregate, aggregate_id, tenant, version, stream_id, com
 func esBuildQueries(table string) esQueries {
 	from := ` FROM ` + table + ` WHERE aggregate = ? AND aggregate_id = ?`
 	return esQueries{
-		load:          `SELECT ` + esColumns + from + ` AND version BETWEEN ? AND ? ORDER BY version`,
-		loadByTime:    `SELECT ` + esColumns + from + ` AND create_time >= ? AND create_time < ? ORDER BY version`,
-		lookup:        `SELECT ` + esColumns + from + ` AND request_id = ?`,
-		requestExists: `SELECT EXISTS (SELECT 1` + from + ` AND request_id = ?)`,
+		load:       `SELECT ` + esColumns + from + ` AND version BETWEEN ? AND ? ORDER BY version`,
+		loadByTime: `SELECT ` + esColumns + from + ` AND create_time >= ? AND create_time < ? ORDER BY version`,
+		// A request is found only in its aggregate's own tenant: to any
+		// other, the answer is the one for a request never made.
+		lookup:        `SELECT ` + esColumns + from + ` AND request_id = ? AND tenant = ?`,
+		requestExists: `SELECT EXISTS (SELECT 1` + from + ` AND request_id = ? AND tenant = ?)`,
 		scan: `SELECT aggregate_id, tenant FROM ` + table +
 			` WHERE aggregate = ? AND version = 1 AND aggregate_id > ? ORDER BY aggregate_id LIMIT ?`,
 		readLog:     `SELECT ` + esColumns + ` FROM ` + table + ` WHERE seq > ? ORDER BY seq LIMIT ?`,
@@ -86,7 +88,7 @@ func (s *EventStore) RequestExists(ctx context.Context, id factum.AggregateID, r
 		return false, err
 	}
 	var ok bool
-	if err := s.db.Reader().QueryRowContext(ctx, s.q.requestExists, id.Aggregate, id.ID, requestID).Scan(&ok); err != nil {
+	if err := s.db.Reader().QueryRowContext(ctx, s.q.requestExists, id.Aggregate, id.ID, requestID, id.TenantOrDefault()).Scan(&ok); err != nil {
 		return false, fmt.Errorf("sqlite: event store %s: %w", s.context, err)
 	}
 	return ok, nil
@@ -97,7 +99,7 @@ func (s *EventStore) Lookup(ctx context.Context, id factum.AggregateID, requestI
 	if err := s.checkContext(id.Context); err != nil {
 		return factum.EventStream{}, err
 	}
-	got, err := s.query(ctx, s.q.lookup, id.Aggregate, id.ID, requestID)
+	got, err := s.query(ctx, s.q.lookup, id.Aggregate, id.ID, requestID, id.TenantOrDefault())
 	if err != nil {
 		return factum.EventStream{}, err
 	}

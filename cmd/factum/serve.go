@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -123,8 +122,9 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}
 	// Commands sent with an Idempotency-Key header are answered once and
 	// replayed after; commands without one pass (request IDs still guard
-	// each aggregate).
-	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{Tenant: tenantOf})
+	// each aggregate). Keys are scoped by the request's tenant, which the
+	// HTTP API puts in the request's context.
+	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{})
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
@@ -162,7 +162,9 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	s.URL = "http://" + ln.Addr().String()
 	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// ErrorListener: even the errors net/http answers before any
+		// handler runs are typed JSON errors.
+		if err := s.http.Serve(httpapi.ErrorListener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.failed <- err
 		}
 	}()
@@ -181,15 +183,4 @@ func (s *server) Shutdown(ctx context.Context) error {
 	<-s.schedulerDone
 	errRT := s.rt.Shutdown(ctx)
 	return errors.Join(errHTTP, errRT, s.store.close())
-}
-
-// tenantOf scopes idempotency keys by the tenant of the URL
-// (/tenant/{tenant}/...), or the default tenant.
-func tenantOf(r *http.Request) (string, error) {
-	if rest, ok := strings.CutPrefix(r.URL.Path, "/tenant/"); ok {
-		if t, _, ok := strings.Cut(rest, "/"); ok && t != "" {
-			return t, nil
-		}
-	}
-	return factum.DefaultTenant, nil
 }

@@ -34,7 +34,7 @@ type example struct {
 
 // newExample builds the domain with usernames reserved on backend.
 func newExample(backend prepare.Backend) (*example, error) {
-	usernames, err := prepare.NewKey[string]("username", backend)
+	usernames, err := user.Usernames(backend)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,10 @@
 //	}
 //
 // The kit covers the round trip of every field, each append conflict and its
-// precedence, ranges, lookups, scans, the global log and its waiting, and
-// concurrent appends. It never assumes that the store is empty: each case
+// precedence, tenants sealed off from each other (a request ID another
+// tenant used is a TenantMismatch on append and unknown to Lookup and
+// RequestExists, and no error names the owner), ranges, lookups, scans, the
+// global log and its waiting, and concurrent appends. It never assumes that the store is empty: each case
 // uses aggregate types and IDs of its own. Every case uses the bounded
 // context "kit", so a store that serves one context (the SQL adapters keep
 // each context in tables of its own) is created for that context.

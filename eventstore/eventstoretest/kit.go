@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ConflictPrecedence", testPrecedence},
 		{"RequestIDAcrossAggregates", testRequestAcrossAggregates},
 		{"RequestExistsAndLookup", testLookup},
+		{"TenantSealed", testTenantSealed},
 		{"LoadRanges", testLoadRanges},
 		{"LoadByTime", testLoadByTime},
 		{"ScanAggregateIDs", testScan},

@@ -1,6 +1,10 @@
 // Package user is an example of a unique application key: users register
-// with a username that no other user may hold, reserved with a prepare.Key
-// through prepare.UsingPrepare, and rename through the key change.
+// with a username that no other user of their tenant may hold, reserved
+// with a prepare.Key through prepare.UsingPrepare, and rename through the
+// key change. Usernames are per tenant (Usernames makes the key with
+// prepare.PerTenant): the handlers' contexts carry the command's tenant,
+// so each tenant has its own namespace of names and cannot probe
+// another's.
 //
 // The reservation's value is the user ID. A registration sent without a
 // user ID gets one derived from its request ID, so a retried registration

@@ -15,7 +15,7 @@ import (
 )
 
 func Example() {
-	names, _ := prepare.NewKey[string]("username", prepare.NewMemory(time.Now))
+	names, _ := user.Usernames(prepare.NewMemory(time.Now)) // per tenant
 	users := user.New(names)
 	rt, _ := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, users)
 	ctx := context.Background()
@@ -29,10 +29,14 @@ func Example() {
 	var fe *factum.Error
 	fmt.Println(errors.As(err, &fe), fe.Code, fe.Message)
 	_, err = rt.Gateway().SendAndWait(ctx, factum.NewCommand(users.ID("u-1"), user.RenameUser{Username: "alicia"}), wait)
-	held, _, _ := names.Get(ctx, "alicia")
+	held, _, _ := names.Get(ctx, "alicia") // in the default tenant
 	fmt.Println(err, held.Value)
+	// Another tenant has names of its own.
+	_, err = rt.Gateway().SendAndWait(ctx, factum.NewCommand(users.ID("u-3").WithTenant("other"), user.RegisterUser{Username: "alicia", Email: "c@example.com"}), wait)
+	fmt.Println(err)
 	// Output:
 	// <nil>
 	// true IllegalState username "alice" is taken
 	// <nil> u-1
+	// <nil>
 }

@@ -151,8 +151,16 @@ func testTenantMismatch(t *testing.T, st snapshot.Store) {
 	mustSave(t, st, snap(id, 1))
 	_, err := st.Save(context.Background(), snap(id.WithTenant("tenant-b"), 2))
 	wantCode(t, err, factum.CodeTenantMismatch)
+	noOwner := func(err error) {
+		t.Helper()
+		if fe := factum.AsError(err); strings.Contains(err.Error()+fe.Message+fe.Aggregate.Tenant, "tenant-a") {
+			t.Fatalf("error to tenant-b names the owner tenant: %v", err)
+		}
+	}
+	noOwner(err)
 	_, err = st.Load(context.Background(), id.WithTenant("tenant-b"))
 	wantCode(t, err, factum.CodeTenantMismatch)
+	noOwner(err)
 	_, err = st.Load(context.Background(), id.WithTenant(""))
 	wantCode(t, err, factum.CodeTenantMismatch)
 	same(t, mustLoad(t, st, id), snap(id, 1))
