@@ -62,8 +62,8 @@ func TestReadPlansProbeTheIndexOnALargeLog(t *testing.T) {
 	cases := []struct{ name, sql, args, table string }{
 		{"load", st.q.load, `'cart', 'a100', 1, 10`, "streams"},
 		{"load by time", st.q.loadByTime, `'cart', 'a100', now() - interval '1 hour', now()`, "streams"},
-		{"lookup", st.q.lookup, `'cart', 'a100', 'r400'`, "streams"},
-		{"request exists", st.q.requestExists, `'cart', 'a100', 'r400'`, "streams"},
+		{"lookup", st.q.lookup, `'cart', 'a100', 'r400', 'default'`, "streams"},
+		{"request exists", st.q.requestExists, `'cart', 'a100', 'r400', 'default'`, "streams"},
 		{"scan", st.q.scan, `'cart', 'a100', 100`, "streams"},
 		{"read log from the start", st.q.readLog, `'0', 0, 1000`, "streams"},
 		{"read log from the middle", st.q.readLog, pos(midTx, midSeq) + `, 1000`, "streams"},
