@@ -71,6 +71,11 @@ type Config struct {
 	MaxEventRange int
 	// Title and Version name the API in /openapi.json.
 	Title, Version string
+	// Access authenticates and authorizes requests and limits their rate
+	// per tenant (see AccessConfig); the zero value is an open API.
+	Access AccessConfig
+	// Streams bounds Server-Sent Event streams (see StreamLimits).
+	Streams StreamLimits
 }
 
 // Handler is the HTTP API of a runtime. It is an http.Handler and safe for
@@ -196,6 +201,7 @@ func (h *Handler) routes() error {
 			in.ServeHTTP(w, r)
 		})
 	}
+	h.inner = h.guard(in, h.inner)
 
 	out := http.NewServeMux()
 	out.HandleFunc("GET /openapi.json", h.getOpenAPI)

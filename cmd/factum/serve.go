@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 // serveOptions configures the example service.
 type serveOptions struct {
 	storeOptions
+	securityOptions
 	// Addr is the listen address; port 0 picks a free one.
 	Addr string
 	// DrainTimeout bounds the graceful shutdown.
@@ -50,6 +50,7 @@ Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
 	f.StringVar(&opts.PostgresURL, "postgres-url", envOr("FACTUM_POSTGRES_URL", ""), "use PostgreSQL at this URL (FACTUM_POSTGRES_URL)")
 	f.BoolVar(&opts.Memory, "memory", false, "keep everything in memory")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", 30*time.Second, "how long a shutdown may drain")
+	addSecurityFlags(f, &opts.securityOptions)
 	return cmd
 }
 
@@ -82,6 +83,7 @@ type server struct {
 	rt       *runtime.Runtime
 	store    *openedStore
 	http     *http.Server
+	conns    *httpapi.ConnLimiter
 	draining atomic.Bool
 	// stopScheduler ends the compensation scheduler; schedulerDone closes
 	// when its pass in hand has finished.
@@ -128,6 +130,10 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	access, err := opts.access(log)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
 	s := &server{rt: rt, store: st, failed: make(chan error, 1)}
 	h, err := httpapi.New(httpapi.Config{
 		Runtime:           rt,
@@ -135,6 +141,8 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		CommandMiddleware: idem.Wrap,
 		Compensation:      comp.Service(),
 		Title:             "factum example service",
+		Access:            access,
+		Streams:           opts.streams(),
 		Ready: func(context.Context) error {
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
@@ -145,10 +153,16 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	raw, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	sec, err := opts.secure(raw, access.Authenticator != nil)
+	if err != nil {
+		return nil, errors.Join(err, raw.Close(), st.close())
+	}
+	ln := sec.ln
+	s.conns = sec.conns
 	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, errors.Join(err, ln.Close(), st.close())
 	}
@@ -159,8 +173,8 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		defer close(s.schedulerDone)
 		_ = comp.NewScheduler(compensation.SchedulerConfig{}).Run(schedCtx)
 	}()
-	s.URL = "http://" + ln.Addr().String()
-	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.URL = sec.scheme + "://" + ln.Addr().String()
+	s.http = opts.httpServer(h, s.conns)
 	go func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.failed <- err
@@ -168,6 +182,9 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}()
 	fmt.Fprintf(log, "factum: listening on %s (OpenAPI at %s/openapi.json)\n", s.URL, s.URL)
 	fmt.Fprintf(log, "factum: data %s\n", st.where)
+	if sec.warning != "" {
+		fmt.Fprintln(log, sec.warning)
+	}
 	return s, nil
 }
 
@@ -183,13 +200,8 @@ func (s *server) Shutdown(ctx context.Context) error {
 	return errors.Join(errHTTP, errRT, s.store.close())
 }
 
-// tenantOf scopes idempotency keys by the tenant of the URL
-// (/tenant/{tenant}/...), or the default tenant.
+// tenantOf scopes idempotency keys by the tenant the request acts in: the
+// path's (/tenant/{tenant}/...) or the credential's.
 func tenantOf(r *http.Request) (string, error) {
-	if rest, ok := strings.CutPrefix(r.URL.Path, "/tenant/"); ok {
-		if t, _, ok := strings.Cut(rest, "/"); ok && t != "" {
-			return t, nil
-		}
-	}
-	return factum.DefaultTenant, nil
+	return httpapi.RequestTenant(r), nil
 }
