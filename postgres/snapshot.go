@@ -196,7 +196,7 @@ func (s *SnapshotStore) Save(ctx context.Context, snap snapshot.Snapshot) (bool,
 		case err != nil:
 			return false, fmt.Errorf("postgres: save snapshot of %s v%d: %w", id, snap.Version, err)
 		case stored != tenant:
-			return false, snapshot.TenantMismatch(id, stored)
+			return false, snapshot.TenantMismatch(id)
 		}
 		return false, nil
 	}
@@ -236,7 +236,7 @@ func (s *SnapshotStore) Load(ctx context.Context, id factum.AggregateID) (snapsh
 	case err != nil:
 		return snapshot.Snapshot{}, fmt.Errorf("postgres: load snapshot of %s: %w", id, err)
 	case snap.AggregateID.Tenant != id.TenantOrDefault():
-		return snapshot.Snapshot{}, snapshot.TenantMismatch(id, snap.AggregateID.Tenant)
+		return snapshot.Snapshot{}, snapshot.TenantMismatch(id)
 	}
 	return snap, nil
 }

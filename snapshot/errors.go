@@ -16,8 +16,9 @@ func NotFound(id factum.AggregateID) error {
 }
 
 // TenantMismatch returns the error Save and Load report when the stored
-// snapshot of the aggregate belongs to the tenant stored, not id's.
-func TenantMismatch(id factum.AggregateID, stored string) error {
-	return factum.Errorf(factum.CodeTenantMismatch, "aggregate %s belongs to tenant %q, not %q",
-		id.NamedAggregate.String()+"/"+id.ID, stored, id.TenantOrDefault()).With(id, 0, "", "")
+// snapshot of the aggregate belongs to another tenant than id's. It names
+// only id: the tenant that owns the aggregate is that tenant's data.
+func TenantMismatch(id factum.AggregateID) error {
+	return factum.Errorf(factum.CodeTenantMismatch, "aggregate %s does not belong to tenant %q",
+		id.NamedAggregate.String()+"/"+id.ID, id.TenantOrDefault()).With(id, 0, "", "")
 }

@@ -103,7 +103,7 @@ func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
 	}
 	old := &t.snaps[i]
 	if old.AggregateID.Tenant != s.AggregateID.Tenant {
-		return false, TenantMismatch(s.AggregateID, old.AggregateID.Tenant)
+		return false, TenantMismatch(s.AggregateID)
 	}
 	if old.Version > s.Version {
 		return false, nil
@@ -130,7 +130,7 @@ func (m *Memory) Load(ctx context.Context, id factum.AggregateID) (Snapshot, err
 		if i, ok := t.index[id.ID]; ok {
 			s := t.snaps[i]
 			if s.AggregateID.Tenant != id.TenantOrDefault() {
-				return Snapshot{}, TenantMismatch(id, s.AggregateID.Tenant)
+				return Snapshot{}, TenantMismatch(id)
 			}
 			s.State = bytes.Clone(s.State)
 			return s, nil
