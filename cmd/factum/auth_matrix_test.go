@@ -24,7 +24,9 @@ import (
 // one per role left out.
 var matrixTenants = []string{"acme", "globex"}
 
-func matrixKey(tenant, name string) string { return "fk_" + tenant + "_" + name + "_0123456789abcdefghij" }
+func matrixKey(tenant, name string) string {
+	return "fk_" + tenant + "_" + name + "_0123456789abcdefghij"
+}
 
 // writeMatrixKeys writes the key file: for each tenant, keys named
 // <tenant>-<role> holding only that role and <tenant>-no<role> holding the
