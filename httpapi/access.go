@@ -83,11 +83,17 @@ func RequestPrincipal(r *http.Request) (auth.Principal, bool) {
 	return p, ok
 }
 
-// RequestTenant returns the tenant a request acts in: the path's, the
-// principal's home tenant, or factum.DefaultTenant. It is meant for
-// middleware inside the handler (Config.CommandMiddleware), such as the
-// idempotency middleware's tenant.
-func RequestTenant(r *http.Request) string { return tenantOf(r) }
+// pathTenant returns the tenant of the request's /tenant/{tenant} prefix,
+// which tenantScoped put in its context.
+func pathTenant(r *http.Request) (string, bool) {
+	t, ok := r.Context().Value(tenantKey{}).(string)
+	return t, ok
+}
+
+// withTenant returns ctx acting in tenant, as tenantOf reads it.
+func withTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, tenant)
+}
 
 // guard wraps the routes (after the tenant prefix is stripped) with
 // authentication, authorization, rate limits and the stream limits.
@@ -102,7 +108,7 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 				h.challenge(w, err)
 				return
 			}
-			tenant, fromPath := r.Context().Value(tenantKey{}).(string)
+			tenant, fromPath := pathTenant(r)
 			if !fromPath {
 				tenant = p.HomeTenant()
 			}
@@ -111,7 +117,7 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 				return
 			}
 			ctx := context.WithValue(r.Context(), principalKey{}, p)
-			r = r.WithContext(context.WithValue(ctx, tenantKey{}, tenant))
+			r = r.WithContext(withTenant(ctx, tenant))
 		}
 		if d, ok := limits.allow(tenantOf(r)); !ok {
 			w.Header().Set("Retry-After", retryAfter(d))

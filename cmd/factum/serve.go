@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -200,8 +201,13 @@ func (s *server) Shutdown(ctx context.Context) error {
 	return errors.Join(errHTTP, errRT, s.store.close())
 }
 
-// tenantOf scopes idempotency keys by the tenant the request acts in: the
-// path's (/tenant/{tenant}/...) or the credential's.
+// tenantOf scopes idempotency keys by the tenant of the URL
+// (/tenant/{tenant}/...), or the default tenant.
 func tenantOf(r *http.Request) (string, error) {
-	return httpapi.RequestTenant(r), nil
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/tenant/"); ok {
+		if t, _, ok := strings.Cut(rest, "/"); ok && t != "" {
+			return t, nil
+		}
+	}
+	return factum.DefaultTenant, nil
 }
