@@ -90,8 +90,8 @@ func pathTenant(r *http.Request) (string, bool) {
 	return t, ok
 }
 
-// withTenant returns ctx acting in tenant, as tenantOf reads it.
-func withTenant(ctx context.Context, tenant string) context.Context {
+// contextInTenant returns ctx acting in tenant, as tenantOf reads it.
+func contextInTenant(ctx context.Context, tenant string) context.Context {
 	return context.WithValue(ctx, tenantKey{}, tenant)
 }
 
@@ -117,7 +117,7 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 				return
 			}
 			ctx := context.WithValue(r.Context(), principalKey{}, p)
-			r = r.WithContext(withTenant(ctx, tenant))
+			r = r.WithContext(contextInTenant(ctx, tenant))
 		}
 		if d, ok := limits.allow(tenantOf(r)); !ok {
 			w.Header().Set("Retry-After", retryAfter(d))
