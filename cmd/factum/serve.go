@@ -39,6 +39,9 @@ func newServeCmd() *cobra.Command {
 directory by default. Stops gracefully on SIGINT or SIGTERM: admission closes,
 accepted commands drain, then it exits 0.
 
+Without credentials (--api-keys-file, FACTUM_API_KEYS, --jwt-*) it serves
+only on a loopback address, unless --insecure; see docs/http-api.md#security.
+
 Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
