@@ -31,10 +31,13 @@ type AccessConfig struct {
 	// 404 NotFound, the answer for a tenant that does not exist, so a
 	// caller cannot probe for tenants), or without a tenant prefix in the
 	// principal's home tenant (auth.Principal.HomeTenant). The route's role
-	// (RouteRole) is checked next: a missing one is 403 Forbidden. The
-	// principal's name is recorded in every command's header
-	// (HeaderPrincipal) and so in its event stream's, and it is the
-	// operator of compensation actions; no request header can set either.
+	// is checked next (commands need auth.RoleSend; state, events, lookup,
+	// snapshots and queries auth.RoleRead; compensation and snapshot repair
+	// auth.RoleOperator; a route without a decision auth.RoleAdmin): a
+	// missing one is 403 Forbidden. The principal's name is recorded in
+	// every command's header (HeaderPrincipal) and so in its event
+	// stream's, and it is the operator of compensation actions; no request
+	// header can set either.
 	Authenticator Authenticator
 	// Realm names the protection space in WWW-Authenticate; "" means
 	// "factum".
@@ -49,14 +52,14 @@ type AccessConfig struct {
 // shows who did what.
 const HeaderPrincipal = "factum.principal"
 
-// RouteRole is the role each route needs when an Authenticator is set:
-// commands (POST …/{command}, DELETE …/{id}, PUT …/recover) need
+// routeRoles is the role each route pattern needs when an Authenticator
+// is set: commands (POST …/{command}, DELETE …/{id}, PUT …/recover) need
 // auth.RoleSend; state, events, lookup, GET …/snapshot and the snapshot
 // queries auth.RoleRead; /compensation/… and PUT …/snapshot (a repair)
-// auth.RoleOperator. An admin holds every role. A route missing from this
-// table needs auth.RoleAdmin, so a route added without a decision here is
-// closed, not open.
-var RouteRole = map[string]auth.Role{
+// auth.RoleOperator. An admin holds every role. A pattern missing from
+// this table needs auth.RoleAdmin, so a route added without a decision here
+// is closed, not open.
+var routeRoles = map[string]auth.Role{
 	"POST /{aggregate}/{command}":               auth.RoleSend,
 	"POST /{aggregate}/{id}/{command}":          auth.RoleSend,
 	"DELETE /{aggregate}/{id}":                  auth.RoleSend,
@@ -112,7 +115,7 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 			if !fromPath {
 				tenant = p.HomeTenant()
 			}
-			if err := auth.Authorize(p, tenant, role); err != nil {
+			if err := authorize(p, tenant, role); err != nil {
 				writeAccessError(w, err)
 				return
 			}
@@ -137,21 +140,33 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 	})
 }
 
-// routeRole returns the role the route r matches needs: RouteRole's entry
+// routeRole returns the role the route r matches needs: routeRoles' entry
 // for the inner mux's pattern, auth.RoleAdmin for a pattern missing there,
 // and "" (authentication alone) for no route at all, which is a 404.
 func routeRole(mux *http.ServeMux, r *http.Request) auth.Role {
 	if r.URL.Path == "/"+compensationSegment || strings.HasPrefix(r.URL.Path, "/"+compensationSegment+"/") {
-		return RouteRole["/"+compensationSegment+"/"]
+		return routeRoles["/"+compensationSegment+"/"]
 	}
 	_, pattern := mux.Handler(r)
 	if pattern == "" || pattern == "/" {
 		return ""
 	}
-	if role, ok := RouteRole[pattern]; ok {
+	if role, ok := routeRoles[pattern]; ok {
 		return role
 	}
 	return auth.RoleAdmin
+}
+
+// authorize checks that p holds tenant and, when the route needs one,
+// the role: no route at all (role "") is a 404 for anyone in the tenant.
+func authorize(p auth.Principal, tenant string, role auth.Role) error {
+	if role != "" {
+		return auth.Authorize(p, tenant, role)
+	}
+	if !p.HoldsTenant(tenant) {
+		return &auth.AccessError{Principal: p.Name, Tenant: tenant, Err: auth.ErrTenantNotHeld}
+	}
+	return nil
 }
 
 // challenge answers a missing or refused credential: 401 with the

@@ -231,3 +231,13 @@ func TestAccessSecretsStayOut(t *testing.T) {
 		}
 	}
 }
+
+// Every route pattern the handler registers has a role decision; a
+// pattern without one would need admin.
+func TestAccessUndecidedRouteNeedsAdmin(t *testing.T) {
+	f := accessFixture(t, nil)
+	// PUT …/snapshot is decided (operator) but not registered without a
+	// snapshot store: the 404 of no route needs only a credential.
+	wantError(t, f.do(t, "PUT", "/cart/c-1/snapshot", "", withKey(keyAcmeRead)...), http.StatusNotFound, factum.CodeNotFound)
+	wantError(t, f.do(t, "GET", "/no/such/route/here/at/all", "", withKey(keyAcmeRead)...), http.StatusNotFound, factum.CodeNotFound)
+}
