@@ -20,7 +20,13 @@ import (
 // password-style stretching is needed, and none is done.
 type KeySet struct {
 	entries []keyEntry
+	// byPrefix indexes entries by the first bytes of their hash, so a
+	// check costs the same with ten keys or ten thousand.
+	byPrefix map[[prefixBytes]byte][]int
 }
+
+// prefixBytes is how much of a hash indexes it.
+const prefixBytes = 8
 
 type keyEntry struct {
 	hash      [sha256.Size]byte
@@ -59,7 +65,7 @@ func NewKey() (string, error) {
 // are ignored. Names and hashes must be unique. Errors name the line, never
 // its hash.
 func ParseKeys(text string) (*KeySet, error) {
-	ks := &KeySet{}
+	ks := &KeySet{byPrefix: map[[prefixBytes]byte][]int{}}
 	names := map[string]bool{}
 	hashes := map[[sha256.Size]byte]bool{}
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -83,7 +89,7 @@ func ParseKeys(text string) (*KeySet, error) {
 				return nil, fmt.Errorf("auth: API keys, line %d: the hash of %q is used twice", line, e.principal.Name)
 			}
 			names[e.principal.Name], hashes[e.hash] = true, true
-			ks.entries = append(ks.entries, e)
+			ks.add(e)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -165,32 +171,41 @@ func splitComma(s string) []string {
 	return out
 }
 
+func (ks *KeySet) add(e keyEntry) {
+	ks.entries = append(ks.entries, e)
+	p := [prefixBytes]byte(e.hash[:prefixBytes])
+	ks.byPrefix[p] = append(ks.byPrefix[p], len(ks.entries)-1)
+}
+
 // Len returns the number of keys.
 func (ks *KeySet) Len() int { return len(ks.entries) }
 
 // Merge returns a set with the keys of ks and other; a name or hash in
 // both is an error.
 func (ks *KeySet) Merge(other *KeySet) (*KeySet, error) {
-	out := &KeySet{entries: append([]keyEntry(nil), ks.entries...)}
-	for _, e := range other.entries {
-		for _, have := range out.entries {
-			if have.principal.Name == e.principal.Name || have.hash == e.hash {
-				return nil, fmt.Errorf("auth: API key %q is configured twice", e.principal.Name)
-			}
+	out := &KeySet{byPrefix: map[[prefixBytes]byte][]int{}}
+	names := map[string]bool{}
+	hashes := map[[sha256.Size]byte]bool{}
+	for _, e := range append(append([]keyEntry(nil), ks.entries...), other.entries...) {
+		if names[e.principal.Name] || hashes[e.hash] {
+			return nil, fmt.Errorf("auth: API key %q is configured twice", e.principal.Name)
 		}
-		out.entries = append(out.entries, e)
+		names[e.principal.Name], hashes[e.hash] = true, true
+		out.add(e)
 	}
 	return out, nil
 }
 
 // Verify returns the principal of key, or a *CredentialError ("unknown
-// key"). The presented key's hash is compared with every stored hash, in
-// constant time and without stopping at a match, so the time taken says
-// nothing about which stored hash is near it.
+// key"). The presented key's hash finds the stored hashes that share its
+// first bytes, and is compared with each of them in constant time, without
+// stopping at a match. The index reveals at most that a stored hash shares
+// a prefix with the hash of the caller's own guess, which says nothing
+// about any key; the comparison that decides reveals nothing.
 func (ks *KeySet) Verify(key string) (Principal, error) {
 	h := sha256.Sum256([]byte(key))
 	found := -1
-	for i := range ks.entries {
+	for _, i := range ks.byPrefix[[prefixBytes]byte(h[:prefixBytes])] {
 		eq := subtle.ConstantTimeCompare(h[:], ks.entries[i].hash[:])
 		found = subtle.ConstantTimeSelect(eq, i, found)
 	}

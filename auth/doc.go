@@ -14,8 +14,9 @@
 //
 //   - API keys (KeySet): random secrets handed to callers, stored only as
 //     SHA-256 hashes, loaded from a file or an environment variable in the
-//     line format ParseKeys documents. A presented key is hashed and
-//     compared with every stored hash in constant time.
+//     line format ParseKeys documents. A presented key is hashed, and its
+//     hash is compared in constant time with the stored hashes that share
+//     its first bytes (an index, so the cost does not grow with the keys).
 //   - JWT bearer tokens (JWTVerifier), signed with HS256, RS256 or ES256
 //     using keys from files. The signing method must be one a configured
 //     key is for, so a token cannot pick its own algorithm (an HS256 token
