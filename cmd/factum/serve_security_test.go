@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -10,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -248,5 +250,48 @@ func TestServeOperatorRoutesNeedOperator(t *testing.T) {
 		if status != tt.want {
 			t.Errorf("%s %s with %q: %d %s, want %d", tt.method, tt.path, tt.key, status, b, tt.want)
 		}
+	}
+}
+
+// The flags reach the server: serve with a key file and a rate limit from
+// the command line.
+func TestServeSecurityFlags(t *testing.T) {
+	keys := writeMatrixKeys(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--memory", "--addr", "127.0.0.1:0", "--api-keys-file", keys,
+			"--rate-limit", "0.001", "--rate-burst", "2", "--max-connections", "64", "--read-header-timeout", "2s"}, pw, pw)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	var url string
+	for url == "" && lines.Scan() {
+		if _, rest, ok := strings.Cut(lines.Text(), "listening on "); ok {
+			url, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	}()
+	if url == "" {
+		t.Fatal("no start-up line")
+	}
+	if status, _, b := callAs(t, "GET", url+"/cart/c-1/state", "", ""); status != http.StatusUnauthorized {
+		t.Fatalf("without a key: %d %s", status, b)
+	}
+	for i := range 2 {
+		if status, _, b := callAs(t, "GET", url+"/cart/c-1/state", "", matrixKey("acme", "read")); status != http.StatusNotFound {
+			t.Fatalf("request %d: %d %s", i, status, b)
+		}
+	}
+	status, hdr, b := callAs(t, "GET", url+"/cart/c-1/state", "", matrixKey("acme", "read"))
+	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
+		t.Fatalf("over the rate: %d %s (Retry-After %q)", status, b, hdr.Get("Retry-After"))
 	}
 }
