@@ -99,10 +99,15 @@ func contextInTenant(ctx context.Context, tenant string) context.Context {
 }
 
 // guard wraps the routes (after the tenant prefix is stripped) with
-// authentication, authorization, rate limits and the stream limits.
-func (h *Handler) guard(mux *http.ServeMux, next http.Handler) http.Handler {
-	limits := newTenantLimits(h.cfg.Access.RateLimit)
-	streams := newStreamGate(h.cfg.Streams)
+// authentication, authorization, rate limits and the stream limits; a
+// negative limit is IllegalArgument.
+func (h *Handler) guard(mux *http.ServeMux, next http.Handler) (http.Handler, error) {
+	rl, sl := h.cfg.Access.RateLimit, h.cfg.Streams
+	if rl.PerSecond < 0 || rl.Burst < 0 || rl.MaxTenants < 0 || sl.MaxStreams < 0 || sl.IdleTimeout < 0 {
+		return nil, factum.IllegalArgument("httpapi: negative rate or stream limit")
+	}
+	limits := newTenantLimits(rl)
+	streams := newStreamGate(sl)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		role := routeRole(mux, r)
 		if a := h.cfg.Access.Authenticator; a != nil {
@@ -137,7 +142,7 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
-	})
+	}), nil
 }
 
 // routeRole returns the role the route r matches needs: routeRoles' entry

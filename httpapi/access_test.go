@@ -2,10 +2,12 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/auth"
@@ -240,4 +242,19 @@ func TestAccessUndecidedRouteNeedsAdmin(t *testing.T) {
 	// snapshot store: the 404 of no route needs only a credential.
 	wantError(t, f.do(t, "PUT", "/cart/c-1/snapshot", "", withKey(keyAcmeRead)...), http.StatusNotFound, factum.CodeNotFound)
 	wantError(t, f.do(t, "GET", "/no/such/route/here/at/all", "", withKey(keyAcmeRead)...), http.StatusNotFound, factum.CodeNotFound)
+}
+
+func TestAccessRefusesNegativeLimits(t *testing.T) {
+	rt := newFixture(t, nil).rt
+	for name, cfg := range map[string]httpapi.Config{
+		"rate":        {Access: httpapi.AccessConfig{RateLimit: httpapi.RateLimit{PerSecond: -1}}},
+		"burst":       {Access: httpapi.AccessConfig{RateLimit: httpapi.RateLimit{PerSecond: 1, Burst: -1}}},
+		"streams":     {Streams: httpapi.StreamLimits{MaxStreams: -1}},
+		"stream idle": {Streams: httpapi.StreamLimits{IdleTimeout: -time.Second}},
+	} {
+		cfg.Runtime = rt
+		if _, err := httpapi.New(cfg); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("%s: %v, want IllegalArgument", name, err)
+		}
+	}
 }

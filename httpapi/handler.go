@@ -201,7 +201,11 @@ func (h *Handler) routes() error {
 			in.ServeHTTP(w, r)
 		})
 	}
-	h.inner = h.guard(in, h.inner)
+	guarded, err := h.guard(in, h.inner)
+	if err != nil {
+		return err
+	}
+	h.inner = guarded
 
 	out := http.NewServeMux()
 	out.HandleFunc("GET /openapi.json", h.getOpenAPI)
