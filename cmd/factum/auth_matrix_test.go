@@ -18,6 +18,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/auth"
 	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // The matrix's tenants and the keys each holds: one per single role, and
@@ -249,6 +250,23 @@ func runMatrix(t *testing.T, store storeOptions) {
 	opts := serveOptions{Addr: "127.0.0.1:0", storeOptions: store}
 	opts.APIKeysFile = writeMatrixKeys(t)
 	opts.MaxConns, opts.MaxStreams = 1000, 100
+	// JWTs too: the right credential is checked as a token as well.
+	secret := "the-matrix-hs256-secret-0123456789abcdef"
+	opts.JWTHS256KeyFile = filepath.Join(t.TempDir(), "hs256")
+	if err := os.WriteFile(opts.JWTHS256KeyFile, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts.JWTIssuer, opts.JWTAudience = "https://id.example", "factum"
+	tokenFor := func(tenant string, role auth.Role) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+			"iss": opts.JWTIssuer, "aud": opts.JWTAudience, "sub": tenant + "-token", "exp": time.Now().Add(time.Hour).Unix(),
+			"tenants": []any{tenant}, "roles": []any{string(role)},
+		}).SignedString([]byte(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
 	s, err := startServer(context.Background(), opts, &log)
 	if err != nil {
 		t.Fatal(err)
@@ -328,10 +346,24 @@ func runMatrix(t *testing.T, store storeOptions) {
 		if m := leaks(b, globex.markers); m != "" {
 			t.Errorf("%s as acme shows globex's %q: %s", name, m, b)
 		}
+		// The same with a JWT holding just that role; and a token of
+		// globex is refused on acme's path like its key.
+		tokStatus, _, tb := callAs(t, rt.method, acmeURL, body, "", "Authorization", "Bearer "+tokenFor("acme", role))
+		if tokStatus == http.StatusUnauthorized || tokStatus == http.StatusForbidden || strings.TrimSpace(string(tb)) == authNotFound || leaks(tb, globex.markers) != "" {
+			t.Errorf("%s with a JWT of role %s: %d %s", name, role, tokStatus, tb)
+		}
+		if prefixed && !open {
+			if st, _, gb := callAs(t, rt.method, acmeURL, body, "", "Authorization", "Bearer "+tokenFor("globex", role)); st != http.StatusNotFound || leaks(gb, acme.markers) != "" {
+				t.Errorf("%s with another tenant's JWT: %d %s", name, st, gb)
+			}
+		}
 		counts[string(role)]++
 	}
-	t.Logf("%d routes × 4 credentials; by role %v", len(routes), counts)
+	t.Logf("%d routes × {none, wrong tenant, wrong role, right key, right JWT}; by role %v", len(routes), counts)
 	// Nothing secret reached the log.
+	if strings.Contains(log.String(), secret) {
+		t.Fatalf("the log shows the JWT secret: %s", log.String())
+	}
 	for _, tenant := range matrixTenants {
 		for _, k := range []string{"send", "read", "operator", "all"} {
 			if strings.Contains(log.String(), matrixKey(tenant, k)) || strings.Contains(log.String(), auth.HashKey(matrixKey(tenant, k))[len(auth.HashPrefix):]) {
