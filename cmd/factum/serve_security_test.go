@@ -295,3 +295,14 @@ func TestServeSecurityFlags(t *testing.T) {
 		t.Fatalf("over the rate: %d %s (Retry-After %q)", status, b, hdr.Get("Retry-After"))
 	}
 }
+
+// FACTUM_API_KEYS is read (an invalid entry stops serve, naming the
+// variable but not the entry's hash).
+func TestServeReadsAPIKeysFromTheEnvironment(t *testing.T) {
+	t.Setenv("FACTUM_API_KEYS", "ops sha256:00112233 roles=admin")
+	var errOut bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--memory", "--addr", "127.0.0.1:0"}, &bytes.Buffer{}, &errOut)
+	if code == 0 || !strings.Contains(errOut.String(), "FACTUM_API_KEYS") || strings.Contains(errOut.String(), "00112233") {
+		t.Fatalf("exit %d, %s", code, errOut.String())
+	}
+}
