@@ -134,7 +134,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	access, err := opts.access(log)
+	access, credentials, err := opts.access()
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
@@ -186,8 +186,10 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}()
 	fmt.Fprintf(log, "factum: listening on %s (OpenAPI at %s/openapi.json)\n", s.URL, s.URL)
 	fmt.Fprintf(log, "factum: data %s\n", st.where)
-	if sec.warning != "" {
-		fmt.Fprintln(log, sec.warning)
+	for _, line := range []string{credentials, sec.warning} {
+		if line != "" {
+			fmt.Fprintln(log, line)
+		}
 	}
 	return s, nil
 }

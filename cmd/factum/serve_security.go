@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -71,18 +70,18 @@ func addSecurityFlags(f *pflag.FlagSet, o *securityOptions) {
 }
 
 // access builds the handler's access configuration: the authenticator of
-// the configured credentials (none: an open API) and the rate limit. log
-// gets a summary without secrets.
-func (o securityOptions) access(log io.Writer) (httpapi.AccessConfig, error) {
+// the configured credentials (none: an open API) and the rate limit, and a
+// summary of the credentials for the start-up message, without secrets.
+func (o securityOptions) access() (httpapi.AccessConfig, string, error) {
 	cfg := httpapi.AccessConfig{RateLimit: httpapi.RateLimit{PerSecond: o.RateLimit, Burst: o.RateBurst}}
 	if o.RateLimit < 0 || o.RateBurst < 0 {
-		return cfg, errors.New("--rate-limit and --rate-burst must not be negative")
+		return cfg, "", errors.New("--rate-limit and --rate-burst must not be negative")
 	}
 	var ac auth.Config
 	var what []string
 	keys, err := o.keys()
 	if err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
 	if keys != nil && keys.Len() > 0 {
 		ac.Keys = keys
@@ -90,20 +89,19 @@ func (o securityOptions) access(log io.Writer) (httpapi.AccessConfig, error) {
 	}
 	jwtv, err := o.jwt()
 	if err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
 	if jwtv != nil {
 		ac.JWT = jwtv
 		what = append(what, fmt.Sprintf("JWT (%s, issuer %q, audience %q)", strings.Join(jwtv.Algorithms(), ", "), o.JWTIssuer, o.JWTAudience))
 	}
 	if len(what) == 0 {
-		return cfg, nil
+		return cfg, "", nil
 	}
 	if cfg.Authenticator, err = auth.New(ac); err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
-	fmt.Fprintf(log, "factum: credentials: %s\n", strings.Join(what, "; "))
-	return cfg, nil
+	return cfg, "factum: credentials: " + strings.Join(what, "; "), nil
 }
 
 func (o securityOptions) keys() (*auth.KeySet, error) {
