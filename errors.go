@@ -31,6 +31,10 @@ const (
 	CodeIllegalAccessOwnerAggregate   Code = "IllegalAccessOwnerAggregate"
 	CodeTenantMismatch                Code = "TenantMismatch"
 	CodeInternalServerError           Code = "InternalServerError"
+	// CodeUnauthorized: the request carries no valid credential.
+	CodeUnauthorized Code = "Unauthorized"
+	// CodeForbidden: the credential lacks the role the action needs.
+	CodeForbidden Code = "Forbidden"
 )
 
 // Codes lists every code, in the order of the table above.
@@ -40,7 +44,7 @@ var Codes = []Code{
 	CodeCommandValidation, CodeEventVersionConflict, CodeDuplicateAggregateID,
 	CodeCommandExpectVersionConflict, CodeSourcingVersionConflict,
 	CodeIllegalAccessDeletedAggregate, CodeIllegalAccessOwnerAggregate,
-	CodeTenantMismatch, CodeInternalServerError,
+	CodeTenantMismatch, CodeInternalServerError, CodeUnauthorized, CodeForbidden,
 }
 
 // HTTPStatus maps the code to its HTTP status. It is the one table every
@@ -62,8 +66,10 @@ func (c Code) HTTPStatus() int {
 		return http.StatusTooManyRequests
 	case CodeIllegalAccessDeletedAggregate:
 		return http.StatusGone
-	case CodeIllegalAccessOwnerAggregate, CodeTenantMismatch:
+	case CodeIllegalAccessOwnerAggregate, CodeTenantMismatch, CodeForbidden:
 		return http.StatusForbidden
+	case CodeUnauthorized:
+		return http.StatusUnauthorized
 	default:
 		return http.StatusInternalServerError
 	}
@@ -120,6 +126,8 @@ var (
 	ErrIllegalAccessOwnerAggregate   error = sentinel(CodeIllegalAccessOwnerAggregate)
 	ErrTenantMismatch                error = sentinel(CodeTenantMismatch)
 	ErrInternalServerError           error = sentinel(CodeInternalServerError)
+	ErrUnauthorized                  error = sentinel(CodeUnauthorized)
+	ErrForbidden                     error = sentinel(CodeForbidden)
 )
 
 // BindingError describes one invalid field of a command body.

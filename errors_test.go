@@ -50,6 +50,8 @@ func TestHTTPStatus(t *testing.T) {
 		CodeTenantMismatch:                http.StatusForbidden,
 		CodeIllegalAccessOwnerAggregate:   http.StatusForbidden,
 		CodeInternalServerError:           http.StatusInternalServerError,
+		CodeUnauthorized:                  http.StatusUnauthorized,
+		CodeForbidden:                     http.StatusForbidden,
 		Code("Unknown"):                   http.StatusInternalServerError,
 	}
 	for c, want := range tests {

@@ -112,6 +112,7 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, t aggregate.Type,
 	id := factum.AggregateID{NamedAggregate: t.Named(), ID: r.PathValue("id"), Tenant: tenantOf(r)}
 	cmd := factum.NewCommand(id, value)
 	cmd.Name = info.spec.Name
+	stampPrincipal(r, &cmd)
 	plan, err := h.parseCommandHeaders(r, &cmd)
 	if err != nil {
 		writeError(w, err)

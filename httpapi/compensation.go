@@ -259,7 +259,7 @@ func (h *Handler) getCounts(w http.ResponseWriter, r *http.Request) {
 const HeaderOperator = "Command-Operator"
 
 func operatorContext(r *http.Request) context.Context {
-	return compensation.WithOperator(r.Context(), r.Header.Get(HeaderOperator))
+	return compensation.WithOperator(r.Context(), operatorOf(r))
 }
 
 // decodeBody reads a JSON body under the size limit into v, refusing

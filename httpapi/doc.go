@@ -37,4 +37,14 @@
 //
 // Reserved path segments: "tenant" as an aggregate name, and "snapshot" as
 // an aggregate ID on POST routes (POST /{aggregate}/snapshot/… is a query).
+//
+// Access control is off by default and on with Config.Access: every
+// request but /healthz, /readyz and /openapi.json then needs a credential
+// (401 Unauthorized with WWW-Authenticate otherwise), acts in a tenant the
+// credential holds (404 for any other, as for a tenant that does not
+// exist), needs its route's role (403 Forbidden) and may be
+// rate-limited per tenant (429 with Retry-After). The principal is recorded
+// in each command's header (HeaderPrincipal). NewServer and ConnLimiter
+// give an http.Server timeouts and a connection cap; Config.Streams bounds
+// event streams.
 package httpapi

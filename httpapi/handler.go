@@ -71,6 +71,11 @@ type Config struct {
 	MaxEventRange int
 	// Title and Version name the API in /openapi.json.
 	Title, Version string
+	// Access authenticates and authorizes requests and limits their rate
+	// per tenant (see AccessConfig); the zero value is an open API.
+	Access AccessConfig
+	// Streams bounds Server-Sent Event streams (see StreamLimits).
+	Streams StreamLimits
 }
 
 // Handler is the HTTP API of a runtime. It is an http.Handler and safe for
@@ -208,6 +213,11 @@ func (h *Handler) routes() error {
 			in.ServeHTTP(w, r)
 		})
 	}
+	guarded, err := h.guard(in, h.inner)
+	if err != nil {
+		return err
+	}
+	h.inner = guarded
 
 	out := http.NewServeMux()
 	out.HandleFunc("GET /openapi.json", h.getOpenAPI)

@@ -29,7 +29,7 @@ func (h *Handler) getOpenAPI(w http.ResponseWriter, _ *http.Request) {
 // types. It is built once and then cached.
 func (h *Handler) OpenAPI() ([]byte, error) {
 	h.openapiOnce.Do(func() {
-		h.openapi, h.openapiErr = json.MarshalIndent(h.buildOpenAPI(), "", "  ")
+		h.openapi, h.openapiErr = h.withSecurity(json.MarshalIndent(h.buildOpenAPI(), "", "  "))
 	})
 	return h.openapi, h.openapiErr
 }

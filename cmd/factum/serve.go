@@ -22,6 +22,7 @@ import (
 // serveOptions configures the example service.
 type serveOptions struct {
 	storeOptions
+	securityOptions
 	// Addr is the listen address; port 0 picks a free one.
 	Addr string
 	// DrainTimeout bounds the graceful shutdown.
@@ -37,6 +38,9 @@ func newServeCmd() *cobra.Command {
 directory by default. Stops gracefully on SIGINT or SIGTERM: admission closes,
 accepted commands drain, then it exits 0.
 
+Without credentials (--api-keys-file, FACTUM_API_KEYS, --jwt-*) it serves
+only on a loopback address, unless --insecure; see docs/http-api.md#security.
+
 Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -49,6 +53,7 @@ Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
 	f.StringVar(&opts.PostgresURL, "postgres-url", envOr("FACTUM_POSTGRES_URL", ""), "use PostgreSQL at this URL (FACTUM_POSTGRES_URL)")
 	f.BoolVar(&opts.Memory, "memory", false, "keep everything in memory")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", 30*time.Second, "how long a shutdown may drain")
+	addSecurityFlags(f, &opts.securityOptions)
 	return cmd
 }
 
@@ -81,6 +86,7 @@ type server struct {
 	rt       *runtime.Runtime
 	store    *openedStore
 	http     *http.Server
+	conns    *httpapi.ConnLimiter
 	draining atomic.Bool
 	// stopScheduler ends the compensation scheduler; schedulerDone closes
 	// when its pass in hand has finished.
@@ -124,7 +130,20 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	// replayed after; commands without one pass (request IDs still guard
 	// each aggregate). Keys are scoped by the request's tenant, which the
 	// HTTP API puts in the request's context.
-	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{})
+	// Keys are scoped by the request's tenant and, with credentials, by
+	// the authenticated caller: two callers never share a key.
+	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{
+		Principal: func(r *http.Request) (string, error) {
+			if p, ok := httpapi.RequestPrincipal(r); ok {
+				return p.Method + ":" + p.Name, nil
+			}
+			return "", nil
+		},
+	})
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	access, credentials, err := opts.access()
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
@@ -135,6 +154,8 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		CommandMiddleware: idem.Wrap,
 		Compensation:      comp.Service(),
 		Title:             "factum example service",
+		Access:            access,
+		Streams:           opts.streams(),
 		Ready: func(context.Context) error {
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
@@ -145,10 +166,16 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	raw, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	sec, err := opts.secure(raw, access.Authenticator != nil)
+	if err != nil {
+		return nil, errors.Join(err, raw.Close(), st.close())
+	}
+	ln := sec.ln
+	s.conns = sec.conns
 	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, errors.Join(err, ln.Close(), st.close())
 	}
@@ -159,8 +186,8 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		defer close(s.schedulerDone)
 		_ = comp.NewScheduler(compensation.SchedulerConfig{}).Run(schedCtx)
 	}()
-	s.URL = "http://" + ln.Addr().String()
-	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.URL = sec.scheme + "://" + ln.Addr().String()
+	s.http = opts.httpServer(h, s.conns)
 	go func() {
 		// ErrorListener: even the errors net/http answers before any
 		// handler runs are typed JSON errors.
@@ -170,6 +197,11 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}()
 	fmt.Fprintf(log, "factum: listening on %s (OpenAPI at %s/openapi.json)\n", s.URL, s.URL)
 	fmt.Fprintf(log, "factum: data %s\n", st.where)
+	for _, line := range []string{credentials, sec.warning} {
+		if line != "" {
+			fmt.Fprintln(log, line)
+		}
+	}
 	return s, nil
 }
 
