@@ -1,0 +1,125 @@
+package saga_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/saga"
+)
+
+// scripted is a Sender answering each command with the next scripted
+// outcome.
+type scripted struct {
+	sent    []factum.Command
+	answers []func(c factum.Command) (command.Result, error)
+}
+
+func (s *scripted) SendAndWait(_ context.Context, c factum.Command, plan command.WaitPlan) (command.Result, error) {
+	if plan.Stage != factum.StageProcessed {
+		panic("saga waited for " + plan.Stage.String())
+	}
+	s.sent = append(s.sent, c)
+	return s.answers[len(s.sent)-1](c)
+}
+
+func processed(c factum.Command) (command.Result, error) {
+	return command.Result{Stage: factum.StageProcessed, CommandID: c.ID, AggregateID: c.AggregateID, Code: factum.CodeOk}, nil
+}
+
+func failedAt(stage factum.CommandStage, code factum.Code) func(c factum.Command) (command.Result, error) {
+	return func(c factum.Command) (command.Result, error) {
+		r := command.Result{Stage: stage, CommandID: c.ID, AggregateID: c.AggregateID, Code: code, Message: "scripted"}
+		return r, r.Err()
+	}
+}
+
+func TestSendAllStopsAtTheFirstUndecidedCommand(t *testing.T) {
+	m := event.Message{Stream: &factum.EventStream{AggregateID: stock.WithID("src")}, Event: &factum.DomainEvent{ID: "e-1"}}
+	cmds := []factum.Command{
+		factum.NewCommand(stock.WithID("a"), Reserve{}),
+		factum.NewCommand(stock.WithID("b"), Reserve{}),
+		factum.NewCommand(stock.WithID("c"), Reserve{}),
+	}
+	tests := []struct {
+		name    string
+		second  func(c factum.Command) (command.Result, error)
+		refused bool
+		code    factum.Code
+	}{
+		{"refused at PROCESSED", failedAt(factum.StageProcessed, factum.CodeIllegalAccessDeletedAggregate), true, factum.CodeIllegalAccessDeletedAggregate},
+		{"refused at SENT", failedAt(factum.StageSent, factum.CodeCommandValidation), true, factum.CodeCommandValidation},
+		{"wait timed out", failedAt(factum.StageProcessed, factum.CodeRequestTimeout), false, factum.CodeRequestTimeout},
+		{"bus full", failedAt(factum.StageSent, factum.CodeTooManyRequests), false, factum.CodeTooManyRequests},
+		{"store failed", failedAt(factum.StageProcessed, factum.CodeInternalServerError), false, factum.CodeInternalServerError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scripted{answers: []func(factum.Command) (command.Result, error){processed, tt.second, processed}}
+			ids, err := saga.SendAll(context.Background(), s, m, cmds)
+			if len(s.sent) != 2 || len(ids) != 1 {
+				t.Fatalf("sent %d, decided %d; want the third never sent", len(s.sent), len(ids))
+			}
+			var refused *saga.RefusedError
+			var pending *saga.PendingError
+			if errors.As(err, &refused) != tt.refused || errors.As(err, &pending) == tt.refused {
+				t.Fatalf("err = %T %v", err, err)
+			}
+			if got := factum.CodeOf(err); got != tt.code {
+				t.Fatalf("code = %s, want %s", got, tt.code)
+			}
+		})
+	}
+}
+
+type counter struct{ N int }
+
+type bump struct{}
+
+type bumped struct{}
+
+var counters = aggregate.New[counter]("test", "counter",
+	aggregate.Source(func(c *counter, _ bumped) { c.N++ }),
+	aggregate.Handle(func(context.Context, counter, bump) ([]any, error) { return []any{bumped{}}, nil }, aggregate.AllowCreate),
+)
+
+// A redelivered event (a crash after the commands were appended, before
+// the checkpoint moved) re-sends the same commands under the same derived
+// request IDs: the targets recognise them and nothing happens twice.
+func TestRedeliveryAfterACrashIsSafe(t *testing.T) {
+	ctx := context.Background()
+	store := eventstore.NewMemory()
+	rt, err := runtime.New(runtime.Config{Store: store}, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	m := event.Message{Stream: &factum.EventStream{AggregateID: stock.WithID("src")}, Event: &factum.DomainEvent{ID: "e-1"}}
+	cmds := []factum.Command{factum.NewCommand(counters.ID("x"), bump{}), factum.NewCommand(counters.ID("y"), bump{})}
+	for delivery := range 3 {
+		// Fresh command IDs each time, as a restarted process makes.
+		again := make([]factum.Command, len(cmds))
+		for i, c := range cmds {
+			c.ID = ""
+			again[i] = c
+		}
+		if _, err := saga.SendAll(ctx, rt.Gateway(), m, again); err != nil {
+			t.Fatalf("delivery %d: %v", delivery, err)
+		}
+	}
+	for _, id := range []string{"x", "y"} {
+		streams, err := store.Load(ctx, counters.ID(id), 1, 100)
+		if err != nil || len(streams) != 1 {
+			t.Fatalf("%s: %d streams, %v; want exactly 1", id, len(streams), err)
+		}
+	}
+}
