@@ -31,6 +31,9 @@ type GatewayConfig struct {
 	// Consumers tells which functions consume which events; nil means none,
 	// so branch-stage waits complete right after PROCESSED.
 	Consumers Consumers
+	// Progress lets a repeated request wait for a branch stage on its
+	// first attempt's stream; nil answers it at PROCESSED, with a note.
+	Progress Progress
 	// DefaultTimeout applies to plans without one; 0 means DefaultTimeout.
 	DefaultTimeout time.Duration
 	// MaxTimeout refuses plans with a longer timeout; 0 means
@@ -48,6 +51,7 @@ type Gateway struct {
 	store      eventstore.Store
 	checker    *RequestChecker
 	consumers  Consumers
+	progress   Progress
 	defTimeout time.Duration
 	maxTimeout time.Duration
 	closed     atomic.Bool  // see Close
@@ -61,7 +65,7 @@ func NewGateway(cfg GatewayConfig) (*Gateway, error) {
 	}
 	g := &Gateway{
 		reg: cfg.Registry, bus: cfg.Bus, waiters: cfg.Waiters, store: cfg.Store,
-		checker: cfg.Checker, consumers: cfg.Consumers,
+		checker: cfg.Checker, consumers: cfg.Consumers, progress: cfg.Progress,
 		defTimeout: cfg.DefaultTimeout, maxTimeout: cfg.MaxTimeout,
 	}
 	if g.defTimeout <= 0 {
@@ -248,7 +252,9 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		done(r, ferr, false)
 		return
 	} else if dup {
-		done(r, nil, false)
+		handedOver()
+		r, err := g.awaitDuplicate(ctx, c, plan, r, timeout)
+		done(r, err, false)
 		return
 	}
 	if plan.Stage == factum.StageSent {
@@ -290,7 +296,7 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		}
 	}
 	expired := wt.expiry(timeout)
-	tr := tracker{g: g, plan: plan, cmd: c}
+	tr := tracker{g: g, plan: plan, cmd: c, deadline: time.Now().Add(timeout)}
 	var local [2]factum.Signal
 	for {
 		select {
@@ -302,6 +308,16 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 					return
 				}
 				if fin {
+					if r.Duplicate && r.Stage == factum.StageProcessed && plan.Stage.IsBranch() && r.Succeeded() {
+						// The processor found the request appended: wait
+						// for the stage on that first attempt's stream.
+						r, err := g.awaitDuplicate(ctx, c, plan, r, time.Until(tr.deadline))
+						if emit != nil && !emit(r, err) {
+							return
+						}
+						done(r, err, true)
+						return
+					}
 					if emit != nil && !emitted && !emit(r, r.Err()) {
 						return
 					}

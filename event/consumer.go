@@ -71,6 +71,8 @@ type Consumer struct {
 	drainDone context.CancelFunc
 	// laneSeed spreads aggregates over the lanes of a concurrent batch.
 	laneSeed maphash.Seed
+	// recent holds the last failures, for FailureOn.
+	recent recentFailures
 }
 
 // NewConsumer returns a consumer of p. It is an IllegalArgument error to
@@ -223,6 +225,9 @@ func (c *Consumer) handle(ctx context.Context, deadlines *attemptDeadlines, s *f
 			if rerr := c.cfg.Failures.RecordFailure(ctx, f); rerr != nil {
 				return fmt.Errorf("%s on stream %s: %w (handler error: %v)", h.Function, s.ID, rerr, err)
 			}
+		}
+		if err != nil {
+			c.recent.add(s.ID, h.Function, err)
 		}
 		c.signal(h, s, res.take(), err)
 	}

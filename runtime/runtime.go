@@ -165,14 +165,15 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 	if consumers == nil {
 		consumers = functions
 	}
+	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, functions: functions, hints: hints, processor: proc}
 	gw, err := command.NewGateway(command.GatewayConfig{
 		Registry: reg, Bus: disp, Waiters: waiters, Store: cfg.Store, Checker: checker,
-		Consumers: consumers, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
+		Consumers: consumers, Progress: progress{r}, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
 	})
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw, functions: functions, hints: hints, processor: proc}
+	r.gateway = gw
 	if err := r.buildConsumers(cfg); err != nil {
 		return nil, err
 	}
