@@ -145,8 +145,15 @@ func (g *Gateway) precheck(ctx context.Context, c *factum.Command) (Result, bool
 		return Result{}, false, nil
 	}
 	s, dup, err := g.checker.Check(ctx, c.AggregateID, c.RequestID)
-	if err != nil || !dup {
-		return Result{}, false, err
+	if err != nil {
+		// The check could not reach its authority: refuse rather than let
+		// a possible duplicate through unchecked, retryably.
+		return Result{}, false, factum.Errorf(factum.CodeTooManyRequests,
+			"request-ID pre-check cannot reach the event store; retry the same request later: %w", err).
+			With(c.AggregateID, 0, c.ID, c.RequestID)
+	}
+	if !dup {
+		return Result{}, false, nil
 	}
 	return duplicateResult(c, &s), true, nil
 }

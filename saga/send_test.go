@@ -123,3 +123,34 @@ func TestRedeliveryAfterACrashIsSafe(t *testing.T) {
 		}
 	}
 }
+
+type source struct{ N int }
+
+type sourced struct{ N int }
+
+var sources = aggregate.New[source]("test", "source",
+	aggregate.Source(func(s *source, e sourced) { s.N = e.N }),
+	aggregate.Handle(func(_ context.Context, _ source, c sourced) ([]any, error) { return []any{c}, nil }, aggregate.AllowCreate),
+)
+
+// A saga whose send fails (here: to an aggregate type nobody serves)
+// reports a failed SAGA_HANDLED with the send's code, never Ok.
+func TestFailedSendIsAFailedSagaHandled(t *testing.T) {
+	ctx := context.Background()
+	nowhere := factum.NamedAggregate{Context: "test", Aggregate: "nowhere"}
+	s := saga.New("test", "forwarder", saga.On(func(context.Context, event.Message, sourced) ([]factum.Command, error) {
+		return []factum.Command{factum.NewCommand(nowhere.WithID("x"), bump{})}, nil
+	}))
+	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s}, Events: event.Config{Attempts: 1}}, sources, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	res, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(sources.ID("s-1"), sourced{N: 1}), command.Wait(factum.StageSagaHandled))
+	if err == nil || res.Stage != factum.StageSagaHandled || res.Code != factum.CodeNotFound {
+		t.Fatalf("SAGA_HANDLED = %+v, %v; want a NotFound failure", res, err)
+	}
+}
