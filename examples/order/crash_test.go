@@ -132,9 +132,6 @@ func crashChild(path string) int {
 // consumer's checkpoint moved past orders whose reservations were still
 // queued in the dead process, and those orders stayed pending forever.
 func TestSagaStepsSurviveKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a child process; not in -short")
-	}
 	path := filepath.Join(t.TempDir(), "orders.db")
 	exe, err := os.Executable()
 	if err != nil {
