@@ -31,7 +31,9 @@ type Config struct {
 	// or failure. It must not block for long; nil discards signals.
 	Notify func(factum.Signal)
 	// Attempts is how many times a failing function is tried in place
-	// before its failure is recorded (default 3).
+	// before its failure is recorded (default 3). Errors that say they are
+	// not retryable (a Retryable() bool method returning false, or a
+	// business rejection's code) are recorded after the first.
 	Attempts int
 	// Backoff is the wait before the second attempt, doubling after each
 	// (default 10 ms).
@@ -311,8 +313,13 @@ func (d *attemptDeadlines) release() {
 }
 
 // retryable reports whether trying a failed function again in place may
-// help: not for errors the function marked as business rejections.
+// help: as the error says, if it has a Retryable() bool method (a saga's
+// refused command says no); otherwise not for business rejections.
 func retryable(err error) bool {
+	var r interface{ Retryable() bool }
+	if errors.As(err, &r) {
+		return r.Retryable()
+	}
 	switch factum.CodeOf(err) {
 	case factum.CodeIllegalArgument, factum.CodeIllegalState, factum.CodeBadRequest, factum.CodeNotFound:
 		return false

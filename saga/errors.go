@@ -28,6 +28,10 @@ func (e *RefusedError) Error() string {
 // the refusal's code.
 func (e *RefusedError) Unwrap() error { return e.Err }
 
+// Retryable reports false: sending the command again at once gets the same
+// refusal, so the consumer records the failure without retrying in place.
+func (e *RefusedError) Retryable() bool { return false }
+
 // PendingError reports a command a saga sent whose outcome is not known to
 // be decided: the wait timed out, the bus pushed back, or the target's
 // store failed in a way a retry may cure. Re-sending it (under its derived
@@ -47,3 +51,6 @@ func (e *PendingError) Error() string {
 
 // Unwrap returns the gateway's error.
 func (e *PendingError) Unwrap() error { return e.Err }
+
+// Retryable reports true: re-sending under the derived request ID is safe.
+func (e *PendingError) Retryable() bool { return true }

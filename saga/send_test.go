@@ -154,3 +154,36 @@ func TestFailedSendIsAFailedSagaHandled(t *testing.T) {
 		t.Fatalf("SAGA_HANDLED = %+v, %v; want a NotFound failure", res, err)
 	}
 }
+
+// A refused command is recorded after one attempt: retrying it in place
+// would only be refused again.
+func TestRefusalIsRecordedWithoutRetriesInPlace(t *testing.T) {
+	ctx := context.Background()
+	s := saga.New("test", "refuser", saga.On(func(context.Context, event.Message, sourced) ([]factum.Command, error) {
+		return []factum.Command{factum.NewCommand(counters.ID("deleted"), bump{})}, nil
+	}))
+	failures := make(chan event.Failure, 10)
+	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s},
+		Failures: event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error { failures <- f; return nil }),
+		Events:   event.Config{Attempts: 3}}, sources, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	gw := rt.Gateway()
+	for _, body := range []any{bump{}, aggregate.DeleteAggregate{}} {
+		if _, err := gw.SendAndWait(ctx, factum.NewCommand(counters.ID("deleted"), body), command.Wait(factum.StageProcessed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := gw.SendAndWait(ctx, factum.NewCommand(sources.ID("s-1"), sourced{N: 1}), command.Wait(factum.StageSagaHandled)); factum.CodeOf(err) != factum.CodeIllegalAccessDeletedAggregate {
+		t.Fatalf("SAGA_HANDLED: %v", err)
+	}
+	f := <-failures
+	if f.Attempts != 1 || factum.CodeOf(f.Err) != factum.CodeIllegalAccessDeletedAggregate {
+		t.Fatalf("recorded after %d attempts: %v", f.Attempts, f.Err)
+	}
+}
