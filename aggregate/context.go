@@ -8,11 +8,22 @@ import (
 
 type commandKey struct{}
 
-// deciding is what a handler's context carries: the command and the
-// effects the handler binds (one value, so a decision costs one context).
+// deciding is a handler's context: its parent, the command and the
+// effects the handler binds, in one allocation (as a plain value context
+// would take for the command alone).
 type deciding struct {
+	context.Context
 	cmd     *factum.Command
 	effects []Effect
+}
+
+// Value returns the deciding itself for commandKey, and the parent's
+// values for every other key.
+func (d *deciding) Value(key any) any {
+	if key == (commandKey{}) {
+		return d
+	}
+	return d.Context.Value(key)
 }
 
 // CommandFrom returns the command a handler is deciding, from the context

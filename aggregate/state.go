@@ -72,8 +72,8 @@ func (d *Definition[S]) decide(ctx context.Context, st *State[S], cmd *factum.Co
 			err = e
 		}
 	}()
-	dc := &deciding{cmd: cmd}
-	events, err = h.decide(context.WithValue(ctx, commandKey{}, dc), st.Value, cmd.Body)
+	dc := &deciding{Context: ctx, cmd: cmd}
+	events, err = h.decide(dc, st.Value, cmd.Body)
 	if err != nil {
 		fe := factum.AsError(err)
 		if fe.Aggregate.ID == "" || fe.CommandID == "" {
