@@ -9,6 +9,7 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/user"
+	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/runtime"
 )
 
@@ -77,5 +78,26 @@ func TestRenameWithAStaleCacheStaysConsistent(t *testing.T) {
 		if got := holder(t, names, name); got != want {
 			t.Errorf("%s is held by %q, want %q (events say %q)", name, got, want, current)
 		}
+	}
+}
+
+// A registration whose first attempt reserved the name and then died before
+// its append (a crash): the retry finds the name held by its own user ID
+// and registers, instead of calling the name taken.
+func TestRetryAfterACrashFindsItsOwnReservation(t *testing.T) {
+	ctx := context.Background()
+	names := usernames(t)
+	rt := newRuntime(t, names)
+	users := factum.NamedAggregate{Context: user.Context, Aggregate: "user"}
+	id := factum.DeriveID(user.Context, "user", "signup-9")
+	if ok, err := names.Prepare(ctx, "nina", prepare.Forever(id)); !ok || err != nil {
+		t.Fatal("setup", err)
+	}
+	res, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(users.WithID(""), user.RegisterUser{Username: "nina", Email: "n@example.com"}).WithRequestID("signup-9"), command.Wait(factum.StageProcessed))
+	if err != nil || res.AggregateID.ID != id {
+		t.Fatalf("retried registration = %+v, %v", res, err)
+	}
+	if got := holder(t, names, "nina"); got != id {
+		t.Fatalf("nina is held by %q, want %q", got, id)
 	}
 }
