@@ -9,6 +9,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
@@ -105,5 +106,54 @@ func TestDuplicateSeesTheFirstAttemptsFailure(t *testing.T) {
 	res, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(def.ID("c-1"), Add{N: 1}).WithRequestID("req-1"), plan)
 	if factum.CodeOf(err) != factum.CodeIllegalState || !res.Duplicate || res.Stage != factum.StageProjected {
 		t.Fatalf("retry = %+v, %v", res, err)
+	}
+}
+
+// finder records failures and finds them again, as compensation does.
+type finder struct {
+	mu  sync.Mutex
+	got map[string]error // stream ID -> failure
+}
+
+func (f *finder) RecordFailure(_ context.Context, fl event.Failure) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got[fl.Stream.ID] = fl.Err
+	return nil
+}
+
+func (f *finder) FindFailure(_ context.Context, _ factum.Function, s *factum.EventStream) (error, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got[s.ID], nil
+}
+
+// After a restart the consumer no longer remembers the first attempt's
+// failure; the recorder's records tell the retried request.
+func TestDuplicateSeesARecordedFailureAfterARestart(t *testing.T) {
+	store, checkpoints := eventstore.NewMemory(), event.NewMemoryCheckpoints()
+	rec := &finder{got: map[string]error{}}
+	newProcessor := func() *event.Processor {
+		return event.MustProcessor("test", "broken", factum.StageProjected,
+			event.OnStream("on_added", func(context.Context, *factum.EventStream) error {
+				return factum.IllegalState("projection refused")
+			}, []string{"added"}))
+	}
+	cfg := runtime.Config{Store: store, Checkpoints: checkpoints, Failures: rec, Events: event.Config{Attempts: 1}}
+	cfg.Processors = []*event.Processor{newProcessor()}
+	first, def := newRuntime(t, cfg, nil)
+	ctx := context.Background()
+	plan := command.Wait(factum.StageProjected).Within(10 * time.Second)
+	if _, err := first.Gateway().SendAndWait(ctx, factum.NewCommand(def.ID("c-1"), Add{N: 1}).WithRequestID("req-1"), plan); factum.CodeOf(err) != factum.CodeIllegalState {
+		t.Fatalf("first attempt: %v", err)
+	}
+	if err := first.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Processors = []*event.Processor{newProcessor()}
+	second, _ := newRuntime(t, cfg, nil)
+	res, err := second.Gateway().SendAndWait(ctx, factum.NewCommand(def.ID("c-1"), Add{N: 1}).WithRequestID("req-1"), plan)
+	if factum.CodeOf(err) != factum.CodeIllegalState || !res.Duplicate {
+		t.Fatalf("retry after restart = %+v, %v", res, err)
 	}
 }

@@ -9,7 +9,9 @@ import (
 
 // progress implements command.Progress from the runtime's consumers: a
 // function has handled a stream once its consumer group's checkpoint is at
-// or past the stream, and the consumer remembers whether it failed there.
+// or past the stream; whether it failed there the consumer remembers, or
+// else the failure recorder finds (when it is an event.FailureFinder, as
+// compensation is).
 type progress struct{ r *Runtime }
 
 func (p progress) Handled(ctx context.Context, fn factum.Function, s *factum.EventStream) (bool, error, error) {
@@ -33,5 +35,15 @@ func (p progress) Handled(ctx context.Context, fn factum.Function, s *factum.Eve
 	if pos.Less(s.Position) {
 		return false, nil, nil
 	}
-	return true, c.FailureOn(s.ID, fn), nil
+	if failure := c.FailureOn(s.ID, fn); failure != nil {
+		return true, failure, nil
+	}
+	if ff, ok := p.r.failures.(event.FailureFinder); ok {
+		failure, err := ff.FindFailure(ctx, fn, s)
+		if err != nil {
+			return false, nil, err
+		}
+		return true, failure, nil
+	}
+	return true, nil, nil
 }

@@ -74,6 +74,15 @@ func TestRefusedSagaCommandIsRecorded(t *testing.T) {
 			if e.Aggregate.ID != "o-plum" || e.Function.Processor != "fulfilment" {
 				t.Fatalf("recorded %+v", e)
 			}
+			// The record answers a retried request after a restart.
+			streams, err := rt.Store().Load(ctx, e.Aggregate, 1, 1)
+			if err != nil || len(streams) != 1 {
+				t.Fatal(streams, err)
+			}
+			found, err := comp.FindFailure(ctx, e.Function, &streams[0])
+			if err != nil || factum.CodeOf(found) != factum.CodeIllegalAccessDeletedAggregate {
+				t.Fatalf("FindFailure = %v, %v", found, err)
+			}
 			return
 		}
 		if len(items) > 1 || time.Now().After(deadline) {
