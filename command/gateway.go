@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,10 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/eventstore"
 )
+
+// ErrVoid is the cause of the IllegalArgument error for a wait beyond SENT
+// on a void (fire-and-forget) command.
+var ErrVoid = errors.New("the command is void")
 
 // DefaultMaxTimeout caps wait timeouts when GatewayConfig.MaxTimeout is 0.
 const DefaultMaxTimeout = 10 * time.Minute
@@ -130,7 +135,7 @@ func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*factum.Command, 
 		return c, 0, err
 	}
 	if c.IsVoid && plan.Stage != factum.StageSent {
-		return c, 0, factum.IllegalArgument(fmt.Sprintf("command %s is void: only SENT can be awaited, not %s", c.Name, plan.Stage))
+		return c, 0, factum.Errorf(factum.CodeIllegalArgument, "command %s: %w: only SENT can be awaited, not %s", c.Name, ErrVoid, plan.Stage)
 	}
 	if err := validateBody(c.Body); err != nil {
 		return c, 0, err

@@ -2,6 +2,7 @@ package saga
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -113,7 +114,9 @@ func Prepare(m event.Message, cmds []factum.Command) []factum.Command {
 // until it is decided (PROCESSED) before the next is sent, and returns the
 // IDs of those decided. A command is decided when its stream was appended,
 // when it repeats a request whose stream was appended (the gateway answers
-// with the first attempt's outcome), or when it was refused.
+// with the first attempt's outcome), or when it was refused. A void
+// (fire-and-forget) command is decided when the bus accepted it: that is
+// all it promises.
 //
 // The first command not appended stops the sending: a refusal (a
 // non-retryable failure at SENT or PROCESSED, such as a deleted target) is
@@ -130,6 +133,10 @@ func SendAll(ctx context.Context, send Sender, m event.Message, cmds []factum.Co
 	for i := range prepared {
 		c := &prepared[i]
 		res, err := send.SendAndWait(ctx, *c, command.Wait(factum.StageProcessed))
+		if errors.Is(err, command.ErrVoid) {
+			// A void command promises no more than its acceptance.
+			res, err = send.SendAndWait(ctx, *c, command.Wait(factum.StageSent))
+		}
 		if err != nil {
 			if res.Stage == 0 {
 				res = command.Result{Stage: factum.StageSent, CommandID: c.ID, RequestID: c.RequestID, AggregateID: c.AggregateID, Code: factum.CodeOf(err), Message: factum.MessageOf(err)}

@@ -187,3 +187,33 @@ func TestRefusalIsRecordedWithoutRetriesInPlace(t *testing.T) {
 		t.Fatalf("recorded after %d attempts: %v", f.Attempts, f.Err)
 	}
 }
+
+type ping struct{}
+
+type pinged struct{}
+
+var pings = aggregate.New[counter]("test", "ping",
+	aggregate.Emits[counter, pinged](),
+	aggregate.Handle(func(context.Context, counter, ping) ([]any, error) { return []any{pinged{}}, nil }, aggregate.AllowCreate, aggregate.Void),
+)
+
+// A void command promises only its acceptance: a saga sending one is done
+// with it at SENT, and is not refused for waiting longer.
+func TestVoidCommandIsDecidedWhenAccepted(t *testing.T) {
+	ctx := context.Background()
+	s := saga.New("test", "pinger", saga.On(func(context.Context, event.Message, sourced) ([]factum.Command, error) {
+		return []factum.Command{factum.NewCommand(pings.ID("p-1"), ping{})}, nil
+	}))
+	store := eventstore.NewMemory()
+	rt, err := runtime.New(runtime.Config{Store: store, Sagas: []*saga.Saga{s}}, sources, pings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(sources.ID("s-1"), sourced{N: 1}), command.Wait(factum.StageSagaHandled)); err != nil {
+		t.Fatalf("SAGA_HANDLED: %v", err)
+	}
+}
