@@ -14,7 +14,21 @@
 // Sourcing functions (Source) apply one event type to the state and must be
 // deterministic. Command handlers (Handle) decide: they get the state by
 // value and return events, or an error that rejects the command; their
-// dependencies come by closure. Every aggregate also handles the built-in
+// dependencies come by closure.
+//
+// A handler may run more than once for one command: the processor runs it
+// again after a version conflict or a transient store failure (on the
+// reloaded state), and a retried request runs it again. Handlers therefore
+// do no side effects themselves. A handler that needs a reservation-style
+// side effect (reserve a unique key, release one, move one) binds it to the
+// append with [Bind]: the processor applies the bound [Effect]s after the
+// handler decided and before the append, undoes them if the append fails
+// or is retried, and keeps them once the stream is appended; an effect that
+// finds itself already in place for the same owner (a retry of the same
+// command) lets the command go on and is not undone by it. When the
+// append's outcome is unknown, the processor looks the request up before
+// undoing anything. The prepare package's Key.Reserve, Key.Release and
+// Key.Change make such effects. Every aggregate also handles the built-in
 // DeleteAggregate and RecoverAggregate commands; a deleted aggregate refuses
 // everything but recovery.
 //
@@ -35,9 +49,12 @@
 // optional [SnapshotSource]) and the streams after it; decides; encodes the
 // events into the next stream (version = last + 1, the command's header
 // carried over); and appends it. The append is the authority: on an
-// EventVersionConflict a command without an expected version is retried
-// after a reload (3 times, backing off exponentially), one with an expected
-// version fails at once with CommandExpectVersionConflict. A request whose
+// EventVersionConflict or a transient store error ([IsTransient]: a lost
+// connection, a serialization failure, a busy database) a command without
+// an expected version is retried after a reload (3 times, backing off
+// exponentially with jitter, so that contending instances do not retry in
+// step), one with an expected version fails at once (a conflict with
+// CommandExpectVersionConflict). A request whose
 // first attempt was already appended is answered with that attempt's
 // outcome, marked Duplicate, both when the append reports
 // DuplicateRequestId and when the handler rejects the retry. A panic in a

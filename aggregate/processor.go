@@ -18,10 +18,12 @@ const (
 	// per aggregate type.
 	DefaultCacheSize = 65536
 	// DefaultRetries is how often a command without an expected version is
-	// retried after an EventVersionConflict.
+	// retried after a recoverable failure: an EventVersionConflict or a
+	// transient store error (see IsTransient).
 	DefaultRetries = 3
 	// DefaultBackoff is the delay before the first retry; it doubles for
-	// each further one.
+	// each further one, and each delay is jittered (between half and all
+	// of it is waited).
 	DefaultBackoff = 2 * time.Millisecond
 )
 
@@ -54,12 +56,15 @@ type ProcessorConfig struct {
 	Snapshots SnapshotSource
 	// States, if set, sees each state the processor reaches by an append.
 	States StateObserver
-	// Retries after an EventVersionConflict for commands without an
+	// Retries after a recoverable failure for commands without an
 	// expected version; 0 means DefaultRetries, negative means none.
 	Retries int
-	// Backoff is the first retry's delay, doubled for each further one; 0
-	// means DefaultBackoff.
+	// Backoff is the first retry's delay, doubled for each further one and
+	// jittered; 0 means DefaultBackoff.
 	Backoff time.Duration
+	// Transient tells which store errors are worth a retry; nil means
+	// IsTransient.
+	Transient func(error) bool
 }
 
 // NewProcessor implements Type.
@@ -82,6 +87,10 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 	if backoff <= 0 {
 		backoff = DefaultBackoff
 	}
+	transient := cfg.Transient
+	if transient == nil {
+		transient = IsTransient
+	}
 	return &processor[S]{
 		def:       d,
 		store:     cfg.Store,
@@ -92,6 +101,7 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 		ids:       factum.NewIDGenerator(),
 		retries:   max(retries, 0),
 		backoff:   backoff,
+		transient: transient,
 	}, nil
 }
 
@@ -105,6 +115,7 @@ type processor[S any] struct {
 	ids       *factum.IDGenerator
 	retries   int
 	backoff   time.Duration
+	transient func(error) bool
 }
 
 // outcome is one attempt's result.
@@ -114,7 +125,7 @@ type outcome struct {
 	names     []string
 	duplicate bool
 	err       error
-	retry     bool // a version conflict that a reload may resolve
+	retry     bool // a version conflict or transient failure a retry may resolve
 }
 
 // Process implements Processor.
@@ -142,19 +153,21 @@ func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig fa
 		fail(&sig, factum.IllegalArgument(fmt.Sprintf("command for %s sent to the processor of %s", cmd.AggregateID.NamedAggregate, p.def.named)))
 		return sig
 	}
-	backoff := p.backoff
+	// The command's tenant rides in the context of everything the command
+	// does: its handler and the effects the handler binds (a
+	// prepare.PerTenant key reads it there).
+	ctx = factum.ContextWithTenant(ctx, cmd.AggregateID.TenantOrDefault())
 	for attempt := 0; ; attempt++ {
 		o := p.attempt(ctx, cmd)
-		if o.retry && attempt < p.retries {
-			t := time.NewTimer(backoff)
+		if o.retry && attempt < p.retries && ctx.Err() == nil {
+			t := time.NewTimer(retryDelay(p.backoff, attempt))
 			select {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				fail(&sig, ctx.Err())
+				fail(&sig, errors.Join(o.err, ctx.Err()))
 				return sig
 			}
-			backoff *= 2
 			continue
 		}
 		if o.err != nil {
@@ -195,34 +208,28 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 				// the gate answers another tenant.
 				err = OtherTenant(cmd)
 			}
-			return outcome{err: err}
+			return outcome{err: err, retry: p.recoverable(err)}
 		}
 	}
-	events, err := p.def.Decide(ctx, &e.st, cmd)
+	events, effs, err := p.def.decide(ctx, &e.st, cmd)
 	if err != nil {
-		if e.st.Version == 0 {
-			// Caching an aggregate that does not exist would hide one
-			// created elsewhere; a rejected command costs a load instead.
-			return outcome{err: err}
+		return p.rejected(ctx, cmd, e, err)
+	}
+	var applied *Applied
+	if len(effs) > 0 {
+		if applied, err = ApplyEffects(ctx, effs); err != nil {
+			return p.rejected(ctx, cmd, e, err)
 		}
-		p.cache.put(e)
-		{
-			// A rejection may answer a retry whose first attempt already
-			// changed the state; the store knows.
-			if o, dup := p.duplicate(ctx, cmd); dup {
-				return o
-			}
-		}
-		return outcome{err: err}
 	}
 	stream, names, err := p.build(cmd, &e.st, events)
 	if err != nil {
 		p.cache.put(e)
-		return outcome{err: err}
+		return undone(ctx, applied, outcome{err: err})
 	}
 	err = p.store.Append(ctx, stream)
 	switch {
 	case err == nil:
+		// Appended: the bound effects stand.
 		if e.st.Version == 0 {
 			e.st.ID = stream.AggregateID
 			e.st.OwnerID = stream.OwnerID
@@ -240,28 +247,35 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 		p.cache.put(e)
 		return outcome{version: stream.Version, names: names, at: stream.CreateTime}
 	case errors.Is(err, factum.ErrDuplicateRequestID):
+		// The first attempt's stream holds the request; what this attempt
+		// applied is not part of it.
 		p.cache.put(e)
 		if o, dup := p.duplicate(ctx, cmd); dup {
-			return o
+			return undone(ctx, applied, o)
 		}
-		return outcome{err: err}
+		return undone(ctx, applied, outcome{err: err})
 	case errors.Is(err, factum.ErrEventVersionConflict),
 		errors.Is(err, factum.ErrDuplicateAggregateID) && !cmd.IsCreate:
 		// Another writer moved the aggregate: the cached state is stale.
 		if cmd.ExpectedVersion > 0 {
-			return outcome{err: factum.NewError(factum.CodeCommandExpectVersionConflict,
+			return undone(ctx, applied, outcome{err: factum.NewError(factum.CodeCommandExpectVersionConflict,
 				fmt.Sprintf("command expects version %d, another command appended first", cmd.ExpectedVersion)).
-				With(cmd.AggregateID, cmd.ExpectedVersion, cmd.ID, cmd.RequestIDOrID())}
+				With(cmd.AggregateID, cmd.ExpectedVersion, cmd.ID, cmd.RequestIDOrID())})
 		}
-		return outcome{err: err, retry: true}
+		return undone(ctx, applied, outcome{err: err, retry: true})
 	case errors.Is(err, factum.ErrTenantMismatch):
 		// Another tenant's aggregate took the ID (a create racing it):
-		// answered as the gate answers another tenant, revealing nothing.
-		return outcome{err: OtherTenant(cmd)}
+		// nothing was appended; answered as the gate answers another
+		// tenant, revealing nothing.
+		return undone(ctx, applied, outcome{err: OtherTenant(cmd)})
+	case factum.CodeOf(err) != factum.CodeInternalServerError && factum.CodeOf(err) != factum.CodeRequestTimeout:
+		// A definite refusal by the store (a create that lost): nothing
+		// was appended. The state is dropped.
+		return undone(ctx, applied, outcome{err: err})
 	default:
-		// A create that lost, or an error whose outcome is unknown (the
-		// write may have committed): drop the state.
-		return outcome{err: err}
+		// The outcome is unknown: the write may have committed. The store
+		// settles it; the state is dropped either way.
+		return p.unknown(ctx, cmd, applied, err)
 	}
 }
 

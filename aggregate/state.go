@@ -55,38 +55,45 @@ func (d *Definition[S]) newEnvelope(id factum.AggregateID) State[S] {
 // returns no events and no error is an InternalServerError too (a stream
 // needs at least one event; reject with an error instead).
 func (d *Definition[S]) Decide(ctx context.Context, st *State[S], cmd *factum.Command) (events []any, err error) {
+	events, _, err = d.decide(ctx, st, cmd)
+	return events, err
+}
+
+// decide is Decide returning the effects the handler bound too.
+func (d *Definition[S]) decide(ctx context.Context, st *State[S], cmd *factum.Command) (events []any, effs []Effect, err error) {
 	if err := d.gate(st, cmd); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h, ok := d.handlers[cmd.Name]
 	if !ok {
-		return nil, d.refuse(factum.CodeIllegalArgument, fmt.Sprintf("aggregate %s does not handle command %q", d.named, cmd.Name), st, cmd)
+		return nil, nil, d.refuse(factum.CodeIllegalArgument, fmt.Sprintf("aggregate %s does not handle command %q", d.named, cmd.Name), st, cmd)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			events = nil
+			events, effs = nil, nil
 			e := d.refuse(factum.CodeInternalServerError, fmt.Sprintf("handler of %s panicked: %v", cmd.Name, p), st, cmd)
 			e.Err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 			err = e
 		}
 	}()
-	events, err = h.decide(handlerContext(ctx, cmd), st.Value, cmd.Body)
+	dc := handlerContext(ctx, cmd)
+	events, err = h.decide(dc, st.Value, cmd.Body)
 	if err != nil {
 		fe := factum.AsError(err)
 		if fe.Aggregate.ID == "" || fe.CommandID == "" {
 			fe = fe.With(cmd.AggregateID, st.Version, cmd.ID, cmd.RequestIDOrID())
 		}
-		return nil, fe
+		return nil, nil, fe
 	}
 	if len(events) == 0 {
-		return nil, d.refuse(factum.CodeInternalServerError, fmt.Sprintf("handler of %s returned neither events nor an error", cmd.Name), st, cmd)
+		return nil, nil, d.refuse(factum.CodeInternalServerError, fmt.Sprintf("handler of %s returned neither events nor an error", cmd.Name), st, cmd)
 	}
 	for i, e := range events {
 		if e == nil {
-			return nil, d.refuse(factum.CodeInternalServerError, fmt.Sprintf("handler of %s returned a nil event at %d", cmd.Name, i), st, cmd)
+			return nil, nil, d.refuse(factum.CodeInternalServerError, fmt.Sprintf("handler of %s returned a nil event at %d", cmd.Name, i), st, cmd)
 		}
 	}
-	return events, nil
+	return events, dc.effects, nil
 }
 
 func (d *Definition[S]) gate(st *State[S], cmd *factum.Command) error {

@@ -21,12 +21,19 @@
 //   - Lookup answers from the event store whether a request was appended.
 //
 // A timeout or a cancelled context ends the wait, never the command: the
-// result is RequestTimeout with the outcome unknown. A repeated request whose
-// first attempt was appended returns that attempt's PROCESSED outcome with
-// Duplicate set. Request IDs are per tenant: every answer built from a
-// stored stream (the pre-check's duplicate, Lookup) is checked against the
-// command's tenant first, and another tenant's stream is never one; Lookup
-// answers it as a request never made. Failures are returned as a [Result] and as a
+// result is RequestTimeout with the outcome unknown. The default timeout
+// is 30 s ([DefaultTimeout]); a plan asking for more than the gateway's
+// maximum ([DefaultMaxTimeout] unless configured) is refused with
+// IllegalArgument. A repeated request whose first attempt was appended is
+// not run again: it gets that attempt's outcome with Duplicate set, at
+// PROCESSED, or, when it asks for a branch stage, once that stage is
+// reached on the first attempt's stream (every consuming function's
+// checkpoint past it, per [Progress]; a function's failure there fails the
+// wait), so a retry's read-after-write holds like the first attempt's.
+// Request IDs are per tenant: every answer built from a stored stream (the
+// pre-check's duplicate, Lookup) is checked against the command's tenant
+// first, and another tenant's stream is never one; Lookup answers it as a
+// request never made. Failures are returned as a [Result] and as a
 // [*ResultError] wrapping a *factum.Error, so callers read fields and match
 // codes with errors.Is.
 //

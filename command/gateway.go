@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,10 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/eventstore"
 )
+
+// ErrVoid is the cause of the IllegalArgument error for a wait beyond SENT
+// on a void (fire-and-forget) command.
+var ErrVoid = errors.New("the command is void")
 
 // DefaultMaxTimeout caps wait timeouts when GatewayConfig.MaxTimeout is 0.
 const DefaultMaxTimeout = 10 * time.Minute
@@ -31,6 +36,9 @@ type GatewayConfig struct {
 	// Consumers tells which functions consume which events; nil means none,
 	// so branch-stage waits complete right after PROCESSED.
 	Consumers Consumers
+	// Progress lets a repeated request wait for a branch stage on its
+	// first attempt's stream; nil answers it at PROCESSED, with a note.
+	Progress Progress
 	// DefaultTimeout applies to plans without one; 0 means DefaultTimeout.
 	DefaultTimeout time.Duration
 	// MaxTimeout refuses plans with a longer timeout; 0 means
@@ -48,6 +56,7 @@ type Gateway struct {
 	store      eventstore.Store
 	checker    *RequestChecker
 	consumers  Consumers
+	progress   Progress
 	defTimeout time.Duration
 	maxTimeout time.Duration
 	closed     atomic.Bool  // see Close
@@ -61,7 +70,7 @@ func NewGateway(cfg GatewayConfig) (*Gateway, error) {
 	}
 	g := &Gateway{
 		reg: cfg.Registry, bus: cfg.Bus, waiters: cfg.Waiters, store: cfg.Store,
-		checker: cfg.Checker, consumers: cfg.Consumers,
+		checker: cfg.Checker, consumers: cfg.Consumers, progress: cfg.Progress,
 		defTimeout: cfg.DefaultTimeout, maxTimeout: cfg.MaxTimeout,
 	}
 	if g.defTimeout <= 0 {
@@ -126,7 +135,7 @@ func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*factum.Command, 
 		return c, 0, err
 	}
 	if c.IsVoid && plan.Stage != factum.StageSent {
-		return c, 0, factum.IllegalArgument(fmt.Sprintf("command %s is void: only SENT can be awaited, not %s", c.Name, plan.Stage))
+		return c, 0, factum.Errorf(factum.CodeIllegalArgument, "command %s: %w: only SENT can be awaited, not %s", c.Name, ErrVoid, plan.Stage)
 	}
 	if err := validateBody(c.Body); err != nil {
 		return c, 0, err
@@ -141,10 +150,17 @@ func (g *Gateway) precheck(ctx context.Context, c *factum.Command) (Result, bool
 		return Result{}, false, nil
 	}
 	s, dup, err := g.checker.Check(ctx, c.AggregateID, c.RequestID)
-	if err != nil || !dup || !sameTenant(c.AggregateID, &s) {
+	if err != nil {
+		// The check could not reach its authority: refuse rather than let
+		// a possible duplicate through unchecked, retryably.
+		return Result{}, false, factum.Errorf(factum.CodeTooManyRequests,
+			"request-ID pre-check cannot reach the event store; retry the same request later: %w", err).
+			With(c.AggregateID, 0, c.ID, c.RequestID)
+	}
+	if !dup || !sameTenant(c.AggregateID, &s) {
 		// Another tenant's stream is no duplicate of this request: the
 		// command goes on and is refused as for a missing aggregate.
-		return Result{}, false, err
+		return Result{}, false, nil
 	}
 	return duplicateResult(c, &s), true, nil
 }
@@ -258,7 +274,9 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		done(r, ferr, false)
 		return
 	} else if dup {
-		done(r, nil, false)
+		handedOver()
+		r, err := g.awaitDuplicate(ctx, c, plan, r, timeout)
+		done(r, err, false)
 		return
 	}
 	if plan.Stage == factum.StageSent {
@@ -300,7 +318,7 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		}
 	}
 	expired := wt.expiry(timeout)
-	tr := tracker{g: g, plan: plan, cmd: c}
+	tr := tracker{g: g, plan: plan, cmd: c, deadline: time.Now().Add(timeout)}
 	var local [2]factum.Signal
 	for {
 		select {
@@ -312,6 +330,16 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 					return
 				}
 				if fin {
+					if r.Duplicate && r.Stage == factum.StageProcessed && plan.Stage.IsBranch() && r.Succeeded() {
+						// The processor found the request appended: wait
+						// for the stage on that first attempt's stream.
+						r, err := g.awaitDuplicate(ctx, c, plan, r, time.Until(tr.deadline))
+						if emit != nil && !emit(r, err) {
+							return
+						}
+						done(r, err, true)
+						return
+					}
 					if emit != nil && !emitted && !emit(r, r.Err()) {
 						return
 					}

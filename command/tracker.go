@@ -3,6 +3,7 @@ package command
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/factum-go/factum"
 )
@@ -17,6 +18,8 @@ type tracker struct {
 	g    *Gateway
 	plan WaitPlan
 	cmd  *factum.Command
+	// deadline is when the wait times out.
+	deadline time.Time
 
 	// processed and last are held by value (with flags) so that tracking a
 	// wait allocates nothing.

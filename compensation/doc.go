@@ -57,6 +57,12 @@
 // then loads the stream holding the event, re-delivers it to the one
 // function (event.Invoke) and records success or failure.
 //
+// Compensation is also an event.FailureFinder: a repeated request waiting
+// for a branch stage on its first attempt's stream learns from the
+// executions that a function failed there (and has not succeeded since),
+// even after a restart. A saga's refused command is recorded like any
+// other failure, with the refusal's code.
+//
 // # Operators and metrics
 //
 // Service is the operator surface for the HTTP API and the CLI: List and

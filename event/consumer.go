@@ -31,7 +31,9 @@ type Config struct {
 	// or failure. It must not block for long; nil discards signals.
 	Notify func(factum.Signal)
 	// Attempts is how many times a failing function is tried in place
-	// before its failure is recorded (default 3).
+	// before its failure is recorded (default 3). Errors that say they are
+	// not retryable (a Retryable() bool method returning false, or a
+	// business rejection's code) are recorded after the first.
 	Attempts int
 	// Backoff is the wait before the second attempt, doubling after each
 	// (default 10 ms).
@@ -71,6 +73,8 @@ type Consumer struct {
 	drainDone context.CancelFunc
 	// laneSeed spreads aggregates over the lanes of a concurrent batch.
 	laneSeed maphash.Seed
+	// recent holds the last failures, for FailureOn.
+	recent recentFailures
 }
 
 // NewConsumer returns a consumer of p. It is an IllegalArgument error to
@@ -224,6 +228,9 @@ func (c *Consumer) handle(ctx context.Context, deadlines *attemptDeadlines, s *f
 				return fmt.Errorf("%s on stream %s: %w (handler error: %v)", h.Function, s.ID, rerr, err)
 			}
 		}
+		if err != nil {
+			c.recent.add(s.ID, h.Function, err)
+		}
 		c.signal(h, s, res.take(), err)
 	}
 	return nil
@@ -306,8 +313,13 @@ func (d *attemptDeadlines) release() {
 }
 
 // retryable reports whether trying a failed function again in place may
-// help: not for errors the function marked as business rejections.
+// help: as the error says, if it has a Retryable() bool method (a saga's
+// refused command says no); otherwise not for business rejections.
 func retryable(err error) bool {
+	var r interface{ Retryable() bool }
+	if errors.As(err, &r) {
+		return r.Retryable()
+	}
 	switch factum.CodeOf(err) {
 	case factum.CodeIllegalArgument, factum.CodeIllegalState, factum.CodeBadRequest, factum.CodeNotFound:
 		return false

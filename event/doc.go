@@ -22,5 +22,8 @@
 // handed to a [FailureRecorder] (the compensation package records it
 // durably) before the consumer moves on. If recording fails the consumer
 // does not advance: the stream is delivered again rather than the failure
-// lost.
+// lost. A consumer remembers its recent failures ([Consumer.FailureOn]),
+// so that a repeated request waiting for a branch stage learns of one. The
+// contract is checked by the kit in package consumertest, which every
+// consumer, log and checkpoint store combination runs.
 package event

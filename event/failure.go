@@ -39,3 +39,14 @@ type FailureRecorderFunc func(ctx context.Context, f Failure) error
 
 // RecordFailure calls fn.
 func (fn FailureRecorderFunc) RecordFailure(ctx context.Context, f Failure) error { return fn(ctx, f) }
+
+// FailureFinder is implemented by failure recorders that can tell from
+// their durable records whether fn's handling of stream s failed and is
+// not yet resolved. A repeated request waiting for a branch stage asks it
+// when the consumer itself no longer remembers (after a restart, say).
+type FailureFinder interface {
+	// FindFailure returns the recorded, unresolved failure of fn on s, or
+	// nil when there is none; err reports that the records could not be
+	// read.
+	FindFailure(ctx context.Context, fn factum.Function, s *factum.EventStream) (failure error, err error)
+}

@@ -31,6 +31,17 @@
 // transaction with the event store: read its documentation before using a
 // permanent reservation.
 //
+// Inside a command handler, bind the reservation to the command's append
+// instead: [Key.Reserve], [Key.Release] and [Key.Change] return an
+// [Effect] the handler passes to aggregate.Bind. The aggregate processor
+// applies it before the append, undoes it when the append fails or is
+// retried (handlers may run more than once), and keeps it once the events
+// are stored; a retry of the same command finds its own reservation (the
+// same value) and goes on. This is still not a transaction: a crash
+// between the reservation and the append leaves the reservation held for
+// a value whose events were never stored, until a retry of the same
+// request uses it or it is reconciled.
+//
 // # Tenants
 //
 // A Key's names are shared by all tenants unless it is made with

@@ -20,6 +20,13 @@
 // or the report was dropped); under other strategies it folds. Its
 // consumer handles streams of different aggregates on up to four lanes.
 //
+// Sagas send their commands through the gateway and wait until each is
+// decided (PROCESSED) before their consumer moves on; a refused command is
+// a failure of the saga, recorded through Config.Failures. The gateway
+// learns from the consumers' checkpoints how far each function has got, so
+// a repeated request that asks for a branch stage waits for it on its
+// first attempt's stream.
+//
 // Shutdown refuses clients at once, then lets the accepted work run to
 // its end (commands, the streams they append, and the commands sagas send
 // in reaction) before it stops the lanes and the consumers, or stops at the

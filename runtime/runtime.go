@@ -98,6 +98,7 @@ type Runtime struct {
 	functions   *event.Registry
 	consumers   []*event.Consumer
 	checkpoints event.CheckpointStore // the consumers'
+	failures    event.FailureRecorder // Config.Failures
 	snapshotter *snapshotter
 	hints       *stateHints // nil without a snapshot store
 	processor   aggregate.Processor
@@ -165,14 +166,15 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 	if consumers == nil {
 		consumers = functions
 	}
+	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, functions: functions, hints: hints, processor: proc, failures: cfg.Failures}
 	gw, err := command.NewGateway(command.GatewayConfig{
 		Registry: reg, Bus: disp, Waiters: waiters, Store: cfg.Store, Checker: checker,
-		Consumers: consumers, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
+		Consumers: consumers, Progress: progress{r}, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
 	})
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, gateway: gw, functions: functions, hints: hints, processor: proc}
+	r.gateway = gw
 	if err := r.buildConsumers(cfg); err != nil {
 		return nil, err
 	}

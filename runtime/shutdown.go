@@ -169,6 +169,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // not refused half-way.
 type internalSender struct{ g *command.Gateway }
 
-func (s internalSender) Send(ctx context.Context, cmd factum.Command) (command.Result, error) {
-	return s.g.Send(command.Internal(ctx), cmd)
+func (s internalSender) SendAndWait(ctx context.Context, cmd factum.Command, plan command.WaitPlan) (command.Result, error) {
+	return s.g.SendAndWait(command.Internal(ctx), cmd, plan)
 }

@@ -2,6 +2,7 @@ package saga
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -11,9 +12,11 @@ import (
 	"github.com/factum-go/factum/event"
 )
 
-// Sender sends commands; *command.Gateway implements it.
+// Sender sends a command and waits for a stage of it; *command.Gateway
+// implements it. A saga waits for PROCESSED: it passes a stream only once
+// every command it sent for it is decided.
 type Sender interface {
-	Send(ctx context.Context, cmd factum.Command) (command.Result, error)
+	SendAndWait(ctx context.Context, cmd factum.Command, plan command.WaitPlan) (command.Result, error)
 }
 
 // ResultCommandIDs is the key of the SAGA_HANDLED result listing the IDs of
@@ -107,18 +110,44 @@ func Prepare(m event.Message, cmds []factum.Command) []factum.Command {
 	return out
 }
 
-// SendAll prepares and sends the commands in order and returns the IDs of
-// those sent. A repeated request is not an error: the gateway answers it
-// with the first attempt's outcome. The first failure stops the sending and
-// is returned; a retry of the event re-sends the earlier commands under the
-// same request IDs, which the targets recognise.
+// SendAll prepares the commands and sends them in order, each one waiting
+// until it is decided (PROCESSED) before the next is sent, and returns the
+// IDs of those decided. A command is decided when its stream was appended,
+// when it repeats a request whose stream was appended (the gateway answers
+// with the first attempt's outcome), or when it was refused. A void
+// (fire-and-forget) command is decided when the bus accepted it: that is
+// all it promises.
+//
+// The first command not appended stops the sending: a refusal (a
+// non-retryable failure at SENT or PROCESSED, such as a deleted target) is
+// returned as a *RefusedError with the refusal's code, and a command whose
+// outcome is unknown or retryable (a timeout, back-pressure, a lost store
+// connection) as a *PendingError. Either way the saga function fails, so
+// its consumer records the failure for compensation (or, failing that,
+// delivers the stream again) instead of moving past a step that never
+// happened. Re-sending after a crash or a retry is safe: the earlier
+// commands repeat their derived request IDs, which the targets recognise.
 func SendAll(ctx context.Context, send Sender, m event.Message, cmds []factum.Command) ([]string, error) {
 	prepared := Prepare(m, cmds)
 	ids := make([]string, 0, len(prepared))
-	for _, c := range prepared {
-		res, err := send.Send(ctx, c)
+	for i := range prepared {
+		c := &prepared[i]
+		res, err := send.SendAndWait(ctx, *c, command.Wait(factum.StageProcessed))
+		if errors.Is(err, command.ErrVoid) {
+			// A void command promises no more than its acceptance.
+			res, err = send.SendAndWait(ctx, *c, command.Wait(factum.StageSent))
+		}
 		if err != nil {
-			return ids, fmt.Errorf("saga: send %s to %s: %w", c.Name, c.AggregateID, err)
+			if res.Stage == 0 {
+				res = command.Result{Stage: factum.StageSent, CommandID: c.ID, RequestID: c.RequestID, AggregateID: c.AggregateID, Code: factum.CodeOf(err), Message: factum.MessageOf(err)}
+			}
+			if factum.IsRetryable(err) || res.Code == factum.CodeInternalServerError {
+				return ids, &PendingError{Command: c.Name, Result: res, Err: err}
+			}
+			return ids, &RefusedError{Command: c.Name, Result: res, Err: err}
+		}
+		if !res.Succeeded() {
+			return ids, &PendingError{Command: c.Name, Result: res, Err: res.Err()}
 		}
 		ids = append(ids, res.CommandID)
 	}

@@ -14,7 +14,9 @@
 //
 // When runs the command exactly as the processor decides it: markers from
 // the definition, the pre-gates in order, the handler (a panic becomes
-// InternalServerError). Each returned event is encoded and decoded through
+// InternalServerError), then the effects the handler bound (aggregate.Bind),
+// applied and kept as after a successful append, or, when one refuses,
+// undone with the refusal as the command's error. Each returned event is encoded and decoded through
 // the codec and must come back equal, so an event that would not survive
 // the store is caught here. Expectations report every mismatch with a line
 // diff of the JSON forms (- want, + got). Fork branches a scenario from a

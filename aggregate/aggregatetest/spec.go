@@ -143,7 +143,14 @@ func (s *Spec[S]) WhenCommand(cmd factum.Command) *Expect[S] {
 	}
 	st := s.state()
 	before := st.Version
-	events, err := s.def.Decide(context.Background(), &st, &cmd)
+	// Bound effects are applied as the processor applies them before an
+	// append that here always succeeds, so they stand afterwards.
+	events, effs, err := s.def.DecideEffects(context.Background(), &st, &cmd)
+	if err == nil && len(effs) > 0 {
+		if _, err = aggregate.ApplyEffects(context.Background(), effs); err != nil {
+			events = nil
+		}
+	}
 	e := &Expect[S]{t: s.t, spec: s, cmd: cmd, err: err, events: events}
 	if err != nil {
 		e.after = st

@@ -1,21 +1,27 @@
 // Package user is an example of a unique application key: users register
-// with a username that no other user of their tenant may hold, reserved
-// with a prepare.Key through prepare.UsingPrepare, and rename through the
-// key change. Usernames are per tenant (Usernames makes the key with
-// prepare.PerTenant): the handlers' contexts carry the command's tenant,
-// so each tenant has its own namespace of names and cannot probe
-// another's.
+// with a username that no other user of their tenant may hold, and rename
+// to another free one. The usernames are reservations on a prepare.Key
+// whose value is the user ID. Usernames are per tenant (Usernames makes
+// the key with prepare.PerTenant): the handlers' contexts carry the
+// command's tenant, so each tenant has its own namespace of names and
+// cannot probe another's.
 //
-// The reservation's value is the user ID. A registration sent without a
-// user ID gets one derived from its request ID, so a retried registration
-// whose first attempt reserved the name but never appended its event (a
-// crash in between) finds the name held by its own ID and goes on, instead
-// of being refused as a duplicate of itself.
+// The handlers do not touch the reservations themselves: they bind them to
+// their command's append with aggregate.Bind (Key.Reserve for a
+// registration, Key.Change for a rename). The processor makes the
+// reservation before the append, undoes it if the append fails or is
+// retried (a version conflict re-runs the handler on the reloaded state),
+// and keeps it once the event is stored. So events, reservations and state
+// agree even when two instances with stale caches rename the same user.
 //
-// What prepare keys do not do: they are not a transaction with the event
-// store. A registration refused after the reservation (by the store, for a
-// competing request) releases it through UsingPrepare only if the handler
-// fails; a failure after the handler returned leaves the name held by an ID
-// that has no user. Such a name can be found by comparing reservations
-// with users and released with Key.RollbackValue.
+// A registration sent without a user ID gets one derived from its request
+// ID, so a retried registration whose first attempt reserved the name but
+// never appended its event (a crash in between) finds the name held by its
+// own ID and goes on, instead of being refused as a duplicate of itself.
+//
+// What binding does not do: it is not a transaction with the event store.
+// A crash between the reservation and the append leaves the name held by
+// an ID with no user (until a retry of the same request uses it); such a
+// name can be found by comparing reservations with users and released with
+// Key.RollbackValue.
 package user

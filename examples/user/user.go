@@ -2,7 +2,6 @@ package user
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -103,22 +102,14 @@ func New(usernames *prepare.Key[string]) *aggregate.Definition[User] {
 			if err := c.Validate(); err != nil {
 				return nil, factum.IllegalArgument(err.Error())
 			}
+			// The reservation is bound to the append, not made here: the
+			// processor makes it before appending UserRegistered and
+			// releases it if the append fails.
 			id := aggregate.CommandFrom(ctx).AggregateID.ID
-			return prepare.UsingPrepare(ctx, usernames, c.Username, prepare.Forever(id),
-				func(ctx context.Context, prepared bool) ([]any, error) {
-					if !prepared {
-						// A retry of this very registration finds the name
-						// held by its own (derived) ID.
-						held, ok, err := usernames.Get(ctx, c.Username)
-						if err != nil {
-							return nil, err
-						}
-						if !ok || held.Value != id {
-							return nil, taken(c.Username)
-						}
-					}
-					return []any{UserRegistered(c)}, nil
-				})
+			if err := aggregate.Bind(ctx, usernames.Reserve(c.Username, prepare.Forever(id)).IfTaken(taken(c.Username))); err != nil {
+				return nil, err
+			}
+			return []any{UserRegistered(c)}, nil
 		}, aggregate.Create),
 
 		aggregate.Handle(func(ctx context.Context, u User, c RenameUser) ([]any, error) {
@@ -128,15 +119,9 @@ func New(usernames *prepare.Key[string]) *aggregate.Definition[User] {
 			if c.Username == u.Username {
 				return nil, factum.IllegalState(fmt.Sprintf("the user is already %q", u.Username))
 			}
-			id := aggregate.CommandFrom(ctx).AggregateID.ID
-			moved, err := usernames.ChangeKey(ctx, u.Username, id, c.Username, prepare.Forever(id))
-			switch {
-			case errors.Is(err, prepare.ErrNotHeld):
-				return nil, factum.Errorf(factum.CodeIllegalState, "the reservation of %q is not this user's; reconcile it: %w", u.Username, err)
-			case err != nil:
+			id := prepare.Forever(aggregate.CommandFrom(ctx).AggregateID.ID)
+			if err := aggregate.Bind(ctx, usernames.Change(u.Username, id, c.Username, id).IfTaken(taken(c.Username))); err != nil {
 				return nil, err
-			case !moved:
-				return nil, taken(c.Username)
 			}
 			return []any{UserRenamed{From: u.Username, To: c.Username}}, nil
 		}),

@@ -51,14 +51,14 @@ type capture struct {
 	fail error
 }
 
-func (c *capture) Send(ctx context.Context, cmd factum.Command) (command.Result, error) {
+func (c *capture) SendAndWait(ctx context.Context, cmd factum.Command, _ command.WaitPlan) (command.Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fail != nil {
 		return command.Result{}, c.fail
 	}
 	c.cmds = append(c.cmds, cmd)
-	return command.Result{Stage: factum.StageSent, CommandID: cmd.ID, RequestID: cmd.RequestID, AggregateID: cmd.AggregateID, Code: factum.CodeOk}, nil
+	return command.Result{Stage: factum.StageProcessed, CommandID: cmd.ID, RequestID: cmd.RequestID, AggregateID: cmd.AggregateID, Code: factum.CodeOk}, nil
 }
 
 // Outcome is what the saga did with one event.

@@ -1,0 +1,65 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+
+	"github.com/factum-go/factum"
+)
+
+// rejected is the outcome of a command the handler, or one of its bound
+// effects, refused.
+func (p *processor[S]) rejected(ctx context.Context, cmd *factum.Command, e *entry[S], err error) outcome {
+	if e.st.Version == 0 {
+		// Caching an aggregate that does not exist would hide one created
+		// elsewhere; a rejected command costs a load instead.
+		return outcome{err: err}
+	}
+	p.cache.put(e)
+	// A rejection may answer a retry whose first attempt already changed
+	// the state; the store knows.
+	if o, dup := p.duplicate(ctx, cmd); dup {
+		return o
+	}
+	return outcome{err: err}
+}
+
+// unknown settles an append whose outcome is unknown by looking the request
+// up. Appended: the outcome is that stream's and the effects stand. Not
+// appended: the effects are undone and a transient error is retried. The
+// store unreachable too: the effects are left in place (a retry of the
+// command recognises them as its own) rather than taken away from a stream
+// that may have been appended.
+func (p *processor[S]) unknown(ctx context.Context, cmd *factum.Command, applied *Applied, err error) outcome {
+	retry := p.recoverable(err) && cmd.ExpectedVersion == 0
+	if applied == nil || len(applied.list) == 0 {
+		return outcome{err: err, retry: retry}
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	s, lerr := p.store.Lookup(lctx, cmd.AggregateID, cmd.RequestIDOrID())
+	switch {
+	case lerr == nil:
+		names := make([]string, len(s.Events))
+		for i := range s.Events {
+			names[i] = s.Events[i].Name
+		}
+		return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}
+	case errors.Is(lerr, factum.ErrNotFound):
+		return undone(ctx, applied, outcome{err: err, retry: retry})
+	}
+	return outcome{err: err, retry: retry}
+}
+
+// undone undoes what an attempt applied and returns o, failed with the
+// undo's error if the undo failed (then it is not retried: the effects
+// still stand, and a retry of the request recognises them).
+func undone(ctx context.Context, applied *Applied, o outcome) outcome {
+	if uerr := applied.Undo(ctx); uerr != nil && o.err != nil {
+		// (A duplicate's outcome stands whatever became of this
+		// attempt's effects: it is the request's.)
+		o.err = errors.Join(o.err, uerr)
+		o.retry = false
+	}
+	return o
+}
