@@ -61,6 +61,19 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	// Leases, if set, makes the consumer run its group only while it
+	// holds the group's lease, so that instances sharing the store run
+	// each group once: it takes the lease (waiting while another instance
+	// holds it), renews it three times per LeaseTTL, saves its checkpoint
+	// only under it (LeaseStore.SaveFencedCheckpoint), stops before the
+	// lease can lapse if it cannot renew, and releases it when it stops.
+	Leases LeaseStore
+	// Holder names this instance to the lease store; a new ID if empty.
+	Holder string
+	// LeaseTTL is the lease's length (default 10 s): how long a dead
+	// instance holds its groups up.
+	LeaseTTL time.Duration
 }
 
 // Consumer runs one Processor over the log as a consumer group.
@@ -104,6 +117,12 @@ func NewConsumer(p *Processor, cfg Config) (*Consumer, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Holder == "" {
+		cfg.Holder = factum.NewID()
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 10 * time.Second
+	}
 	drain, done := context.WithCancel(context.Background())
 	return &Consumer{proc: p, cfg: cfg, drain: drain, drainDone: done, laneSeed: maphash.MakeSeed()}, nil
 }
@@ -119,8 +138,20 @@ func (c *Consumer) Processor() *Processor { return c.proc }
 // Run consumes the log until ctx ends (or, after Drain, until it has read
 // the whole log), then finishes the stream in hand,
 // saves the checkpoint and returns nil. It returns an error only when the
-// checkpoint cannot be read at start.
+// checkpoint cannot be read at start. With Config.Leases it consumes only
+// while it holds the group's lease (see Config.Leases); after Drain it
+// returns at once while another instance holds it.
 func (c *Consumer) Run(ctx context.Context) error {
+	if c.cfg.Leases != nil {
+		return c.runLeased(ctx)
+	}
+	return c.run(ctx, nil)
+}
+
+// run consumes the log, under fence when it is not nil: it stops, after
+// the stream in hand, once the fence is no longer valid, and saves its
+// checkpoint under the fence's lease.
+func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 	group := c.proc.Name()
 	pos, err := c.cfg.Checkpoints.Checkpoint(ctx, group)
 	if err != nil {
@@ -137,7 +168,13 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if saved == pos {
 			return
 		}
-		if err := c.cfg.Checkpoints.SaveCheckpoint(work, group, pos); err != nil {
+		var err error
+		if fence != nil {
+			err = c.cfg.Leases.SaveFencedCheckpoint(work, fence.lease, pos)
+		} else {
+			err = c.cfg.Checkpoints.SaveCheckpoint(work, group, pos)
+		}
+		if err != nil {
 			c.cfg.Logger.Error("event: save checkpoint", "group", group.String(), "position", pos.String(), "err", err)
 			return
 		}
@@ -147,7 +184,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	deadlines := attemptDeadlines{parent: work, timeout: c.cfg.HandlerTimeout}
 	defer deadlines.release()
 	failures := 0
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && fence.valid() {
 		batch, err := c.cfg.Log.ReadLog(ctx, pos, c.cfg.BatchSize)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -189,7 +226,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			continue
 		}
 		for i := range batch {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || !fence.valid() {
 				return nil
 			}
 			if err := c.handle(work, &deadlines, &batch[i]); err != nil {
