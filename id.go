@@ -131,13 +131,21 @@ func ValidateID(what, id string) error {
 		return IllegalArgument(fmt.Sprintf("%s %.20q... is longer than %d bytes", what, id, MaxIDLen))
 	}
 	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c <= ' ' || c >= 0x7f || c == '/' || c == '?' || c == '#' || c == '%' {
-			return IllegalArgument(fmt.Sprintf("%s %q: character %q at %d is not allowed", what, id, c, i))
+		if !idByte[id[i]] {
+			return IllegalArgument(fmt.Sprintf("%s %q: character %q at %d is not allowed", what, id, id[i], i))
 		}
 	}
 	return nil
 }
+
+// idByte tells the bytes an ID may hold: one load per byte where the rule
+// takes six comparisons, on a path that checks several IDs per command.
+var idByte = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = c != '/' && c != '?' && c != '#' && c != '%'
+	}
+	return t
+}()
 
 // NewID returns a new UUIDv7 string: unique, and ordered by creation time
 // among the IDs NewID returns in this process. It draws from

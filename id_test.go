@@ -152,3 +152,26 @@ func TestSnakeCase(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkValidateID(b *testing.B) {
+	id := NewID()
+	for b.Loop() {
+		if err := ValidateID("id", id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The table ValidateID reads agrees with the rule it documents for every
+// byte.
+func TestValidateIDEveryByte(t *testing.T) {
+	for c := range 256 {
+		want := c > ' ' && c < 0x7f && c != '/' && c != '?' && c != '#' && c != '%'
+		if got := ValidateID("id", "a"+string(rune(c))[:1]+"b") == nil; c < 0x80 && got != want {
+			t.Errorf("byte %#x: valid %v, want %v", c, got, want)
+		}
+		if got := ValidateID("id", string([]byte{'a', byte(c)})) == nil; got != want {
+			t.Errorf("byte %#x: valid %v, want %v", c, got, want)
+		}
+	}
+}
