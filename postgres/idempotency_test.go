@@ -27,14 +27,52 @@ func openIdempotencyDB(t testing.TB) *postgres.DB {
 }
 
 func TestIdempotencyContract(t *testing.T) {
-	db := openIdempotencyDB(t)
-	idempotencytest.Run(t, func(t *testing.T, p idempotency.Policy) idempotency.Store {
-		s, err := postgres.NewIdempotencyStore(context.Background(), db, postgres.IdempotencyOptions{Policy: p})
+	url, schema := servicetest.PostgresSchema(t)
+	ctx := context.Background()
+	// Every store the kit asks for is a new instance with a pool of its
+	// own, as a second process would have.
+	open := func(t *testing.T) *postgres.DB {
+		db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		t.Cleanup(db.Close)
+		return db
+	}
+	holder := open(t)
+	idempotencytest.RunHarness(t, idempotencytest.Harness{
+		New: func(t *testing.T, p idempotency.Policy) idempotency.Store {
+			s, err := postgres.NewIdempotencyStore(ctx, open(t), postgres.IdempotencyOptions{Policy: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		// The row lock every claim and owner write of the key waits for.
+		Hold: func(t *testing.T, k idempotency.Key) func() {
+			return holdRow(t, holder, `SELECT 1 FROM factum_idempotency_keys WHERE tenant = $1 AND operation = $2 AND key = $3 FOR UPDATE`,
+				k.Tenant, k.Operation, k.Value)
+		},
 	})
+}
+
+// holdRow locks the row query selects in a transaction of its own and
+// returns the function that rolls it back.
+func holdRow(t *testing.T, db *postgres.DB, query string, args ...any) func() {
+	ctx := context.Background()
+	tx, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Errorf("hold: %v", err)
+		return func() {}
+	}
+	if tag, err := tx.Exec(ctx, query, args...); err != nil || tag.RowsAffected() != 1 {
+		t.Errorf("hold: locked %d rows: %v", tag.RowsAffected(), err)
+	}
+	return func() {
+		if err := tx.Rollback(ctx); err != nil {
+			t.Errorf("hold: release: %v", err)
+		}
+	}
 }
 
 // TestIdempotencyPurge: expired rows are deleted by Purge, in batches,

@@ -32,12 +32,22 @@ func openIdempotencyClient(t testing.TB, prefix string) *goredis.Client {
 
 func TestIdempotencyContract(t *testing.T) {
 	prefix := servicetest.UniquePrefix(t)
-	c := openIdempotencyClient(t, prefix)
-	idempotencytest.Run(t, func(t *testing.T, p idempotency.Policy) idempotency.Store {
-		s, err := redis.NewIdempotencyStore(c, redis.IdempotencyOptions{Policy: p, Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+	openIdempotencyClient(t, prefix) // deletes the keys when the test ends
+	// Every store the kit asks for is a new instance with a client of its
+	// own, as a second process would have. Redis runs each script alone
+	// and offers no lock to hold, and its own clock judges expiry.
+	idempotencytest.RunHarness(t, idempotencytest.Harness{
+		New: func(t *testing.T, p idempotency.Policy) idempotency.Store {
+			c, err := redis.Open(context.Background(), servicetest.RedisURL(t), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			s, err := redis.NewIdempotencyStore(c, redis.IdempotencyOptions{Policy: p, Prefix: prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 	})
 }
