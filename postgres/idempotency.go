@@ -31,19 +31,28 @@ type IdempotencyOptions struct {
 
 // IdempotencyStore is an idempotency.Store on PostgreSQL.
 //
-// Records live in one table whose primary key is (tenant, operation, key),
-// and expiry is judged by the database's clock, so application servers
-// with skewed clocks agree. Begin claims the key with one autocommitted
-// INSERT … ON CONFLICT DO UPDATE that takes over only an expired or
-// released row; the claim is committed before Begin returns, so a
-// concurrent duplicate is answered at once instead of waiting on an open
-// transaction. When the claim does not apply, the live row is read to
-// answer (and if it expired in between, the claim is tried again).
-// Complete, Fail and Renew are single UPDATE statements conditional on the
-// fingerprint, the attempt, the in-progress state and an unexpired lease;
-// when one changes nothing, the row is read to tell why. Attempts come
-// from a sequence. Expired rows are invisible, are overwritten by the next
-// Begin of their key, and are deleted by Purge.
+// Records live in one table whose primary key is (tenant, operation, key).
+// Expiry is judged by the database's clock, so application servers with
+// skewed clocks agree, read with clock_timestamp() at the moment a row is
+// written, once the statement holds the row's lock (never now(), the
+// statement's start, which a lock wait leaves behind). Begin claims the
+// key with one autocommitted INSERT … ON CONFLICT DO UPDATE that takes over
+// only an expired or released row and draws the attempt from a sequence
+// in the same locked step, so every new owner of a key holds a higher
+// attempt than any owner granted before it; the claim is committed before
+// Begin returns, so a concurrent duplicate is answered at once instead of
+// waiting on an open transaction. When the claim does not apply, the live
+// row is read to answer (and if it expired in between, the claim is tried
+// again). Complete, Fail and Renew are each one statement that locks the
+// row, reads the clock, and updates the row only for the owning attempt
+// of a live, in-progress record with the same fingerprint; the row and the
+// clock reading it judged come back with the outcome, so a refusal names
+// the reason the write saw. A read that finds an expired row reads it
+// again under a row lock before it reports the key free, after any write
+// in flight: once anyone has been told a lease lapsed, its old owner can
+// no longer complete, fail or renew the key. Expired rows are invisible,
+// are overwritten by the next Begin of their key, and are deleted by
+// Purge.
 type IdempotencyStore struct {
 	db     *DB
 	policy idempotency.Policy

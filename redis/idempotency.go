@@ -27,10 +27,12 @@ type IdempotencyOptions struct {
 
 // IdempotencyStore is an idempotency.Store on Redis. Each record is one
 // hash that Redis expires by itself (PEXPIREAT) when its lease or its
-// retention ends; every transition is one Lua script, so it is atomic
-// however many processes share the server. Expiry is judged by Redis's
-// clock. Each operation touches exactly one key, so the store works on a
-// Redis Cluster too.
+// retention ends; every operation, Get included, is one Lua script, so it
+// is atomic however many processes share the server. Expiry is judged by
+// Redis's clock, read with TIME inside the script that judges it: a record
+// is gone from its expiry millisecond on, in every script, although Redis
+// deletes the hash a millisecond later. Each operation touches exactly one
+// key, so the store works on a Redis Cluster too.
 //
 // Attempt numbers come from Redis's clock in microseconds, kept strictly
 // rising per key: an owner that takes a key over always holds a higher

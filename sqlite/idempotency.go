@@ -29,21 +29,31 @@ type IdempotencyOptions struct {
 	Prefix string
 	// Clock returns the current time; nil means time.Now. Expiry is judged
 	// by this one clock, which every process sharing the file on one
-	// machine also reads.
+	// machine also reads, read inside each write transaction once it holds
+	// the database's write lock.
 	Clock func() time.Time
 }
 
 // IdempotencyStore is an idempotency.Store on SQLite.
 //
 // Records live in one table whose primary key is (tenant, operation, key).
-// Begin is one IMMEDIATE transaction on the writer connection: a single
-// INSERT … ON CONFLICT DO UPDATE claims the key when it is absent, expired
-// or released, and otherwise the row is read back under the same write
-// lock to answer. Complete, Fail and Renew are single UPDATE statements
-// conditional on the fingerprint, the attempt, the in-progress state and
-// an unexpired lease; when one changes nothing, the row is read to tell
-// why. Expired rows are invisible, are overwritten in place by the next
-// Begin of their key, and are deleted by Purge.
+// Every write is one IMMEDIATE transaction on the writer connection, and
+// expiry is judged by IdempotencyOptions.Clock read once that transaction
+// holds SQLite's write lock: however long a call queued for the lock (in
+// this process or behind another process on the file), it judges expiry
+// at the moment it writes. Begin's single INSERT … ON CONFLICT DO UPDATE
+// claims the key when it is absent, expired or released, taking the next
+// attempt from a counter under the same lock, and otherwise the row is
+// read back under that lock to answer. Complete, Fail and Renew are single
+// UPDATE statements conditional on the fingerprint, the attempt, the
+// in-progress state and an unexpired lease; when one changes nothing, the
+// row is read under the same lock and the same clock reading to tell why.
+// Reads go without the lock, except that a read that finds an expired row
+// reads it again under the write lock before it reports the key free, so
+// once anyone has been told a lease lapsed, its old owner can no longer
+// complete, fail or renew the key. Expired rows are invisible, are
+// overwritten in place by the next Begin of their key, and are deleted by
+// Purge.
 type IdempotencyStore struct {
 	db     *DB
 	policy idempotency.Policy

@@ -81,7 +81,7 @@ func testTakeoverOrder(t *testing.T, h Harness) {
 							continue
 						case err != nil || !created:
 							mu.Lock()
-							errs = append(errs, fmt.Errorf("Begin = %+v, created %v, %v", rec, created, err))
+							errs = append(errs, fmt.Errorf("begin = %+v, created %v, %v", rec, created, err))
 							mu.Unlock()
 							return
 						}
