@@ -33,7 +33,7 @@ func testTakeoverOrder(t *testing.T, h Harness) {
 		abandon int // every abandon-th owner lets its lease run out; 0: none
 		grants  int64
 	}{
-		{"released", longPeriod, 0, 120},
+		{"released", longPeriod, 0, 80},
 		{"expired", 100 * time.Millisecond, 3, 30},
 	} {
 		t.Run(v.name, func(t *testing.T) {
