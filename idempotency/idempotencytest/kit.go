@@ -25,7 +25,9 @@ const (
 )
 
 // Run runs every case of the contract against stores from newStore. It
-// is RunHarness with nothing but New.
+// is RunHarness with nothing but New, so newStore must follow
+// Harness.New: stores it builds for one test share their records (an
+// in-process store returns the same instance).
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
 	RunHarness(t, Harness{New: newStore})
