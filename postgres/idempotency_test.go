@@ -152,3 +152,62 @@ func TestIdempotencyOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIdempotencyAttemptDrawnAtClaim: a Begin that waits on the row lock
+// while another owner is granted the key (driven here with raw SQL, which
+// takes an attempt from the sequence and releases the key) gets an attempt
+// higher than that owner's when it takes the key over afterwards: the
+// attempt is drawn when the row is claimed, not when the statement starts.
+func TestIdempotencyAttemptDrawnAtClaim(t *testing.T) {
+	db := openIdempotencyDB(t)
+	ctx := context.Background()
+	s, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{
+		Policy: idempotency.Policy{Lease: time.Minute, Retention: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := idempotency.Key{Tenant: "t", Operation: "op", Value: "drawn-at-claim"}
+	first, _, err := s.Begin(ctx, k, "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fail(ctx, k, "fp", first.Attempt, true); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM factum_idempotency_keys WHERE key = $1 FOR UPDATE`, k.Value); err != nil {
+		t.Fatal(err)
+	}
+	type begun struct {
+		rec     idempotency.Record
+		created bool
+		err     error
+	}
+	ch := make(chan begun, 1)
+	go func() {
+		rec, created, err := s.Begin(ctx, k, "fp")
+		ch <- begun{rec, created, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the Begin starts and waits on the row lock
+	// Another owner is granted the key and releases it, inside the lock.
+	var other int64
+	if err := tx.QueryRow(ctx, `UPDATE factum_idempotency_keys SET state = 'retryable',
+		attempt = nextval('factum_idempotency_attempts') WHERE key = $1 RETURNING attempt`, k.Value).Scan(&other); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := <-ch
+	if b.err != nil || !b.created {
+		t.Fatalf("the waiting Begin = %+v, created %v, %v; want it to take the released key over", b.rec, b.created, b.err)
+	}
+	if b.rec.Attempt <= uint64(other) {
+		t.Fatalf("owners got attempts %d, %d, then %d; each must be higher than the one before", first.Attempt, other, b.rec.Attempt)
+	}
+}
