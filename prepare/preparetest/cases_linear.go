@@ -1,6 +1,7 @@
 package preparetest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -19,13 +20,14 @@ const (
 	linRounds  = 8
 	linClients = 3 // per backend instance
 	linOps     = 24
-	linKeys    = 2 // per round
+	linKeys    = pairKeys // per round
 )
 
 var linValues = []string{`"a"`, `"b"`, `"c"`}
 
 // testLinearizable runs random concurrent histories of Prepare, Get,
-// Rollback, RollbackValue and Reprepare on a few keys from clients on two
+// Rollback, RollbackValue, Reprepare and ChangeKey (where the backend has
+// it) on a few keys from clients on two
 // instances of the backend (one, for a backend without a second
 // instance), with expiries short enough to lapse, and checks with
 // porcupine that each key's history is linearizable against the
@@ -55,6 +57,12 @@ func testLinearizable(t *testing.T, e *env) {
 		now = func() int64 { return c.Now().UnixNano() }
 	}
 	name := e.key.Name()
+	changes := true
+	for _, b := range backends {
+		if _, ok := b.(prepare.KeyChanger); !ok {
+			changes = false
+		}
+	}
 	var (
 		mu      sync.Mutex
 		history []porcupine.Operation
@@ -80,10 +88,12 @@ func testLinearizable(t *testing.T, e *env) {
 						in.op = prepGet
 					case r < 72:
 						in.op = prepReprepare
-					case r < 92:
+					case r < 88:
 						in.op = prepRollbackValue
-					default:
+					case r < 93 || !changes:
 						in.op = prepRollback
+					default:
+						in.op = prepChangeKey
 					}
 					key := fmt.Sprintf("lin-%d", in.key)
 					var (
@@ -103,6 +113,12 @@ func testLinearizable(t *testing.T, e *env) {
 						out.ok, err = b.RollbackValue(e.ctx, name, key, []byte(in.value))
 					case prepReprepare:
 						out.ok, err = b.Reprepare(e.ctx, name, key, []byte(in.value), []byte(in.next), in.expiresAt)
+					case prepChangeKey:
+						other := fmt.Sprintf("lin-%d", in.key-in.key%pairKeys+(in.key+1)%pairKeys)
+						out.ok, err = b.(prepare.KeyChanger).ChangeKey(e.ctx, name, key, []byte(in.value), other, []byte(in.next), in.expiresAt)
+						if errors.Is(err, prepare.ErrNotHeld) {
+							out.notHeld, err = true, nil
+						}
 					}
 					in.ret = now()
 					if err != nil {
@@ -124,5 +140,11 @@ func testLinearizable(t *testing.T, e *env) {
 			t.Fatal(failure)
 		}
 	}
+	counts := map[string]int{}
+	for _, op := range history {
+		out := op.Output.(prepOutput)
+		counts[fmt.Sprintf("%s=%v", op.Input.(prepInput).op, out.ok)]++
+	}
+	t.Logf("outcomes: %v", counts)
 	lincheck.Check(t, prepareModel(e.target.DropsExpired), history)
 }

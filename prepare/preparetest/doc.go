@@ -24,7 +24,8 @@
 // on the backend's own lock where [Target] offers Hold), and it checks
 // random concurrent histories on two instances of the backend ([Target]
 // Peer) for linearizability with porcupine, against a model written from
-// the specification's operation table, time included.
+// the specification's operation table (key change included), time
+// included.
 //
 // It never assumes that the backend is empty: each case uses key names of
 // its own, so one backend may serve every case.

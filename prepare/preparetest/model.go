@@ -28,33 +28,43 @@ const (
 	prepRollback
 	prepRollbackValue
 	prepReprepare
+	prepChangeKey
 )
 
 func (o prepOp) String() string {
-	return [...]string{"Prepare", "Get", "Rollback", "RollbackValue", "Reprepare"}[o]
+	return [...]string{"Prepare", "Get", "Rollback", "RollbackValue", "Reprepare", "ChangeKey"}[o]
 }
+
+// pairKeys is how many keys one partition of a history holds: a key change
+// moves a reservation between the two keys of a pair.
+const pairKeys = 2
 
 type prepInput struct {
 	op        prepOp
-	key       int
-	value     string // Prepare, RollbackValue, Reprepare's old value
-	next      string // Reprepare's new value
+	key       int    // pair*pairKeys + slot; ChangeKey moves from this key to the pair's other one
+	value     string // Prepare, RollbackValue, Reprepare's and ChangeKey's old value
+	next      string // Reprepare's and ChangeKey's new value
 	expiresAt int64  // Unix milliseconds or TTLForever
 	call, ret int64  // Unix nanoseconds
 }
 
 type prepOutput struct {
 	ok        bool // the boolean answer; for Get, found
+	notHeld   bool // ChangeKey: ErrNotHeld
 	value     string
 	expiresAt int64
 	expired   bool
 }
 
-type prepState struct {
+type prepSlot struct {
 	has       bool
 	value     string
 	expiresAt int64
-	low       int64
+}
+
+type prepState struct {
+	slots [pairKeys]prepSlot
+	low   int64
 }
 
 // lapseAt is the first instant, in Unix nanoseconds, at which a
@@ -70,18 +80,18 @@ func lapseAt(expiresAt int64) int64 {
 func prepareModel(dropsExpired bool) porcupine.Model {
 	return porcupine.Model{
 		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-			byKey := map[int][]porcupine.Operation{}
-			var keys []int
+			byPair := map[int][]porcupine.Operation{}
+			var pairs []int
 			for _, op := range h {
-				k := op.Input.(prepInput).key
-				if _, ok := byKey[k]; !ok {
-					keys = append(keys, k)
+				k := op.Input.(prepInput).key / pairKeys
+				if _, ok := byPair[k]; !ok {
+					pairs = append(pairs, k)
 				}
-				byKey[k] = append(byKey[k], op)
+				byPair[k] = append(byPair[k], op)
 			}
-			parts := make([][]porcupine.Operation, 0, len(keys))
-			for _, k := range keys {
-				parts = append(parts, byKey[k])
+			parts := make([][]porcupine.Operation, 0, len(pairs))
+			for _, k := range pairs {
+				parts = append(parts, byPair[k])
 			}
 			return parts
 		},
@@ -91,43 +101,50 @@ func prepareModel(dropsExpired bool) porcupine.Model {
 		},
 		DescribeOperation: func(input, output any) string {
 			in, out := input.(prepInput), output.(prepOutput)
-			return fmt.Sprintf("%s(%q, %q, %d) -> %v %q %d expired=%v", in.op, in.value, in.next, in.expiresAt,
-				out.ok, out.value, out.expiresAt, out.expired)
+			return fmt.Sprintf("%s(key %d, %q, %q, %d) -> %v notHeld=%v %q %d expired=%v", in.op, in.key, in.value, in.next, in.expiresAt,
+				out.ok, out.notHeld, out.value, out.expiresAt, out.expired)
 		},
 		DescribeState: func(state any) string {
 			s := state.(prepState)
-			if !s.has {
-				return "absent"
+			var b []byte
+			for i, sl := range s.slots {
+				if !sl.has {
+					b = fmt.Appendf(b, "[%d absent]", i)
+				} else {
+					b = fmt.Appendf(b, "[%d %q until %d]", i, sl.value, sl.expiresAt)
+				}
 			}
-			return fmt.Sprintf("%q until %d", s.value, s.expiresAt)
+			return string(b)
 		},
 	}
 }
 
 func prepStep(s prepState, in prepInput, out prepOutput, dropsExpired bool) (bool, prepState) {
 	p := max(s.low, in.call)
-	lapse := lapseAt(s.expiresAt)
-	// atLive and atFree pick the earliest instant from p on at which the
-	// key is held (free), and report whether it lies inside the call.
-	atLive := func() (int64, bool) { return p, s.has && p < lapse && p <= in.ret }
-	atFree := func() (int64, bool) {
-		q := p
-		if s.has {
-			q = max(q, lapse)
+	slot := in.key % pairKeys
+	// liveFrom and freeFrom are the instants from which slot i is live
+	// (until it lapses) and free; live reports whether it is live at q.
+	live := func(i int, q int64) bool { return s.slots[i].has && q < lapseAt(s.slots[i].expiresAt) }
+	freeFrom := func(i int, q int64) int64 {
+		if s.slots[i].has {
+			return max(q, lapseAt(s.slots[i].expiresAt))
 		}
-		return q, q <= in.ret
+		return q
 	}
-	held := func(v string) (int64, bool) {
-		at, ok := atLive()
-		return at, ok && s.value == v
+	atLive := func(i int) (int64, bool) { return p, live(i, p) && p <= in.ret }
+	atFree := func(i int) (int64, bool) { q := freeFrom(i, p); return q, q <= in.ret }
+	held := func(i int, v string) (int64, bool) {
+		at, ok := atLive(i)
+		return at, ok && s.slots[i].value == v
 	}
-	// notHeld is the earliest instant at which the key is not held by v.
-	notHeld := func(v string) (int64, bool) {
-		if !s.has || s.value != v {
+	// notHeld is the earliest instant at which slot i is not held by v.
+	notHeld := func(i int, v string) (int64, bool) {
+		if !s.slots[i].has || s.slots[i].value != v {
 			return p, p <= in.ret
 		}
-		return atFree()
+		return atFree(i)
 	}
+	cur := &s.slots[slot]
 	var (
 		at int64
 		ok bool
@@ -135,44 +152,64 @@ func prepStep(s prepState, in prepInput, out prepOutput, dropsExpired bool) (boo
 	switch in.op {
 	case prepPrepare:
 		if out.ok {
-			at, ok = atFree()
-			s.has, s.value, s.expiresAt = true, in.value, in.expiresAt
+			at, ok = atFree(slot)
+			*cur = prepSlot{true, in.value, in.expiresAt}
 		} else {
-			at, ok = atLive()
+			at, ok = atLive(slot)
 		}
 	case prepGet:
 		switch {
 		case !out.ok:
 			// Nothing stored, or an expired record that was purged (or,
 			// on a backend with native expiry, dropped).
-			at, ok = atFree()
+			at, ok = atFree(slot)
 		case !out.expired:
-			at, ok = held(out.value)
-			ok = ok && out.expiresAt == s.expiresAt
+			at, ok = held(slot, out.value)
+			ok = ok && out.expiresAt == cur.expiresAt
 		default:
-			at, ok = atFree()
-			ok = ok && !dropsExpired && s.has && s.value == out.value && s.expiresAt == out.expiresAt
+			at, ok = atFree(slot)
+			ok = ok && !dropsExpired && cur.has && cur.value == out.value && cur.expiresAt == out.expiresAt
 		}
 	case prepRollback:
 		if out.ok {
-			at, ok = atLive()
+			at, ok = atLive(slot)
 		} else {
-			at, ok = atFree()
+			at, ok = atFree(slot)
 		}
-		s.has = false
+		cur.has = false
 	case prepRollbackValue:
 		if out.ok {
-			at, ok = held(in.value)
-			s.has = false
+			at, ok = held(slot, in.value)
+			cur.has = false
 		} else {
-			at, ok = notHeld(in.value)
+			at, ok = notHeld(slot, in.value)
 		}
 	case prepReprepare:
 		if out.ok {
-			at, ok = held(in.value)
-			s.value, s.expiresAt = in.next, in.expiresAt
+			at, ok = held(slot, in.value)
+			cur.value, cur.expiresAt = in.next, in.expiresAt
 		} else {
-			at, ok = notHeld(in.value)
+			at, ok = notHeld(slot, in.value)
+		}
+	case prepChangeKey:
+		other := (slot + 1) % pairKeys
+		switch {
+		case out.ok:
+			// The new key free and the old one held by the old value, at
+			// one instant.
+			at = freeFrom(other, p)
+			ok = at <= in.ret && live(slot, at) && cur.value == in.value
+			s.slots[other] = prepSlot{true, in.next, in.expiresAt}
+			cur.has = false
+		case out.notHeld:
+			// The new key free and the old one not held by the old value.
+			at = freeFrom(other, p)
+			if cur.has && cur.value == in.value {
+				at = max(at, freeFrom(slot, p))
+			}
+			ok = at <= in.ret
+		default:
+			at, ok = atLive(other)
 		}
 	}
 	s.low = at
