@@ -25,7 +25,19 @@
 // injectable clock); Redis, SQLite and PostgreSQL in the adapter packages.
 // Each is atomic inside its backend (a mutex, one Lua script, one
 // conditional SQL statement), and all pass the contract kit in
-// idempotencytest. The rules live in [BeginExisting] and [CheckOwner];
+// idempotencytest, which checks concurrent histories for linearizability
+// too. Each judges expiry by one clock, read at the moment a record is
+// written, never before a wait for a lock:
+//
+//	Memory                        MemoryOptions.Clock, under the shard lock
+//	redis.IdempotencyStore        Redis's clock (TIME), inside each script
+//	sqlite.IdempotencyStore       IdempotencyOptions.Clock, inside the write transaction
+//	postgres.IdempotencyStore     the database's clock_timestamp(), once the row is locked
+//
+// So once anyone has been told that a lease lapsed (a Get, a refused
+// call, a takeover), the old owner can no longer complete, fail or renew
+// the key, and the attempts owners get rise strictly in the order they
+// were granted the key. The rules live in [BeginExisting] and [CheckOwner];
 // backends that write with Lua or SQL restate them there and use these
 // functions to classify what they read back.
 //

@@ -21,6 +21,11 @@ const minSweep = 128
 // state machine, for tests, single-process services and benchmarks. It is
 // safe for concurrent use. Records do not survive the process.
 //
+// Expiry is judged by MemoryOptions.Clock, read under the lock of the
+// key's shard, so every decision on a key follows the clock's order, and
+// attempts come from one counter taken under the same lock, so they rise in
+// the order owners are granted a key.
+//
 // Expired records are removed when touched, by Purge, and by an amortised
 // sweep of a shard whenever it has doubled in size since its last sweep, so
 // memory stays bounded by about twice the live records without a

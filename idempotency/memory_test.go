@@ -47,13 +47,55 @@ func newMemory(t *testing.T, lease, retention time.Duration, clock *fakeClock) *
 }
 
 func TestMemoryContract(t *testing.T) {
-	idempotencytest.Run(t, func(t *testing.T, p idempotency.Policy) idempotency.Store {
-		m, err := idempotency.NewMemory(idempotency.MemoryOptions{Policy: p})
+	idempotencytest.RunHarness(t, memoryHarness())
+}
+
+// memoryHarness builds memory stores for the kit. A memory store is one
+// process's memory, so the "second instance" a case asks for within one
+// test is the same store. Its clock passes through a gate, which is how
+// the kit's Hold holds the store's lock: the store reads its clock under
+// its shard lock, and a read that waits at the closed gate keeps the lock.
+func memoryHarness() idempotencytest.Harness {
+	var (
+		mu     sync.Mutex
+		stores = map[*testing.T]*idempotency.Memory{}
+		gate   sync.RWMutex
+	)
+	gated := func(clock func() time.Time) func() time.Time {
+		return func() time.Time {
+			gate.RLock()
+			defer gate.RUnlock()
+			return clock()
+		}
+	}
+	build := func(t *testing.T, p idempotency.Policy, clock func() time.Time) idempotency.Store {
+		mu.Lock()
+		defer mu.Unlock()
+		if m, ok := stores[t]; ok && m.Policy() == p {
+			return m
+		}
+		m, err := idempotency.NewMemory(idempotency.MemoryOptions{Policy: p, Clock: gated(clock)})
 		if err != nil {
 			t.Fatal(err)
 		}
+		stores[t] = m
+		t.Cleanup(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			delete(stores, t)
+		})
 		return m
-	})
+	}
+	return idempotencytest.Harness{
+		New: func(t *testing.T, p idempotency.Policy) idempotency.Store { return build(t, p, time.Now) },
+		NewClocked: func(t *testing.T, p idempotency.Policy, clock func() time.Time) idempotency.Store {
+			return build(t, p, clock)
+		},
+		Hold: func(t *testing.T, k idempotency.Key) func() {
+			gate.Lock()
+			return gate.Unlock
+		},
+	}
 }
 
 var seedKey = idempotency.Key{Tenant: "tenant-a", Operation: "order.create", Value: "req-1001"}

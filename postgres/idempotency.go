@@ -31,19 +31,28 @@ type IdempotencyOptions struct {
 
 // IdempotencyStore is an idempotency.Store on PostgreSQL.
 //
-// Records live in one table whose primary key is (tenant, operation, key),
-// and expiry is judged by the database's clock, so application servers
-// with skewed clocks agree. Begin claims the key with one autocommitted
-// INSERT … ON CONFLICT DO UPDATE that takes over only an expired or
-// released row; the claim is committed before Begin returns, so a
-// concurrent duplicate is answered at once instead of waiting on an open
-// transaction. When the claim does not apply, the live row is read to
-// answer (and if it expired in between, the claim is tried again).
-// Complete, Fail and Renew are single UPDATE statements conditional on the
-// fingerprint, the attempt, the in-progress state and an unexpired lease;
-// when one changes nothing, the row is read to tell why. Attempts come
-// from a sequence. Expired rows are invisible, are overwritten by the next
-// Begin of their key, and are deleted by Purge.
+// Records live in one table whose primary key is (tenant, operation, key).
+// Expiry is judged by the database's clock, so application servers with
+// skewed clocks agree, read with clock_timestamp() at the moment a row is
+// written, once the statement holds the row's lock (never now(), the
+// statement's start, which a lock wait leaves behind). Begin claims the
+// key with one autocommitted INSERT … ON CONFLICT DO UPDATE that takes over
+// only an expired or released row and draws the attempt from a sequence
+// in the same locked step, so every new owner of a key holds a higher
+// attempt than any owner granted before it; the claim is committed before
+// Begin returns, so a concurrent duplicate is answered at once instead of
+// waiting on an open transaction. When the claim does not apply, the live
+// row is read to answer (and if it expired in between, the claim is tried
+// again). Complete, Fail and Renew are each one statement that locks the
+// row, reads the clock, and updates the row only for the owning attempt
+// of a live, in-progress record with the same fingerprint; the row and the
+// clock reading it judged come back with the outcome, so a refusal names
+// the reason the write saw. A read that finds an expired row reads it
+// again under a row lock before it reports the key free, after any write
+// in flight: once anyone has been told a lease lapsed, its old owner can
+// no longer complete, fail or renew the key. Expired rows are invisible,
+// are overwritten by the next Begin of their key, and are deleted by
+// Purge.
 type IdempotencyStore struct {
 	db     *DB
 	policy idempotency.Policy
@@ -51,7 +60,7 @@ type IdempotencyStore struct {
 }
 
 type pgIdempotencyQueries struct {
-	claim, readLive, finish, purge string
+	claim, read, readLocked, finish, lock, purge string
 }
 
 // NewIdempotencyStore applies the idempotency migrations to db (component
@@ -79,33 +88,55 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 	if err := db.Migrate(ctx, idempotencyMigrations, "migrations/idempotency", component, opts.Prefix); err != nil {
 		return nil, err
 	}
-	t := opts.Prefix + "idempotency_keys"
-	const cols = `state, fingerprint, response, expires_at, attempt`
+	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
+	const cols = `state, fingerprint, response, expires_at, attempt, expires_at > clock_timestamp()`
+	const pk = ` tenant = $1 AND operation = $2 AND key = $3`
 	return &IdempotencyStore{db: db, policy: p, q: pgIdempotencyQueries{
 		// Takes the key when it is absent, expired, or released by the
 		// same fingerprint; otherwise changes nothing and returns no row.
-		claim: `INSERT INTO ` + t + ` AS cur (tenant, operation, key, state, fingerprint, response, expires_at)
-			VALUES ($1, $2, $3, 'in_progress', $4, NULL, now() + $5 * interval '1 microsecond')
+		// ON CONFLICT locks the row before it evaluates the WHERE and the
+		// SET, so expiry is judged, and the attempt drawn from the
+		// sequence, at the moment the row is claimed, however long the
+		// statement waited for the lock: owners get attempts in the order
+		// they are granted the key. (The VALUES are computed when the
+		// statement starts; they are used only when the key has no row,
+		// and Purge, the only delete, waits for every claim in flight.)
+		claim: `INSERT INTO ` + t + ` AS cur (tenant, operation, key, state, fingerprint, response, expires_at, attempt)
+			VALUES ($1, $2, $3, 'in_progress', $4, NULL, clock_timestamp() + $5 * interval '1 microsecond', nextval('` + seq + `'))
 			ON CONFLICT (tenant, operation, key) DO UPDATE SET
 				state = 'in_progress', fingerprint = EXCLUDED.fingerprint, response = NULL,
-				expires_at = EXCLUDED.expires_at, attempt = EXCLUDED.attempt
-			WHERE cur.expires_at <= now()
+				expires_at = clock_timestamp() + $5 * interval '1 microsecond', attempt = nextval('` + seq + `')
+			WHERE cur.expires_at <= clock_timestamp()
 				OR (cur.state = 'retryable' AND cur.fingerprint = EXCLUDED.fingerprint)
 			RETURNING attempt, expires_at`,
-		readLive: `SELECT ` + cols + ` FROM ` + t + ` WHERE tenant = $1 AND operation = $2 AND key = $3 AND expires_at > now()`,
-		// The fence: only the owning attempt of a live, in-progress record
-		// with the same fingerprint moves it on.
-		finish: `UPDATE ` + t + ` SET state = $6, response = $7, expires_at = now() + $8 * interval '1 microsecond'
-			WHERE tenant = $1 AND operation = $2 AND key = $3 AND fingerprint = $4 AND attempt = $5
-				AND state = 'in_progress' AND expires_at > now()
-			RETURNING expires_at`,
-		// SKIP LOCKED leaves rows being claimed right now to a later purge;
-		// the outer condition is checked again on the row as it is when
+		read:       `SELECT ` + cols + ` FROM ` + t + ` WHERE` + pk,
+		readLocked: `SELECT ` + cols + ` FROM ` + t + ` WHERE` + pk + ` FOR KEY SHARE`,
+		// The fence, in one statement: lock the row (waiting for any write
+		// in flight), then read the clock, then move the row on only if
+		// the owning attempt of a live, in-progress record with the same
+		// fingerprint asks. The row as locked and the one clock reading
+		// come back with the outcome, so a refusal names the reason the
+		// UPDATE saw.
+		finish: `WITH cur AS (
+				SELECT state, fingerprint, attempt, expires_at FROM ` + t + ` WHERE` + pk + ` FOR UPDATE
+			), clock AS MATERIALIZED (
+				SELECT clock_timestamp() AS now FROM (SELECT count(*) FROM cur) AS locked
+			), upd AS (
+				UPDATE ` + t + ` AS r SET state = $6, response = $7, expires_at = clock.now + $8 * interval '1 microsecond'
+				FROM cur, clock
+				WHERE r.tenant = $1 AND r.operation = $2 AND r.key = $3
+					AND cur.fingerprint = $4 AND cur.attempt = $5 AND cur.state = 'in_progress' AND cur.expires_at > clock.now
+				RETURNING r.expires_at
+			)
+			SELECT cur.state, cur.fingerprint, cur.attempt, cur.expires_at > clock.now, upd.expires_at
+			FROM clock LEFT JOIN cur ON true LEFT JOIN upd ON true`,
+		lock: `LOCK TABLE ` + t + ` IN SHARE ROW EXCLUSIVE MODE`,
+		// The outer condition is checked again on the row as it is when
 		// deleted, so a row taken over meanwhile is never removed.
 		purge: `DELETE FROM ` + t + ` WHERE (tenant, operation, key) IN (
-				SELECT tenant, operation, key FROM ` + t + ` WHERE expires_at <= now()
-				ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-			AND expires_at <= now()`,
+				SELECT tenant, operation, key FROM ` + t + ` WHERE expires_at <= clock_timestamp()
+				ORDER BY expires_at LIMIT $1)
+			AND expires_at <= clock_timestamp()`,
 	}}, nil
 }
 
@@ -153,19 +184,38 @@ func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerp
 	return idempotency.Record{}, false, fmt.Errorf("postgres: idempotency begin %s: the record changed under %d claims in a row", k, maxClaimTries)
 }
 
+// readLive returns the live record of k. It reads without locking, except
+// when the row it finds has expired: a write may have judged the row live
+// just before and not yet committed, so readLive reads again, locking the
+// row, after any such write, before it reports the key free. Once anyone
+// has been told of a lapse, no write judged before it can land, and any
+// write after it judges the lapse too (writers read the clock once they
+// hold the row).
 func (s *IdempotencyStore) readLive(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
+	rec, found, live, err := s.readRow(ctx, s.q.read, k)
+	if err != nil || !found || live {
+		return rec, found && live, err
+	}
+	rec, found, live, err = s.readRow(ctx, s.q.readLocked, k)
+	if err != nil || !found || !live {
+		return idempotency.Record{}, false, err
+	}
+	return rec, true, nil
+}
+
+// readRow reads the row of k with query, live or not.
+func (s *IdempotencyStore) readRow(ctx context.Context, query string, k idempotency.Key) (rec idempotency.Record, found, live bool, err error) {
 	var (
-		rec     idempotency.Record
 		state   string
 		attempt int64
 	)
-	err := s.db.Pool().QueryRow(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value).
-		Scan(&state, &rec.Fingerprint, &rec.Response, &rec.ExpiresAt, &attempt)
+	err = s.db.Pool().QueryRow(ctx, query, k.Tenant, k.Operation, k.Value).
+		Scan(&state, &rec.Fingerprint, &rec.Response, &rec.ExpiresAt, &attempt, &live)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return idempotency.Record{}, false, nil
+		return idempotency.Record{}, false, false, nil
 	}
 	if err != nil {
-		return idempotency.Record{}, false, err
+		return idempotency.Record{}, false, false, err
 	}
 	rec.State, rec.Attempt = idempotency.State(state), uint64(attempt)
 	if rec.State != idempotency.StateDone {
@@ -173,11 +223,13 @@ func (s *IdempotencyStore) readLive(ctx context.Context, k idempotency.Key) (ide
 	} else if rec.Response == nil {
 		rec.Response = []byte{}
 	}
-	return rec, true, nil
+	return rec, true, live, nil
 }
 
-// finish applies an owner transition with one conditional UPDATE, and on
-// no match reads the row to classify the refusal.
+// finish applies an owner transition with one statement that locks the
+// row, reads the clock and updates the row if the attempt owns it, and
+// classifies a refusal from the row and the clock reading the statement
+// judged by.
 func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
 	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
 	if err := idempotency.CheckFinish(op, k, fingerprint, attempt); err != nil {
@@ -186,20 +238,25 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 	if attempt > 1<<63-1 {
 		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
 	}
-	var expires time.Time
+	var (
+		curState, curFP *string
+		curAttempt      *int64
+		live            *bool
+		expires         *time.Time
+	)
 	err := s.db.Pool().QueryRow(ctx, s.q.finish, k.Tenant, k.Operation, k.Value, fingerprint, int64(attempt),
-		string(state), response, validity.Microseconds()).Scan(&expires)
-	if err == nil {
-		return expires, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, fmt.Errorf("postgres: idempotency %s %s: %w", op, k, err)
-	}
-	cur, found, err := s.readLive(ctx, k)
+		string(state), response, validity.Microseconds()).Scan(&curState, &curFP, &curAttempt, &live, &expires)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("postgres: idempotency %s %s: %w", op, k, err)
 	}
-	return time.Time{}, idempotency.Refusal(op, k, cur, found, fingerprint, attempt)
+	if expires != nil {
+		return *expires, nil
+	}
+	if curState == nil || live == nil || !*live {
+		return time.Time{}, idempotency.Refusal(op, k, idempotency.Record{}, false, fingerprint, attempt)
+	}
+	cur := idempotency.Record{State: idempotency.State(*curState), Fingerprint: *curFP, Attempt: uint64(*curAttempt)}
+	return time.Time{}, idempotency.Refusal(op, k, cur, true, fingerprint, attempt)
 }
 
 // Complete implements idempotency.Store.
@@ -248,16 +305,27 @@ const purgeBatch = 1000
 
 // Purge implements idempotency.Purger: it deletes expired records in
 // batches, each its own short transaction, until none is left or ctx is
-// done.
+// done. Each batch first takes a table lock that waits for the claims and
+// owner writes in flight and holds new ones back until it commits (reads
+// go on): a claim that started before the delete can then never recreate
+// a deleted key with an attempt drawn before a later owner's.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
 	var total int64
 	for {
-		tag, err := s.db.Pool().Exec(ctx, s.q.purge, purgeBatch)
+		var n int64
+		err := pgx.BeginFunc(ctx, s.db.Pool(), func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, s.q.lock); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, s.q.purge, purgeBatch)
+			n = tag.RowsAffected()
+			return err
+		})
 		if err != nil {
 			return total, fmt.Errorf("postgres: idempotency purge: %w", err)
 		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < purgeBatch {
+		total += n
+		if n < purgeBatch {
 			return total, nil
 		}
 	}

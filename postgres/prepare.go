@@ -36,9 +36,16 @@ type PrepareOptions struct {
 // their condition in their WHERE clause; the key change is one call of the
 // function factum_prepare_change_key, whose steps commit or fail together.
 //
-// Expiry is judged by the database's clock, now(), never by the
-// application's: every instance of an application sharing the database then
-// draws the line at the same moment, whatever their clocks' skew. Expired
+// Expiry is judged by the database's clock, never by the application's:
+// every instance of an application sharing the database then draws the line
+// at the same moment, whatever their clocks' skew. It is read with
+// clock_timestamp() at the moment the row is written, once the statement
+// holds the row's lock, not with now() (the transaction's start), so a
+// write that waited for a lock while the reservation lapsed judges the
+// lapse. A Get that finds a lapsed row reads it again under a row lock
+// before it reports the lapse, after any write still in flight that judged
+// the row live; so once anyone has seen a reservation lapse, its old holder
+// can no longer reprepare, release or move it. Expired
 // rows stay (GetValue shows them) until the key is prepared again, a lazy
 // purge (PurgeEvery) or Purge removes them.
 type PrepareBackend struct {
@@ -71,9 +78,20 @@ func NewPrepareBackend(ctx context.Context, db *DB, opts PrepareOptions) (*Prepa
 	return b, nil
 }
 
-// prepareNowMs is the database's clock in Unix milliseconds. now() is the
-// transaction's start, so every statement of one transaction agrees on it.
-const prepareNowMs = `floor(extract(epoch FROM now()) * 1000)::bigint`
+// prepareNowMs is the database's clock in Unix milliseconds when it is
+// read: clock_timestamp() moves during a statement, so it judges a row at
+// the moment it is evaluated on it, and in an ON CONFLICT clause that is
+// after the row is locked.
+const prepareNowMs = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+
+// prepareLocked starts a statement that locks the row of ($1, $2), if
+// there is one, and then reads the clock: cur is the row as locked (after
+// any write in flight), clock.ms the moment it is judged at.
+const prepareLocked = `WITH cur AS (
+		SELECT value, expires_at FROM factum_prepare WHERE name = $1 AND key = $2 FOR UPDATE
+	), clock AS MATERIALIZED (
+		SELECT ` + prepareNowMs + ` AS ms FROM (SELECT count(*) FROM cur) AS locked
+	) `
 
 // prepareNotHeld is the SQLSTATE factum_prepare_change_key raises when the
 // old key is not held by the old value.
@@ -83,6 +101,8 @@ const (
 	prepareUpsert = `INSERT INTO factum_prepare AS p (name, key, value, expires_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (name, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at
 		WHERE p.expires_at < ` + prepareNowMs
+	prepareGet       = `SELECT value, expires_at, expires_at < ` + prepareNowMs + ` FROM factum_prepare WHERE name = $1 AND key = $2`
+	prepareGetLocked = prepareGet + ` FOR KEY SHARE`
 	// SKIP LOCKED: a purge never waits for, nor blocks, a writer of a row.
 	// The literal term lets the planner use the partial index.
 	preparePurgeBatch = `DELETE FROM factum_prepare WHERE (name, key) IN (
@@ -107,12 +127,21 @@ func (b *PrepareBackend) Prepare(ctx context.Context, name, key string, value []
 	return tag.RowsAffected() > 0, nil
 }
 
-// Get implements prepare.Backend.
+// Get implements prepare.Backend. It reads without locking, except when
+// the row it finds has lapsed: a write may have judged the row live just
+// before and not yet committed, so Get reads again, locking the row, after
+// any such write, before it reports the lapse.
 func (b *PrepareBackend) Get(ctx context.Context, name, key string) (prepare.Record, bool, error) {
+	r, found, err := b.get(ctx, prepareGet, name, key)
+	if err != nil || !found || !r.Expired {
+		return r, found, err
+	}
+	return b.get(ctx, prepareGetLocked, name, key)
+}
+
+func (b *PrepareBackend) get(ctx context.Context, query, name, key string) (prepare.Record, bool, error) {
 	var r prepare.Record
-	err := b.db.Pool().QueryRow(ctx,
-		`SELECT value, expires_at, expires_at < `+prepareNowMs+` FROM factum_prepare WHERE name = $1 AND key = $2`,
-		name, key).Scan(&r.Value, &r.ExpiresAt, &r.Expired)
+	err := b.db.Pool().QueryRow(ctx, query, name, key).Scan(&r.Value, &r.ExpiresAt, &r.Expired)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return prepare.Record{}, false, nil
@@ -123,7 +152,8 @@ func (b *PrepareBackend) Get(ctx context.Context, name, key string) (prepare.Rec
 }
 
 // Rollback implements prepare.Backend. It deletes an expired row too, but
-// reports true only for a live one.
+// reports true only for a live one; RETURNING reads the clock after the
+// DELETE holds the row.
 func (b *PrepareBackend) Rollback(ctx context.Context, name, key string) (bool, error) {
 	var live bool
 	err := b.db.Pool().QueryRow(ctx,
@@ -138,10 +168,12 @@ func (b *PrepareBackend) Rollback(ctx context.Context, name, key string) (bool, 
 	return live, nil
 }
 
-// RollbackValue implements prepare.Backend.
+// RollbackValue implements prepare.Backend: one statement that locks the
+// row, reads the clock, and deletes the row if value holds it live.
 func (b *PrepareBackend) RollbackValue(ctx context.Context, name, key string, value []byte) (bool, error) {
-	tag, err := b.db.Pool().Exec(ctx,
-		`DELETE FROM factum_prepare WHERE name = $1 AND key = $2 AND value = $3 AND expires_at >= `+prepareNowMs,
+	tag, err := b.db.Pool().Exec(ctx, prepareLocked+`
+		DELETE FROM factum_prepare AS p USING cur, clock
+		WHERE p.name = $1 AND p.key = $2 AND cur.value = $3 AND cur.expires_at >= clock.ms`,
 		name, key, value)
 	if err != nil {
 		return false, fmt.Errorf("postgres: rollback value: %w", err)
@@ -149,11 +181,13 @@ func (b *PrepareBackend) RollbackValue(ctx context.Context, name, key string, va
 	return tag.RowsAffected() > 0, nil
 }
 
-// Reprepare implements prepare.Backend. An UPDATE never creates a row.
+// Reprepare implements prepare.Backend: one statement that locks the row,
+// reads the clock, and replaces the value if the old one holds it live.
+// An UPDATE never creates a row.
 func (b *PrepareBackend) Reprepare(ctx context.Context, name, key string, oldValue, newValue []byte, expiresAt int64) (bool, error) {
-	tag, err := b.db.Pool().Exec(ctx,
-		`UPDATE factum_prepare SET value = $3, expires_at = $4
-		WHERE name = $1 AND key = $2 AND value = $5 AND expires_at >= `+prepareNowMs,
+	tag, err := b.db.Pool().Exec(ctx, prepareLocked+`
+		UPDATE factum_prepare AS p SET value = $3, expires_at = $4 FROM cur, clock
+		WHERE p.name = $1 AND p.key = $2 AND cur.value = $5 AND cur.expires_at >= clock.ms`,
 		name, key, newValue, expiresAt, oldValue)
 	if err != nil {
 		return false, fmt.Errorf("postgres: reprepare: %w", err)

@@ -30,10 +30,31 @@ func openPrepare(t testing.TB, opts postgres.Options, popts postgres.PrepareOpti
 }
 
 func TestPrepareContract(t *testing.T) {
-	b, _ := openPrepare(t, postgres.Options{}, postgres.PrepareOptions{})
+	url, schema := servicetest.PostgresSchema(t)
+	ctx := context.Background()
+	// Two instances, each with a pool of its own, as two processes would
+	// have.
+	var backends []*postgres.PrepareBackend
+	var peerDB *postgres.DB
+	for range 2 {
+		db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		b, err := postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		backends, peerDB = append(backends, b), db
+	}
+	b, peer := backends[0], backends[1]
 	preparetest.Run(t, func(t *testing.T) preparetest.Target {
 		// The database's clock judges expiry: the kit sleeps past expiries.
-		return preparetest.Target{Backend: b}
+		return preparetest.Target{Backend: b, Peer: peer, Hold: func(t *testing.T, name, key string) func() {
+			// The row lock every write of the key waits for.
+			return holdRow(t, peerDB, `SELECT 1 FROM factum_prepare WHERE name = $1 AND key = $2 FOR UPDATE`, name, key)
+		}}
 	})
 }
 
@@ -75,8 +96,8 @@ func TestPrepareMigratesOnce(t *testing.T) {
 	}
 	var n int
 	if err := db.Pool().QueryRow(context.Background(),
-		`SELECT count(*) FROM factum_migrations WHERE component = 'prepare'`).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("%d prepare migrations recorded (%v), want 1", n, err)
+		`SELECT count(*) FROM factum_migrations WHERE component = 'prepare'`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d prepare migrations recorded (%v), want 2 (each file once)", n, err)
 	}
 	if _, err := postgres.NewPrepareBackend(context.Background(), nil, postgres.PrepareOptions{}); err == nil {
 		t.Fatal("nil DB accepted")

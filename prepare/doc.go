@@ -59,11 +59,20 @@
 //
 // A [Backend] stores reservations as bytes, atomically. factum provides:
 //
-//   - [Memory], in process, judging expiry by an injectable clock;
-//   - redis.PrepareBackend, with Redis's own expiry (expired keys vanish)
-//     and Lua scripts for the compare-and-set operations;
-//   - sqlite.PrepareBackend, judging expiry by the caller's clock;
-//   - postgres.PrepareBackend, judging expiry by the database's clock.
+//   - [Memory], in process, judging expiry by an injectable clock read
+//     under the key's shard lock;
+//   - redis.PrepareBackend, with Redis's own expiry (expired keys vanish),
+//     judged by Redis's clock when each command or Lua script runs;
+//   - sqlite.PrepareBackend, judging expiry by the caller's clock
+//     (PrepareOptions.Now), read inside the write transaction once it holds
+//     the database's write lock;
+//   - postgres.PrepareBackend, judging expiry by the database's clock,
+//     clock_timestamp(), read once the statement holds the row's lock.
+//
+// Each reads its clock at the moment a reservation is written, never
+// before a wait for a lock, and a read that finds a lapsed record confirms
+// it after any write in flight: once anyone has seen a reservation lapse,
+// its old holder can no longer reprepare, release or move it.
 //
 // All four implement [KeyChanger], so a key change is one atomic step.
 // Redis reservations survive a crash or failover only as far as Redis's

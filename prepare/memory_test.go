@@ -2,6 +2,7 @@ package prepare_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +13,20 @@ import (
 func TestMemoryContract(t *testing.T) {
 	preparetest.Run(t, func(t *testing.T) preparetest.Target {
 		clock := preparetest.NewClock(time.Now())
-		return preparetest.Target{Backend: prepare.NewMemory(clock.Now), Clock: clock}
+		// The backend reads its clock under its shard lock, so a clock
+		// read that waits at the closed gate holds the lock: that is the
+		// kit's Hold.
+		var gate sync.RWMutex
+		gated := func() time.Time {
+			gate.RLock()
+			defer gate.RUnlock()
+			return clock.Now()
+		}
+		return preparetest.Target{Backend: prepare.NewMemory(gated), Clock: clock,
+			Hold: func(*testing.T, string, string) func() {
+				gate.Lock()
+				return gate.Unlock
+			}}
 	})
 }
 

@@ -27,10 +27,12 @@ type IdempotencyOptions struct {
 
 // IdempotencyStore is an idempotency.Store on Redis. Each record is one
 // hash that Redis expires by itself (PEXPIREAT) when its lease or its
-// retention ends; every transition is one Lua script, so it is atomic
-// however many processes share the server. Expiry is judged by Redis's
-// clock. Each operation touches exactly one key, so the store works on a
-// Redis Cluster too.
+// retention ends; every operation, Get included, is one Lua script, so it
+// is atomic however many processes share the server. Expiry is judged by
+// Redis's clock, read with TIME inside the script that judges it: a record
+// is gone from its expiry millisecond on, in every script, although Redis
+// deletes the hash a millisecond later. Each operation touches exactly one
+// key, so the store works on a Redis Cluster too.
 //
 // Attempt numbers come from Redis's clock in microseconds, kept strictly
 // rising per key: an owner that takes a key over always holds a higher
@@ -176,36 +178,31 @@ func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerp
 	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
 }
 
-// Get implements idempotency.Store. It is one HMGET: Redis hides a record
-// whose expiry has passed.
+// Get implements idempotency.Store. It is one script, which judges expiry
+// by Redis's clock as the other scripts do: a record is gone at its expiry
+// millisecond, although Redis deletes the hash a millisecond later.
 func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
 	if err := k.Validate(); err != nil {
 		return idempotency.Record{}, false, err
 	}
-	vals, err := s.client.HMGet(ctx, s.redisKey(k), "s", "f", "a", "e", "r").Result()
-	if err != nil {
-		return idempotency.Record{}, false, fmt.Errorf("redis: idempotency get %s: %w", k, err)
-	}
-	str := func(i int) (string, bool) {
-		v, ok := vals[i].(string)
-		return v, ok
-	}
-	state, ok := str(0)
-	if !ok {
+	vals, err := idemGetScript.Run(ctx, s.client, []string{s.redisKey(k)}).StringSlice()
+	switch {
+	case errors.Is(err, goredis.Nil):
 		return idempotency.Record{}, false, nil
+	case err != nil:
+		return idempotency.Record{}, false, fmt.Errorf("redis: idempotency get %s: %w", k, err)
+	case len(vals) != 5:
+		return idempotency.Record{}, false, fmt.Errorf("redis: idempotency get %s: unexpected reply %q", k, vals)
 	}
-	rec := idempotency.Record{State: idempotency.State(state)}
-	rec.Fingerprint, _ = str(1)
-	a, _ := str(2)
-	e, _ := str(3)
-	if rec.Attempt, err = strconv.ParseUint(a, 10, 64); err != nil || !rec.State.Valid() {
-		return idempotency.Record{}, false, fmt.Errorf("redis: idempotency get %s: malformed record (state %q, attempt %q)", k, state, a)
+	rec := idempotency.Record{State: idempotency.State(vals[0]), Fingerprint: vals[1]}
+	if rec.Attempt, err = strconv.ParseUint(vals[2], 10, 64); err != nil || !rec.State.Valid() {
+		return idempotency.Record{}, false, fmt.Errorf("redis: idempotency get %s: malformed record (state %q, attempt %q)", k, vals[0], vals[2])
 	}
-	if rec.ExpiresAt, err = parseMillis(e); err != nil {
+	if rec.ExpiresAt, err = parseMillis(vals[3]); err != nil {
 		return idempotency.Record{}, false, fmt.Errorf("redis: idempotency get %s: %w", k, err)
 	}
-	if r, ok := str(4); ok && rec.State == idempotency.StateDone {
-		rec.Response = []byte(r)
+	if rec.State == idempotency.StateDone {
+		rec.Response = []byte(vals[4])
 	}
 	return rec, true, nil
 }

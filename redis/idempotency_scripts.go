@@ -86,3 +86,18 @@ end
 redis.call('PEXPIREAT', KEYS[1], e)
 return {'ok', e}
 `)
+
+// idemGetScript reads the live record of KEYS[1] by the scripts' rule:
+// Redis deletes a record one millisecond after its expiry instant, and
+// until then a plain read would still find it.
+//
+// Replies: false | {state, fingerprint, attempt, expiry, response}.
+var idemGetScript = goredis.NewScript(`
+local t = redis.call('TIME')
+local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cur = redis.call('HMGET', KEYS[1], 's', 'f', 'a', 'e', 'r')
+if not cur[1] or tonumber(cur[4]) <= nowms then
+  return false
+end
+return {cur[1], cur[2] or '', cur[3] or '', cur[4], cur[5] or ''}
+`)

@@ -61,9 +61,21 @@ func deletePrefix(t testing.TB, client *goredis.Client, prefix string) {
 }
 
 func TestPrepareContract(t *testing.T) {
-	b, _, _ := openPrepare(t, 0)
+	b, _, prefix := openPrepare(t, 0)
+	// A second instance with a client of its own, as another process
+	// would have. Redis runs each command and script alone and offers no
+	// lock to hold.
+	peerClient, err := redis.Open(context.Background(), servicetest.RedisURL(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peerClient.Close() })
+	peer, err := redis.NewPrepareBackend(peerClient, redis.PrepareOptions{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
 	preparetest.Run(t, func(t *testing.T) preparetest.Target {
-		return preparetest.Target{Backend: b, DropsExpired: true}
+		return preparetest.Target{Backend: b, Peer: peer, DropsExpired: true}
 	})
 }
 

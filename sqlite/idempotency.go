@@ -29,21 +29,31 @@ type IdempotencyOptions struct {
 	Prefix string
 	// Clock returns the current time; nil means time.Now. Expiry is judged
 	// by this one clock, which every process sharing the file on one
-	// machine also reads.
+	// machine also reads, read inside each write transaction once it holds
+	// the database's write lock.
 	Clock func() time.Time
 }
 
 // IdempotencyStore is an idempotency.Store on SQLite.
 //
 // Records live in one table whose primary key is (tenant, operation, key).
-// Begin is one IMMEDIATE transaction on the writer connection: a single
-// INSERT … ON CONFLICT DO UPDATE claims the key when it is absent, expired
-// or released, and otherwise the row is read back under the same write
-// lock to answer. Complete, Fail and Renew are single UPDATE statements
-// conditional on the fingerprint, the attempt, the in-progress state and
-// an unexpired lease; when one changes nothing, the row is read to tell
-// why. Expired rows are invisible, are overwritten in place by the next
-// Begin of their key, and are deleted by Purge.
+// Every write is one IMMEDIATE transaction on the writer connection, and
+// expiry is judged by IdempotencyOptions.Clock read once that transaction
+// holds SQLite's write lock: however long a call queued for the lock (in
+// this process or behind another process on the file), it judges expiry
+// at the moment it writes. Begin's single INSERT … ON CONFLICT DO UPDATE
+// claims the key when it is absent, expired or released, taking the next
+// attempt from a counter under the same lock, and otherwise the row is
+// read back under that lock to answer. Complete, Fail and Renew are single
+// UPDATE statements conditional on the fingerprint, the attempt, the
+// in-progress state and an unexpired lease; when one changes nothing, the
+// row is read under the same lock and the same clock reading to tell why.
+// Reads go without the lock, except that a read that finds an expired row
+// reads it again under the write lock before it reports the key free, so
+// once anyone has been told a lease lapsed, its old owner can no longer
+// complete, fail or renew the key. Expired rows are invisible, are
+// overwritten in place by the next Begin of their key, and are deleted by
+// Purge.
 type IdempotencyStore struct {
 	db     *DB
 	policy idempotency.Policy
@@ -52,7 +62,7 @@ type IdempotencyStore struct {
 }
 
 type idempotencyQueries struct {
-	claim, advance, readLive, finish, purge string
+	claim, advance, read, finish, purge string
 }
 
 // NewIdempotencyStore applies the idempotency migrations to db (component
@@ -92,7 +102,7 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 			WHERE ` + t + `.expires_at <= ?6
 				OR (` + t + `.state = 'retryable' AND ` + t + `.fingerprint = excluded.fingerprint)
 			RETURNING attempt, expires_at`,
-		readLive: `SELECT ` + cols + ` FROM ` + t + ` WHERE tenant = ?1 AND operation = ?2 AND key = ?3 AND expires_at > ?4`,
+		read: `SELECT ` + cols + ` FROM ` + t + ` WHERE tenant = ?1 AND operation = ?2 AND key = ?3`,
 		// The fence: only the owning attempt of a live, in-progress record
 		// with the same fingerprint moves it on.
 		finish: `UPDATE ` + t + ` SET state = ?7, response = ?8, expires_at = ?9
@@ -150,7 +160,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerp
 	}
 	// The claim did not apply, so a live record holds the key; the write
 	// lock keeps it as it was when the claim looked.
-	cur, found, err := scanRecord(tx.QueryRowContext(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value, now))
+	cur, found, err := s.readLive(tx.QueryRowContext(ctx, s.q.read, k.Tenant, k.Operation, k.Value), now)
 	if err != nil || !found {
 		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: claim refused but no live record (found=%v): %v", k, found, err)
 	}
@@ -161,8 +171,12 @@ func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerp
 	return rec, false, err
 }
 
-// finish applies an owner transition with one conditional UPDATE, and on
-// no match reads the row to classify the refusal.
+// finish applies an owner transition in one IMMEDIATE transaction: the
+// clock is read once the transaction holds the write lock, so expiry is
+// judged at the moment of the write however long the call queued for the
+// lock, and when the conditional UPDATE changes nothing the row is read
+// under the same lock and the same reading of the clock, so the refusal
+// names the reason the UPDATE saw.
 func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
 	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
 	if err := idempotency.CheckFinish(op, k, fingerprint, attempt); err != nil {
@@ -171,17 +185,25 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 	if attempt > 1<<63-1 {
 		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
 	}
+	tx, err := s.db.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock
+	if err != nil {
+		return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
+	}
+	defer tx.Rollback()
 	now := s.now()
 	var expires int64
-	err := s.db.Writer().QueryRowContext(ctx, s.q.finish, k.Tenant, k.Operation, k.Value, fingerprint, int64(attempt), now,
+	err = tx.QueryRowContext(ctx, s.q.finish, k.Tenant, k.Operation, k.Value, fingerprint, int64(attempt), now,
 		string(state), response, now+validity.Microseconds()).Scan(&expires)
 	if err == nil {
+		if err := tx.Commit(); err != nil {
+			return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
+		}
 		return time.UnixMicro(expires), nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
 	}
-	cur, found, err := scanRecord(s.db.Reader().QueryRowContext(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value, s.now()))
+	cur, found, err := s.readLive(tx.QueryRowContext(ctx, s.q.read, k.Tenant, k.Operation, k.Value), now)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
 	}
@@ -216,12 +238,31 @@ func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerp
 	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
 }
 
-// Get implements idempotency.Store.
+// Get implements idempotency.Store. It reads without the write lock,
+// except when the row it finds has expired: then a writer may have judged
+// the row live just before and not yet committed, so Get reads again under
+// the write lock, after any such write, before it reports the key free.
+// Once a Get has reported a lapse, no write judged before it can land.
 func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
 	if err := k.Validate(); err != nil {
 		return idempotency.Record{}, false, err
 	}
-	rec, found, err := scanRecord(s.db.Reader().QueryRowContext(ctx, s.q.readLive, k.Tenant, k.Operation, k.Value, s.now()))
+	rec, state, err := s.readRow(s.db.Reader().QueryRowContext(ctx, s.q.read, k.Tenant, k.Operation, k.Value))
+	if err != nil {
+		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency get %s: %w", k, err)
+	}
+	switch {
+	case state == rowAbsent:
+		return idempotency.Record{}, false, nil
+	case rec.ExpiresAt.UnixMicro() > s.now():
+		return rec, true, nil
+	}
+	tx, err := s.db.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE: after every write in flight
+	if err != nil {
+		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency get %s: %w", k, err)
+	}
+	defer tx.Rollback()
+	rec, found, err := s.readLive(tx.QueryRowContext(ctx, s.q.read, k.Tenant, k.Operation, k.Value), s.now())
 	if err != nil {
 		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency get %s: %w", k, err)
 	}
@@ -252,8 +293,16 @@ func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
 	}
 }
 
-// scanRecord reads one record row; found is false when there is none.
-func scanRecord(row *sql.Row) (idempotency.Record, bool, error) {
+// rowState tells a row that is there from one that is not.
+type rowState bool
+
+const (
+	rowAbsent  rowState = false
+	rowPresent rowState = true
+)
+
+// readRow reads one record row, live or not.
+func (s *IdempotencyStore) readRow(row *sql.Row) (idempotency.Record, rowState, error) {
 	var (
 		rec              idempotency.Record
 		state            string
@@ -261,16 +310,26 @@ func scanRecord(row *sql.Row) (idempotency.Record, bool, error) {
 	)
 	err := row.Scan(&state, &rec.Fingerprint, &rec.Response, &expires, &attempt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return idempotency.Record{}, false, nil
+		return idempotency.Record{}, rowAbsent, nil
 	}
 	if err != nil {
-		return idempotency.Record{}, false, err
+		return idempotency.Record{}, rowAbsent, err
 	}
 	rec.State, rec.ExpiresAt, rec.Attempt = idempotency.State(state), time.UnixMicro(expires), uint64(attempt)
 	if rec.State != idempotency.StateDone {
 		rec.Response = nil
 	} else if rec.Response == nil {
 		rec.Response = []byte{}
+	}
+	return rec, rowPresent, nil
+}
+
+// readLive reads one record row and reports it only if it is live at now
+// (Unix microseconds).
+func (s *IdempotencyStore) readLive(row *sql.Row, now int64) (idempotency.Record, bool, error) {
+	rec, state, err := s.readRow(row)
+	if err != nil || state == rowAbsent || rec.ExpiresAt.UnixMicro() <= now {
+		return idempotency.Record{}, false, err
 	}
 	return rec, true, nil
 }

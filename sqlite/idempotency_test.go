@@ -24,14 +24,49 @@ func openIdempotencyDB(t testing.TB, opts sqlite.Options) *sqlite.DB {
 }
 
 func TestIdempotencyContract(t *testing.T) {
-	db := openIdempotencyDB(t, sqlite.Options{Synchronous: "NORMAL"})
-	idempotencytest.Run(t, func(t *testing.T, p idempotency.Policy) idempotency.Store {
-		s, err := sqlite.NewIdempotencyStore(context.Background(), db, sqlite.IdempotencyOptions{Policy: p})
+	path := filepath.Join(t.TempDir(), "idem.db")
+	ctx := context.Background()
+	// Every store the kit asks for is a new instance with a database
+	// handle of its own on the one file, as a second process would have.
+	build := func(t *testing.T, p idempotency.Policy, clock func() time.Time) idempotency.Store {
+		db, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: "NORMAL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		s, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Policy: p, Clock: clock})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
+	}
+	holder, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Close() })
+	idempotencytest.RunHarness(t, idempotencytest.Harness{
+		New:        func(t *testing.T, p idempotency.Policy) idempotency.Store { return build(t, p, nil) },
+		NewClocked: build,
+		Hold:       func(t *testing.T, _ idempotency.Key) func() { return holdWriteLock(t, holder) },
 	})
+}
+
+// holdWriteLock takes the database's write lock from db, a handle other
+// than the stores', and returns the function that lets it go. Writers of
+// other handles wait for it (up to their busy timeout), as writers of
+// another process would.
+func holdWriteLock(t *testing.T, db *sqlite.DB) func() {
+	tx, err := db.Writer().BeginTx(context.Background(), nil) // BEGIN IMMEDIATE
+	if err != nil {
+		t.Errorf("hold the write lock: %v", err)
+		return func() {}
+	}
+	return func() {
+		if err := tx.Rollback(); err != nil {
+			t.Errorf("release the write lock: %v", err)
+		}
+	}
 }
 
 // TestIdempotencyPurge: expired rows are deleted by Purge, in batches,

@@ -45,9 +45,15 @@ type PrepareOptions struct {
 // is never written; once it has started, the call waits for the outcome
 // (one transaction), so an error always means "not written".
 //
-// Expiry is judged by the caller's clock (PrepareOptions.Now), passed into
-// every statement: the database is embedded, so every process using the
-// file runs on this machine's clock. Expired rows stay (GetValue shows them)
+// Expiry is judged by the caller's clock (PrepareOptions.Now), read inside
+// the write transaction once it holds SQLite's write lock and passed into
+// the statement: the database is embedded, so every process using the file
+// runs on this machine's clock, and a write that queued for the lock while
+// a reservation lapsed judges the lapse. A Get that finds a lapsed row
+// reads it again under the write lock before it reports the lapse, after
+// any write still in flight that judged the row live; so once anyone has
+// seen a reservation lapse, its old holder can no longer reprepare,
+// release or move it. Expired rows stay (GetValue shows them)
 // until the key is prepared again, a lazy purge (PurgeEvery) or Purge
 // removes them.
 type PrepareBackend struct {
@@ -105,11 +111,13 @@ const (
 )
 
 // exec runs one statement as a batched write and reports whether it
-// changed a row.
-func (b *PrepareBackend) exec(ctx context.Context, purge bool, query string, args ...any) (bool, error) {
+// changed a row. args builds the statement's arguments from the clock,
+// read once the batch's transaction holds the write lock, so expiry is
+// judged at the moment of the write however long the call queued.
+func (b *PrepareBackend) exec(ctx context.Context, purge bool, query string, args func(nowMilli int64) []any) (bool, error) {
 	var changed bool
 	err := b.batcher.do(&prepareWrite{ctx: ctx, purge: purge, apply: func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, query, args...)
+		res, err := tx.ExecContext(ctx, query, args(b.nowMilli())...)
 		if err != nil {
 			return err
 		}
@@ -122,17 +130,43 @@ func (b *PrepareBackend) exec(ctx context.Context, purge bool, query string, arg
 // Prepare implements prepare.Backend.
 func (b *PrepareBackend) Prepare(ctx context.Context, name, key string, value []byte, expiresAt int64) (bool, error) {
 	purge := b.purgeEvery > 0 && b.prepares.Add(1)%b.purgeEvery == 0
-	ok, err := b.exec(ctx, purge, prepareUpsert, name, key, value, expiresAt, b.nowMilli())
+	ok, err := b.exec(ctx, purge, prepareUpsert, func(now int64) []any { return []any{name, key, value, expiresAt, now} })
 	if err != nil {
 		return false, fmt.Errorf("sqlite: prepare: %w", err)
 	}
 	return ok, nil
 }
 
-// Get implements prepare.Backend.
+// Get implements prepare.Backend. It reads without the write lock, except
+// when the row it finds has lapsed: a write may have judged the row live
+// just before and not yet committed, so Get reads again as a write, after
+// any such write, before it reports the lapse. Once anyone has seen a
+// reservation lapse, its old holder can no longer reprepare, release or
+// move it.
 func (b *PrepareBackend) Get(ctx context.Context, name, key string) (prepare.Record, bool, error) {
+	r, found, err := b.get(ctx, b.db.Reader(), name, key)
+	if err != nil || !found || !r.Expired {
+		return r, found, err
+	}
+	err = b.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		r, found, err = b.get(ctx, tx, name, key)
+		return err
+	}})
+	if err != nil {
+		return prepare.Record{}, false, err
+	}
+	return r, found, nil
+}
+
+// queryer is what get reads through: the reader pool or the batch's
+// transaction.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (b *PrepareBackend) get(ctx context.Context, q queryer, name, key string) (prepare.Record, bool, error) {
 	var r prepare.Record
-	err := b.db.Reader().QueryRowContext(ctx,
+	err := q.QueryRowContext(ctx,
 		`SELECT value, expires_at FROM factum_prepare WHERE name = ?1 AND key = ?2`, name, key).
 		Scan(&r.Value, &r.ExpiresAt)
 	switch {
@@ -171,7 +205,7 @@ func (b *PrepareBackend) Rollback(ctx context.Context, name, key string) (bool, 
 
 // RollbackValue implements prepare.Backend.
 func (b *PrepareBackend) RollbackValue(ctx context.Context, name, key string, value []byte) (bool, error) {
-	ok, err := b.exec(ctx, false, prepareDeleteValue, name, key, value, b.nowMilli())
+	ok, err := b.exec(ctx, false, prepareDeleteValue, func(now int64) []any { return []any{name, key, value, now} })
 	if err != nil {
 		return false, fmt.Errorf("sqlite: rollback value: %w", err)
 	}
@@ -183,7 +217,7 @@ func (b *PrepareBackend) Reprepare(ctx context.Context, name, key string, oldVal
 	ok, err := b.exec(ctx, false,
 		`UPDATE factum_prepare SET value = ?3, expires_at = ?4
 		WHERE name = ?1 AND key = ?2 AND value = ?5 AND expires_at >= ?6`,
-		name, key, newValue, expiresAt, oldValue, b.nowMilli())
+		func(now int64) []any { return []any{name, key, newValue, expiresAt, oldValue, now} })
 	if err != nil {
 		return false, fmt.Errorf("sqlite: reprepare: %w", err)
 	}
@@ -236,24 +270,37 @@ func (b *PrepareBackend) ChangeKey(ctx context.Context, name, oldKey string, old
 }
 
 // Purge deletes every expired row, in batches so that other writers are
-// not held up, and returns how many it deleted.
+// not held up, and returns how many it deleted. Each batch is its own
+// IMMEDIATE transaction that reads the clock once it holds the write lock.
 func (b *PrepareBackend) Purge(ctx context.Context) (int64, error) {
-	now := b.nowMilli()
 	var total int64
 	for {
-		res, err := b.db.Writer().ExecContext(ctx, preparePurgeBatch, now, 1000)
-		if err != nil {
-			return total, fmt.Errorf("sqlite: purge prepare keys: %w", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("sqlite: purge prepare keys: %w", err)
-		}
+		n, err := b.purgeOnce(ctx, 1000)
 		total += n
+		if err != nil {
+			return total, fmt.Errorf("sqlite: purge prepare keys: %w", err)
+		}
 		if n < 1000 {
 			return total, nil
 		}
 	}
+}
+
+func (b *PrepareBackend) purgeOnce(ctx context.Context, limit int) (int64, error) {
+	tx, err := b.db.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, preparePurgeBatch, b.nowMilli(), limit)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
 }
 
 func prepareAffected(res sql.Result) (bool, error) {

@@ -34,11 +34,19 @@ func newPrepareBackend(t testing.TB, db *sqlite.DB, opts sqlite.PrepareOptions) 
 }
 
 func TestPrepareContract(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "prepare.db"))
+	path := filepath.Join(t.TempDir(), "prepare.db")
+	db, peerDB, holder := openDB(t, path), openDB(t, path), openDB(t, path)
 	preparetest.Run(t, func(t *testing.T) preparetest.Target {
 		clock := preparetest.NewClock(time.Now())
-		// A backend per case, for the case's clock, over one database.
-		return preparetest.Target{Backend: newPrepareBackend(t, db, sqlite.PrepareOptions{Now: clock.Now}), Clock: clock}
+		// A backend per case, for the case's clock, over one database, and
+		// a second instance on a handle of its own, as another process
+		// would have.
+		return preparetest.Target{
+			Backend: newPrepareBackend(t, db, sqlite.PrepareOptions{Now: clock.Now}),
+			Peer:    newPrepareBackend(t, peerDB, sqlite.PrepareOptions{Now: clock.Now}),
+			Clock:   clock,
+			Hold:    func(t *testing.T, _, _ string) func() { return holdWriteLock(t, holder) },
+		}
 	})
 }
 

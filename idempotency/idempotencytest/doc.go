@@ -17,4 +17,18 @@
 //			return s
 //		})
 //	}
+//
+// [RunHarness] takes a [Harness] instead, with the powers a backend can
+// grant beyond the Store interface: NewClocked builds stores on a manual
+// [Clock], so cases move through leases without sleeping, and Hold takes
+// the backend's own lock, so a case can make a write wait while a lease
+// lapses and others act. With them the kit checks the edges: owners
+// taking a key over and over from two store instances, with a claimer
+// held on the lock, get attempts (fencing tokens) strictly rising in the
+// order they owned the key; a late Complete, Fail or Renew of an old owner
+// is refused once a Get has seen its lease lapse; failed and retryable
+// records are kept for the retention window, then forgotten; and random
+// concurrent histories on two instances are linearizable, checked with
+// porcupine against a model written from the store's contract, time
+// included.
 package idempotencytest

@@ -24,9 +24,23 @@ const (
 	longPeriod  = time.Hour
 )
 
-// Run runs every case of the contract against stores from newStore.
+// Run runs every case of the contract against stores from newStore. It
+// is RunHarness with nothing but New, so newStore must follow
+// Harness.New: stores it builds for one test share their records (an
+// in-process store returns the same instance).
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
+	RunHarness(t, Harness{New: newStore})
+}
+
+// RunHarness runs every case of the contract against the stores h builds,
+// using the extra powers h grants where the cases need them.
+func RunHarness(t *testing.T, h Harness) {
+	t.Helper()
+	if h.New == nil {
+		t.Fatal("idempotencytest: Harness.New is nil")
+	}
+	newStore := h.New
 	cases := []struct {
 		name string
 		fn   func(*testing.T, NewStore)
@@ -46,9 +60,21 @@ func Run(t *testing.T, newStore NewStore) {
 		{"RenewExtendsLease", testRenew},
 		{"KeysAreScoped", testScoped},
 		{"CancelledContext", testCancelled},
+		{"FailedAndRetryableKeptForRetention", testFailureRetention},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore) })
+	}
+	harnessCases := []struct {
+		name string
+		fn   func(*testing.T, Harness)
+	}{
+		{"TakeoversStrictlyIncreasing", testTakeoverOrder},
+		{"LapseThenLateWriteRefused", testLapseThenLateWrite},
+		{"Linearizable", testLinearizable},
+	}
+	for _, c := range harnessCases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })
 	}
 }
 

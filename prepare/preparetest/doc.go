@@ -19,6 +19,14 @@
 // goroutines preparing one key, reprepares competing on one value, and key
 // changes racing rollbacks with the invariant checked after every round.
 //
+// At the edges of expiry it checks that a late write of an old holder is
+// refused once a Get has seen the reservation lapse (with the write held
+// on the backend's own lock where [Target] offers Hold), and it checks
+// random concurrent histories on two instances of the backend ([Target]
+// Peer) for linearizability with porcupine, against a model written from
+// the specification's operation table (key change included), time
+// included.
+//
 // It never assumes that the backend is empty: each case uses key names of
 // its own, so one backend may serve every case.
 package preparetest

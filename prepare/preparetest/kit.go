@@ -27,6 +27,17 @@ type Target struct {
 	// false the kit requires GetValue to return expired records with their
 	// value and expiry until they are purged or prepared again.
 	DropsExpired bool
+	// Peer, when set, is a second instance of Backend on the same storage
+	// (another handle on the database or server), as a second process
+	// would have; the kit runs the two against one another. Nil means
+	// Backend alone (the memory backend has no second instance).
+	Peer prepare.Backend
+	// Hold, when set, takes the backend's own lock that every write of
+	// (name, key) waits for (a row lock, the database's write lock) and
+	// returns once it holds it; release lets the waiting writes go on. A
+	// record of (name, key) exists when the kit calls Hold. Reads may wait
+	// for the lock too.
+	Hold func(t *testing.T, name, key string) (release func())
 }
 
 // NewTarget returns the target for one case of the kit. It may return the
@@ -85,6 +96,8 @@ func Run(t *testing.T, newTarget NewTarget) {
 		{"ConcurrentReprepare", testConcurrentReprepare},
 		{"ConcurrentChangeKeyAndRollback", testConcurrentChangeAndRollback},
 		{"ConcurrentKeyChanges", testConcurrentKeyChanges},
+		{"LapseThenLateWriteRefused", testLapseThenLateWrite},
+		{"Linearizable", testLinearizable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,5 +1,7 @@
 -- Idempotency records (package idempotency). Expiry is judged by the
--- database's clock, now(); a record is live while now() < expires_at.
+-- database's clock, clock_timestamp() read when a row is written (see
+-- postgres.IdempotencyStore); a record is live while that clock is before
+-- expires_at.
 
 -- Attempt numbers: one sequence for all keys, so a key whose row was
 -- purged still gets a higher attempt than any earlier owner held.

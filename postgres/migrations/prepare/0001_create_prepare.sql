@@ -1,6 +1,8 @@
 -- One row per reservation of an application key (see package prepare).
 -- expires_at is in Unix milliseconds; 9223372036854775807 (TTLForever)
--- means never. Expiry is judged by the database's clock, now(). The
+-- means never. Expiry is judged by the database's clock, clock_timestamp(),
+-- once a row is locked (see postgres.PrepareBackend; 0002 defines the key
+-- change that way). The
 -- partial index serves the purge of expired rows without costing anything
 -- for permanent reservations.
 CREATE TABLE {{prefix}}prepare (
