@@ -98,6 +98,8 @@ type Handler struct {
 type commandInfo struct {
 	spec     aggregate.CommandSpec
 	revision int
+	// strict refuses body fields the command type does not have.
+	strict bool
 }
 
 // New returns the handler of cfg.Runtime.
@@ -147,7 +149,7 @@ func New(cfg Config) (*Handler, error) {
 		}
 		cmds := map[string]commandInfo{}
 		for _, spec := range t.Commands() {
-			info := commandInfo{spec: spec}
+			info := commandInfo{spec: spec, strict: !allowsUnknownFields(t)}
 			if _, rev, ok := h.codec.NameOf(reflect.Zero(spec.Type).Interface()); ok {
 				info.revision = rev
 			}

@@ -124,7 +124,9 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	// Commands sent with an Idempotency-Key header are answered once and
 	// replayed after; commands without one pass (request IDs still guard
 	// each aggregate).
-	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{Tenant: tenantOf})
+	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{
+		Tenant: tenantOf, ReplayHeaders: httpapi.ReplayHeaders(idempotency.DefaultReplayHeaders),
+	})
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
