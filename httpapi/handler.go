@@ -24,6 +24,10 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultMaxWaitTimeout caps Command-Wait-Timeout.
 	DefaultMaxWaitTimeout = time.Minute
+	// DefaultLicenseName and DefaultLicenseURL are factum's license, the
+	// document's unless Config names another.
+	DefaultLicenseName = "Apache-2.0"
+	DefaultLicenseURL  = "https://www.apache.org/licenses/LICENSE-2.0"
 	// DefaultMaxEventRange bounds the versions one event-range request
 	// may span.
 	DefaultMaxEventRange = 1000
@@ -71,6 +75,12 @@ type Config struct {
 	MaxEventRange int
 	// Title and Version name the API in /openapi.json.
 	Title, Version string
+	// LicenseName and LicenseURL are the API's license in /openapi.json;
+	// default factum's own.
+	LicenseName, LicenseURL string
+	// Servers are the base URLs /openapi.json names; default "/", the
+	// server that serves the document.
+	Servers []string
 }
 
 // Handler is the HTTP API of a runtime. It is an http.Handler and safe for
@@ -124,6 +134,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "1"
+	}
+	if cfg.LicenseName == "" {
+		cfg.LicenseName, cfg.LicenseURL = DefaultLicenseName, DefaultLicenseURL
 	}
 	h := &Handler{
 		cfg: cfg, rt: cfg.Runtime, codec: cfg.Runtime.Codec(),

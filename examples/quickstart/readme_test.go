@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -62,7 +61,10 @@ func TestReadmeSnippetCompiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build the snippet: %v", err)
+	}
 	for _, args := range [][]string{{"build", "-o", os.DevNull, "."}, {"vet", "."}} {
 		cmd := exec.CommandContext(t.Context(), goTool, args...)
 		cmd.Dir = dir
