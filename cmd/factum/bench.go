@@ -31,6 +31,7 @@ type benchOptions struct {
 	InProcess   bool
 	Concurrency int
 	Total       int
+	Duration    time.Duration
 	Wait        string
 	JSON        bool
 	Out         string
@@ -88,7 +89,8 @@ command failed, unless --allow-failures.`,
 	f.StringVar(&opts.URL, "url", envOr("FACTUM_URL", ""), "server URL (FACTUM_URL); empty runs the service in process")
 	f.BoolVar(&opts.InProcess, "in-process", false, "run the service in this process even when FACTUM_URL is set")
 	f.IntVar(&opts.Concurrency, "concurrency", 16, "concurrent workers")
-	f.IntVar(&opts.Total, "total", 10000, "commands to send")
+	f.IntVar(&opts.Total, "total", 10000, "commands to send (with --duration: at most; 0: no limit)")
+	f.DurationVar(&opts.Duration, "duration", 0, "stop sending after this long, such as 10s (a run of fixed length, like wrk -d)")
 	f.StringVar(&opts.Wait, "wait", "PROCESSED", "stage each command waits for")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	f.StringVar(&opts.Out, "out", "", "also write the JSON report to this file")
@@ -113,8 +115,8 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if opts.Concurrency < 1 || opts.Total < 1 {
-		return usageError{fmt.Errorf("--concurrency and --total must be at least 1")}
+	if opts.Concurrency < 1 || opts.Total < 0 || opts.Duration < 0 || (opts.Total == 0 && opts.Duration == 0) {
+		return usageError{fmt.Errorf("--concurrency must be at least 1, and --total at least 1 unless --duration is set")}
 	}
 	run := newRunID()
 	var op loadgen.Op
@@ -144,9 +146,9 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 		target = "in-process (" + s.store.where + ")"
 		op = inProcessOp(s, stage, run)
 	}
-	cfg := loadgen.Config{Concurrency: opts.Concurrency, Total: opts.Total}
+	cfg := loadgen.Config{Concurrency: opts.Concurrency, Total: opts.Total, Duration: opts.Duration}
 	if !opts.Quiet {
-		cfg.Progress = progressBar(stderr, opts.Total)
+		cfg.Progress = progressBar(stderr, opts.Total, opts.Duration)
 	}
 	rep, err := loadgen.Run(ctx, cfg, op)
 	if !opts.Quiet {
@@ -283,10 +285,15 @@ func serverTiming(h string) time.Duration {
 }
 
 // progressBar draws one self-overwriting progress line.
-func progressBar(w io.Writer, total int) func(int, time.Duration) {
+func progressBar(w io.Writer, total int, duration time.Duration) func(int, time.Duration) {
 	const width = 30
 	return func(done int, elapsed time.Duration) {
-		filled := done * width / total
+		if duration > 0 {
+			rate := float64(done) / max(elapsed.Seconds(), 1e-9)
+			fmt.Fprintf(w, "\r%5.1fs/%s  %d answers  %.0f answers/s ", elapsed.Seconds(), duration, done, rate)
+			return
+		}
+		filled := min(done*width/total, width)
 		rate := 0.0
 		if elapsed > 0 {
 			rate = float64(done) / elapsed.Seconds()

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,8 +31,12 @@ type Op func(ctx context.Context, i int) (Outcome, error)
 type Config struct {
 	// Concurrency is the number of workers (at least 1).
 	Concurrency int
-	// Total is the number of operations (at least 1).
+	// Total is the number of operations (at least 1, unless Duration is
+	// set: then 0 means no limit).
 	Total int
+	// Duration, if set, stops starting operations once it has passed
+	// since the start: a run of fixed length, as wrk does it.
+	Duration time.Duration
 	// Progress, if set, is called about every ProgressEvery with the
 	// operations finished so far, and once at the end.
 	Progress      func(done int, elapsed time.Duration)
@@ -95,8 +100,12 @@ func (t *tally) add(o tally) {
 // end does, and Run then returns ctx's error with the report of what
 // finished.
 func Run(ctx context.Context, cfg Config, op Op) (Report, error) {
-	if cfg.Concurrency < 1 || cfg.Total < 1 {
-		return Report{}, factum.IllegalArgument("loadgen: concurrency and total must be at least 1")
+	if cfg.Concurrency < 1 || cfg.Total < 0 || cfg.Duration < 0 || (cfg.Total == 0 && cfg.Duration == 0) {
+		return Report{}, factum.IllegalArgument("loadgen: concurrency must be at least 1, and total at least 1 unless a duration is set")
+	}
+	limit := cfg.Total
+	if limit == 0 {
+		limit = math.MaxInt
 	}
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 500 * time.Millisecond
@@ -130,10 +139,13 @@ func Run(ctx context.Context, cfg Config, op Op) (Report, error) {
 		wg.Go(func() {
 			// Grow as results come: a run may stop long before Total
 			// (cancellation), and Total may be huge.
-			local := tally{lat: make([]time.Duration, 0, min(cfg.Total/cfg.Concurrency+1, 1<<14)), causes: map[string]int{}}
+			local := tally{lat: make([]time.Duration, 0, min(limit/cfg.Concurrency+1, 1<<14)), causes: map[string]int{}}
 			for ctx.Err() == nil {
+				if cfg.Duration > 0 && time.Since(start) >= cfg.Duration {
+					break
+				}
 				i := int(next.Add(1) - 1)
-				if i >= cfg.Total {
+				if i >= limit {
 					break
 				}
 				t0 := time.Now()
