@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Report, error) {
 		wg.Go(func() {
 			// Grow as results come: a run may stop long before Total
 			// (cancellation), and Total may be huge.
-			local := tally{lat: make([]time.Duration, 0, min(limit/cfg.Concurrency+1, 1<<14)), causes: map[string]int{}}
+			local := tally{lat: make([]time.Duration, 0, min(limit/cfg.Concurrency, 1<<14)+1), causes: map[string]int{}}
 			for ctx.Err() == nil {
 				if cfg.Duration > 0 && time.Since(start) >= cfg.Duration {
 					break

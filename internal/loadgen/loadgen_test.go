@@ -160,16 +160,18 @@ func TestCause(t *testing.T) {
 
 // A run of fixed length stops starting operations once it has passed.
 func TestRunForADuration(t *testing.T) {
-	rep, err := loadgen.Run(context.Background(), loadgen.Config{Concurrency: 2, Duration: 50 * time.Millisecond},
-		func(context.Context, int) (loadgen.Outcome, error) {
-			time.Sleep(time.Millisecond)
-			return loadgen.Outcome{}, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Total < 2 || rep.Succeeded != rep.Total || rep.Seconds < 0.05 {
-		t.Fatalf("report %+v", rep)
+	for _, workers := range []int{1, 2, 7} {
+		rep, err := loadgen.Run(context.Background(), loadgen.Config{Concurrency: workers, Duration: 50 * time.Millisecond},
+			func(context.Context, int) (loadgen.Outcome, error) {
+				time.Sleep(time.Millisecond)
+				return loadgen.Outcome{}, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Total < workers || rep.Succeeded != rep.Total || rep.Seconds < 0.05 {
+			t.Fatalf("%d workers: report %+v", workers, rep)
+		}
 	}
 	if _, err := loadgen.Run(context.Background(), loadgen.Config{Concurrency: 1}, nil); factum.CodeOf(err) != factum.CodeIllegalArgument {
 		t.Fatalf("neither total nor duration: %v", err)
