@@ -15,6 +15,9 @@ cache="${FACTUM_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/factum-ci}"
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true NO_UPDATE_NOTIFIER=1 GOWORK=off
 
 log() { printf '== openapi: %s\n' "$*"; }
+for tool in go node npm curl; do
+  command -v "$tool" >/dev/null || { echo "openapi check: $tool is needed (Go, Node 20 with npm, curl)"; exit 1; }
+done
 
 tmp="$(mktemp -d)"
 serve_pid=""
