@@ -60,8 +60,6 @@ type docBuilder struct {
 	codeRef, stageRef, recoverRef *openapi3.SchemaRef
 	errRef, resultRef, streamRef  *openapi3.SchemaRef
 	tags                          []string
-	// genericUsed records a reference to the untyped AggregateState.
-	genericUsed bool
 }
 
 // routed returns the aggregate types the handler routes, in the
@@ -152,11 +150,6 @@ func (b *docBuilder) build() *openapi3.T {
 	b.tenantRoutes()
 	b.serviceRoutes()
 
-	if !b.genericUsed {
-		// Every aggregate has its typed state document; the untyped one
-		// would be an unused component.
-		delete(b.sc.Defs, "AggregateState")
-	}
 	b.doc.Components.Schemas = b.sc.Defs
 	slices.Sort(b.tags)
 	for _, tag := range slices.Compact(b.tags) {
@@ -226,23 +219,24 @@ func (b *docBuilder) typeDomainEvents(events []string) {
 	def.Value.Properties["body"] = openapi3.NewSchemaRef("", body)
 }
 
-// stateDocument defines the AggregateState of t with its typed state.
+// stateDocument defines the state document of t: AggregateState, described
+// once, with t's typed state (allOf), which generated clients merge into
+// one type.
 func (b *docBuilder) stateDocument(t aggregate.Type, generic *openapi3.SchemaRef) *openapi3.SchemaRef {
 	st, ok := stateType(t)
 	if !ok {
-		b.genericUsed = true
 		return generic
 	}
 	tag := t.Named().String()
 	stateRef := b.sc.Define(tag+".state", st)
-	doc := *generic.Value
-	doc.Properties = openapi3.Schemas{}
-	for k, v := range generic.Value.Properties {
-		doc.Properties[k] = v
+	typed := openapi3.NewObjectSchema()
+	typed.Properties = openapi3.Schemas{"state": stateRef}
+	typed.Required = []string{"state"}
+	doc := &openapi3.Schema{
+		AllOf:       openapi3.SchemaRefs{generic, openapi3.NewSchemaRef("", typed)},
+		Description: "The state document (AggregateState) of " + tag + ", with its typed state.",
 	}
-	doc.Properties["state"] = stateRef
-	doc.Description = "The state document of " + tag + "."
-	return b.sc.Add(tag+".AggregateState", &doc)
+	return b.sc.Add(tag+".AggregateState", doc)
 }
 
 // add adds an operation on the path and method, tagged.

@@ -181,8 +181,12 @@ func TestOpenAPISchemas(t *testing.T) {
 	}
 	// One state document, typed per aggregate.
 	st := schema("shop.cart.AggregateState")
-	if st.Properties["state"].Ref != "#/components/schemas/shop.cart.state" || st.Properties["aggregateId"].Ref == "" {
-		t.Errorf("cart state document %+v", st.Properties)
+	if len(st.AllOf) != 2 || st.AllOf[0].Ref != "#/components/schemas/AggregateState" ||
+		st.AllOf[1].Value.Properties["state"].Ref != "#/components/schemas/shop.cart.state" {
+		t.Errorf("cart state document %+v, want AggregateState with the typed state", st)
+	}
+	if schema("AggregateState").Properties["aggregateId"].Ref != "#/components/schemas/factum.AggregateID" {
+		t.Errorf("AggregateState's identity is not the nested identity")
 	}
 	for _, path := range []string{"/cart/{id}/state", "/cart/{id}/snapshot"} {
 		if ref := doc.Paths.Find(path).Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Ref; ref != "#/components/schemas/shop.cart.AggregateState" {
