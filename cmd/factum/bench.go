@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,6 +151,9 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 	if !opts.Quiet {
 		cfg.Progress = progressBar(stderr, opts.Total, opts.Duration)
 	}
+	// The client shares the machine with the server: collect garbage less
+	// often, so the bench costs less of what it measures.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	rep, err := loadgen.Run(ctx, cfg, op)
 	if !opts.Quiet {
 		fmt.Fprintln(stderr)
@@ -180,7 +184,7 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 
 // benchTarget names the cart and item of operation i.
 func benchTarget(run string, i int) (id, sku, requestID string) {
-	return fmt.Sprintf("bench-%s-%d", run, i/commandsPerCart), fmt.Sprintf("sku-%d", i%commandsPerCart), fmt.Sprintf("%s-%d", run, i)
+	return "bench-" + run + "-" + strconv.Itoa(i/commandsPerCart), "sku-" + strconv.Itoa(i%commandsPerCart), run + "-" + strconv.Itoa(i)
 }
 
 func inProcessOp(s *server, stage factum.CommandStage, run string) loadgen.Op {
@@ -222,8 +226,8 @@ func httpOp(base string, opts benchOptions, stage factum.CommandStage, run strin
 			}
 			return out, factum.NewError(e.Code, e.Message)
 		}
-		if !json.Valid(b) {
-			return out, &loadgen.TransportError{Err: fmt.Errorf("HTTP 200 whose body is not JSON: %.200s", b)}
+		if t := bytes.TrimSpace(b); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+			return out, &loadgen.TransportError{Err: fmt.Errorf("HTTP 200 whose body is not a result: %.200s", b)}
 		}
 		// A result is a duplicate when "duplicate" is true; the member is
 		// left out otherwise (omitempty), so a look for it is enough.

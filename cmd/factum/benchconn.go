@@ -3,11 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -74,11 +74,22 @@ func (p *connPool) post(ctx context.Context, path string, headers [][2]string, b
 	stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	_ = c.c.SetDeadline(time.Now().Add(p.timeout))
-	fmt.Fprintf(c.bw, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", p.prefix+path, p.host, len(body))
+	w := c.bw
+	w.WriteString("POST ")
+	w.WriteString(p.prefix)
+	w.WriteString(path)
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(p.host)
+	w.WriteString("\r\nContent-Type: application/json\r\nContent-Length: ")
+	w.WriteString(strconv.Itoa(len(body)))
+	w.WriteString("\r\n")
 	for _, h := range headers {
-		fmt.Fprintf(c.bw, "%s: %s\r\n", h[0], h[1])
+		w.WriteString(h[0])
+		w.WriteString(": ")
+		w.WriteString(h[1])
+		w.WriteString("\r\n")
 	}
-	c.bw.WriteString("\r\n")
+	w.WriteString("\r\n")
 	c.bw.WriteString(body)
 	if err := c.bw.Flush(); err != nil {
 		c.c.Close()
