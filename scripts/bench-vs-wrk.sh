@@ -35,13 +35,19 @@ printf '%-6s %12s %12s %8s\n' round bench wrk ratio
 ratios=()
 bsum=0; wsum=0
 for r in $(seq 1 "$rounds"); do
-  b="$("$tmp/factum" bench --url "$url" --concurrency "$c" --duration "${secs}s" --total 0 --wait "$wait_stage" --quiet --json --allow-failures)"
-  bops="$(printf '%s' "$b" | sed -n 's/.*"opsPerSec": \([0-9.]*\).*/\1/p' | head -1)"
-  bfail="$(printf '%s' "$b" | sed -n 's/.*"failed": \([0-9]*\).*/\1/p' | head -1)"
-  bdup="$(printf '%s' "$b" | sed -n 's/.*"duplicates": \([0-9]*\).*/\1/p' | head -1)"
-  w="$(RUN="r$r-$(date +%s%N)" WAIT="$wait_stage" wrk -t "$threads" -c "$c" -d "${secs}s" -s scripts/wrk-add-item.lua "$url")"
-  wops="$(printf '%s\n' "$w" | awk '/Requests\/sec/ { print $2 }')"
-  wbad="$(printf '%s\n' "$w" | awk '/Non-2xx/ { print $5 }')"
+  run_bench() {
+    b="$("$tmp/factum" bench --url "$url" --concurrency "$c" --duration "${secs}s" --total 0 --wait "$wait_stage" --quiet --json --allow-failures)"
+    bops="$(printf '%s' "$b" | sed -n 's/.*"opsPerSec": \([0-9.]*\).*/\1/p' | head -1)"
+    bfail="$(printf '%s' "$b" | sed -n 's/.*"failed": \([0-9]*\).*/\1/p' | head -1)"
+    bdup="$(printf '%s' "$b" | sed -n 's/.*"duplicates": \([0-9]*\).*/\1/p' | head -1)"
+  }
+  run_wrk() {
+    w="$(RUN="r$r-$(date +%s%N)" WAIT="$wait_stage" wrk -t "$threads" -c "$c" -d "${secs}s" -s scripts/wrk-add-item.lua "$url")"
+    wops="$(printf '%s\n' "$w" | awk '/Requests\/sec/ { print $2 }')"
+    wbad="$(printf '%s\n' "$w" | awk '/Non-2xx/ { print $5 }')"
+  }
+  # Alternate which goes first, so neither always follows the other.
+  if [ $((r % 2)) -eq 1 ]; then run_bench; run_wrk; else run_wrk; run_bench; fi
   ratio="$(awk -v a="$bops" -v b="$wops" 'BEGIN { print a / b }')"
   ratios+=("$ratio")
   bsum="$(awk -v a="$bsum" -v b="$bops" 'BEGIN { print a + b }')"
