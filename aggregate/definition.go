@@ -28,6 +28,9 @@ type Definition[S any] struct {
 	// errs collects option mistakes (duplicate handlers, bad names); they
 	// are reported by Err and when the definition is registered.
 	errs []error
+	// unknownFields lets command bodies carry fields the command type
+	// does not have (AllowUnknownFields).
+	unknownFields bool
 }
 
 // sourcer applies one event type to the state. ok is false when the value is

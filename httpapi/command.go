@@ -104,9 +104,10 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 // send decodes the body, builds the command from the path and headers, and
 // answers with its result, or streams its signals.
 func (h *Handler) send(w http.ResponseWriter, r *http.Request, t aggregate.Type, info commandInfo, body []byte) {
-	value, err := h.codec.Decode(info.spec.Name, info.revision, body)
+	start := time.Now()
+	value, err := h.decodeCommand(info, body)
 	if err != nil {
-		writeError(w, factum.Errorf(factum.CodeBadRequest, "command %s body: %w", info.spec.Name, err))
+		writeError(w, err)
 		return
 	}
 	id := factum.AggregateID{NamedAggregate: t.Named(), ID: r.PathValue("id"), Tenant: tenantOf(r)}
@@ -144,6 +145,7 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, t aggregate.Type,
 		res, err = h.rt.Gateway().SendAndWait(r.Context(), cmd, plan)
 	}
 	setResultHeaders(w, res)
+	setServerTiming(w, start)
 	if err != nil {
 		writeError(w, err)
 		return

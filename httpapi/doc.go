@@ -3,8 +3,16 @@
 // signals; aggregate state (current, at a version, at a time); event streams
 // by version range; request lookup; delete and recover; the latest snapshot
 // and snapshot queries (single, list, paged, count, and their state-only
-// variants) when a snapshot store is configured; an OpenAPI 3.1
-// document generated from the aggregate registry; and health endpoints.
+// variants) when a snapshot store is configured; the compensation operator
+// routes; an OpenAPI 3.0.3 document built from the aggregate registry on
+// kin-openapi's typed model and validated before it is served; and health
+// endpoints.
+//
+// State has one shape everywhere (AggregateState): /state, /snapshot and
+// the snapshot query results nest the identity and write times as RFC 3339
+// with milliseconds. Command bodies are decoded strictly: an unknown field
+// is 400 BadRequest naming it, unless the aggregate allows unknown fields
+// (aggregate.AllowUnknownFields).
 //
 // Routing uses the standard library's pattern mux. Every route also exists
 // under /tenant/{tenant}/…; routes without the prefix act in

@@ -24,6 +24,10 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultMaxWaitTimeout caps Command-Wait-Timeout.
 	DefaultMaxWaitTimeout = time.Minute
+	// DefaultLicenseName and DefaultLicenseURL are factum's license, the
+	// document's unless Config names another.
+	DefaultLicenseName = "Apache-2.0"
+	DefaultLicenseURL  = "https://www.apache.org/licenses/LICENSE-2.0"
 	// DefaultMaxEventRange bounds the versions one event-range request
 	// may span.
 	DefaultMaxEventRange = 1000
@@ -76,6 +80,12 @@ type Config struct {
 	Access AccessConfig
 	// Streams bounds Server-Sent Event streams (see StreamLimits).
 	Streams StreamLimits
+	// LicenseName and LicenseURL are the API's license in /openapi.json;
+	// default factum's own.
+	LicenseName, LicenseURL string
+	// Servers are the base URLs /openapi.json names; default "/", the
+	// server that serves the document.
+	Servers []string
 }
 
 // Handler is the HTTP API of a runtime. It is an http.Handler and safe for
@@ -107,6 +117,8 @@ type Handler struct {
 type commandInfo struct {
 	spec     aggregate.CommandSpec
 	revision int
+	// strict refuses body fields the command type does not have.
+	strict bool
 }
 
 // New returns the handler of cfg.Runtime.
@@ -131,6 +143,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "1"
+	}
+	if cfg.LicenseName == "" {
+		cfg.LicenseName, cfg.LicenseURL = DefaultLicenseName, DefaultLicenseURL
 	}
 	h := &Handler{
 		cfg: cfg, rt: cfg.Runtime, codec: cfg.Runtime.Codec(),
@@ -164,7 +179,7 @@ func New(cfg Config) (*Handler, error) {
 			if spec.Internal {
 				continue
 			}
-			info := commandInfo{spec: spec}
+			info := commandInfo{spec: spec, strict: !allowsUnknownFields(t)}
 			if _, rev, ok := h.codec.NameOf(reflect.Zero(spec.Type).Interface()); ok {
 				info.revision = rev
 			}

@@ -19,8 +19,8 @@ import (
 
 type (
 	slowCounter struct{ N int }
-	bump        struct{}
-	bumped      struct{}
+	tick        struct{}
+	ticked      struct{}
 )
 
 // An Idempotency-Key with a wait that times out runs the command once: the
@@ -34,14 +34,14 @@ func TestIdempotencyKeyAndWaitTimeoutAppendOnce(t *testing.T) {
 	release := func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(release)
 	counters := aggregate.New[slowCounter]("test", "slow",
-		aggregate.Source(func(c *slowCounter, _ bumped) { c.N++ }),
-		aggregate.Handle(func(ctx context.Context, _ slowCounter, _ bump) ([]any, error) {
+		aggregate.Source(func(c *slowCounter, _ ticked) { c.N++ }),
+		aggregate.Handle(func(ctx context.Context, _ slowCounter, _ tick) ([]any, error) {
 			select {
 			case <-gate:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return []any{bumped{}}, nil
+			return []any{ticked{}}, nil
 		}, aggregate.AllowCreate),
 	)
 	store := eventstore.NewMemory()
@@ -73,7 +73,7 @@ func TestIdempotencyKeyAndWaitTimeoutAppendOnce(t *testing.T) {
 		_ = rt.Shutdown(ctx)
 	})
 	send := func(timeout string) *http.Response {
-		req, _ := http.NewRequest("POST", srv.URL+"/tenant/acme/slow/s-1/bump", strings.NewReader(`{}`))
+		req, _ := http.NewRequest("POST", srv.URL+"/tenant/acme/slow/s-1/tick", strings.NewReader(`{}`))
 		req.Header.Set(idempotency.HeaderKey, "k-1")
 		if timeout != "" {
 			req.Header.Set(httpapi.HeaderWaitTimeout, timeout)
@@ -118,7 +118,7 @@ func TestIdempotencyKeyAndWaitTimeoutAppendOnce(t *testing.T) {
 		t.Fatalf("after the outcome was recorded: replayed=%q", res.Header.Get(idempotency.HeaderReplayed))
 	}
 	// A Command-Request-Id given by the caller is kept.
-	req, _ := http.NewRequest("POST", srv.URL+"/tenant/acme/slow/s-2/bump", strings.NewReader(`{}`))
+	req, _ := http.NewRequest("POST", srv.URL+"/tenant/acme/slow/s-2/tick", strings.NewReader(`{}`))
 	req.Header.Set(idempotency.HeaderKey, "k-2")
 	req.Header.Set(httpapi.HeaderRequestID, "mine")
 	res, err := srv.Client().Do(req)

@@ -1,71 +1,202 @@
 package httpapi_test
 
 import (
-	"encoding/json"
+	"context"
+	"regexp"
+	"slices"
+	"sync/atomic"
 	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
-func TestOpenAPI(t *testing.T) {
-	f := snapshotFixture(t)
+// loadOpenAPI fetches /openapi.json as a client does and loads it with
+// kin-openapi's loader, which resolves every $ref.
+func loadOpenAPI(t *testing.T, f *fixture) *openapi3.T {
+	t.Helper()
 	r := f.do(t, "GET", "/openapi.json", "")
 	wantOK(t, r)
-	var doc struct {
-		OpenAPI string                                `json:"openapi"`
-		Paths   map[string]map[string]json.RawMessage `json:"paths"`
-		Comps   struct {
-			Schemas map[string]map[string]any `json:"schemas"`
-		} `json:"components"`
+	doc, err := openapi3.NewLoader().LoadFromData(r.body)
+	if err != nil {
+		t.Fatalf("the served document does not load: %v", err)
 	}
-	if err := json.Unmarshal(r.body, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.OpenAPI != "3.1.0" {
-		t.Fatalf("openapi %q", doc.OpenAPI)
-	}
-	for _, p := range []struct{ path, method string }{
-		{"/cart/{id}/add_item", "post"},
-		{"/cart/{id}/remove_item", "post"},
-		{"/cart/{id}/delete_aggregate", "post"},
-		{"/cart/{id}/state", "get"},
-		{"/cart/{id}/state/{version}", "get"},
-		{"/cart/{id}/state/time/{time}", "get"},
-		{"/cart/{id}/event/{from}/{to}", "get"},
-		{"/cart/{id}/request/{requestId}", "get"},
-		{"/cart/{id}", "delete"},
-		{"/cart/{id}/recover", "put"},
-		{"/tenant/{tenant}/cart/{id}/add_item", "post"},
-		{"/tenant/{tenant}/cart/{id}/state", "get"},
-		{"/healthz", "get"},
-		{"/cart/{id}/snapshot", "get"},
-		{"/cart/snapshot/paged/state", "post"},
-		{"/tenant/{tenant}/cart/snapshot/count", "post"},
+	return doc
+}
+
+// TestOpenAPIValidates: the served document passes kin-openapi's
+// validator, examples included.
+func TestOpenAPIValidates(t *testing.T) {
+	for name, f := range map[string]*fixture{
+		"snapshots":    snapshotFixture(t),
+		"compensation": compensationFixture(t, new(atomic.Bool)),
+		"bare":         newFixture(t, nil),
 	} {
-		if _, ok := doc.Paths[p.path][p.method]; !ok {
+		t.Run(name, func(t *testing.T) {
+			doc := loadOpenAPI(t, f)
+			if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation()); err != nil {
+				t.Fatalf("invalid document: %v", err)
+			}
+			if doc.OpenAPI != "3.0.3" || doc.Info.License == nil || doc.Info.License.Name == "" || len(doc.Servers) == 0 {
+				t.Fatalf("openapi %q, license %+v, servers %v", doc.OpenAPI, doc.Info.License, doc.Servers)
+			}
+		})
+	}
+}
+
+func TestOpenAPIRoutes(t *testing.T) {
+	doc := loadOpenAPI(t, compensationFixture(t, new(atomic.Bool)))
+	for _, p := range []struct{ path, method string }{
+		{"/cart/{id}/add_item", "POST"},
+		{"/cart/{id}/remove_item", "POST"},
+		{"/cart/{id}/delete_aggregate", "POST"},
+		{"/cart/{id}/state", "GET"},
+		{"/cart/{id}/state/{version}", "GET"},
+		{"/cart/{id}/state/time/{time}", "GET"},
+		{"/cart/{id}/event/{from}/{to}", "GET"},
+		{"/cart/{id}/request/{requestId}", "GET"},
+		{"/cart/{id}", "DELETE"},
+		{"/cart/{id}/recover", "PUT"},
+		{"/cart/{id}/snapshot", "GET"},
+		{"/cart/{id}/snapshot", "PUT"},
+		{"/cart/snapshot/single", "POST"},
+		{"/cart/snapshot/single/state", "POST"},
+		{"/cart/snapshot/list", "POST"},
+		{"/cart/snapshot/list/state", "POST"},
+		{"/cart/snapshot/paged", "POST"},
+		{"/cart/snapshot/paged/state", "POST"},
+		{"/cart/snapshot/count", "POST"},
+		{"/compensation/executions", "GET"},
+		{"/compensation/executions/{executionId}", "GET"},
+		{"/compensation/executions/{executionId}/retry", "POST"},
+		{"/compensation/executions/{executionId}/retry-spec", "PUT"},
+		{"/compensation/executions/{executionId}/recoverable", "PUT"},
+		{"/compensation/executions/{executionId}/function", "PUT"},
+		{"/compensation/counts", "GET"},
+		{"/tenant/{tenant}/cart/{id}/add_item", "POST"},
+		{"/tenant/{tenant}/cart/snapshot/count", "POST"},
+		{"/tenant/{tenant}/compensation/counts", "GET"},
+		{"/healthz", "GET"},
+		{"/readyz", "GET"},
+		{"/openapi.json", "GET"},
+	} {
+		item := doc.Paths.Find(p.path)
+		if item == nil || item.GetOperation(p.method) == nil {
 			t.Errorf("no %s %s", p.method, p.path)
 		}
 	}
-	props := func(name string) map[string]any {
+
+	ident := regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
+	seen := map[string]string{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			where := method + " " + path
+			if !ident.MatchString(op.OperationID) {
+				t.Errorf("%s: operationId %q is not a method name", where, op.OperationID)
+			}
+			if prev, dup := seen[op.OperationID]; dup {
+				t.Errorf("operationId %q on %s and %s", op.OperationID, prev, where)
+			}
+			seen[op.OperationID] = where
+			open := path == "/healthz" || path == "/readyz" || path == "/openapi.json"
+			if open != (op.Security != nil && len(*op.Security) == 0) {
+				t.Errorf("%s: security %v (open routes take none, the others a credential)", where, op.Security)
+			}
+			if !open && op.Extensions["x-factum-role"] == nil {
+				t.Errorf("%s: no role", where)
+			}
+			for status, resp := range op.Responses.Map() {
+				if status == "200" {
+					continue
+				}
+				mt := resp.Value.Content.Get("application/json")
+				if mt == nil || mt.Schema == nil || mt.Schema.Ref != "#/components/schemas/Error" {
+					t.Errorf("%s %s: error answer without the Error body", where, status)
+				}
+			}
+			if !open && op.Responses.Status(400) == nil {
+				t.Errorf("%s: no 400", where)
+			}
+		}
+	}
+	if op := doc.Paths.Find("/cart/{id}/add_item").Post; op.Responses.Status(409) == nil || op.Responses.Status(200).Value.Headers[("Command-Aggregate-Version")] == nil {
+		t.Errorf("add_item lacks its 409 or its response headers")
+	}
+}
+
+func TestOpenAPISchemas(t *testing.T) {
+	doc := loadOpenAPI(t, snapshotFixture(t))
+	schema := func(name string) *openapi3.Schema {
 		t.Helper()
-		s, ok := doc.Comps.Schemas[name]
-		if !ok {
+		s := doc.Components.Schemas[name]
+		if s == nil || s.Value == nil {
 			t.Fatalf("no schema %s", name)
 		}
-		p, _ := s["properties"].(map[string]any)
-		return p
+		return s.Value
 	}
-	if qty, _ := props("add_item")["qty"].(map[string]any); qty["type"] != "integer" {
-		t.Errorf("add_item.qty %v, want integer", qty)
-	}
-	if sku, _ := props("item_added")["sku"].(map[string]any); sku["type"] != "string" {
-		t.Errorf("item_added.sku %v, want string", sku)
-	}
-	items, _ := props("shop.cart.state")["items"].(map[string]any)
-	if add, _ := items["additionalProperties"].(map[string]any); add["type"] != "integer" {
-		t.Errorf("state items %v, want a map of integers", items)
-	}
-	for _, name := range []string{"cart_cleared", "aggregate_deleted", "Error", "CommandResult", "EventStream"} {
-		if _, ok := doc.Comps.Schemas[name]; !ok {
-			t.Errorf("no schema %s", name)
+	enum := func(s *openapi3.Schema) []string {
+		var out []string
+		for _, v := range s.Enum {
+			out = append(out, v.(string))
 		}
+		return out
+	}
+	if codes := enum(schema("factum.Code")); len(codes) != len(factum.Codes) || !slices.Contains(codes, "CommandExpectVersionConflict") {
+		t.Errorf("code enum %v", codes)
+	}
+	if stages := enum(schema("factum.CommandStage")); !slices.Equal(stages, []string{"SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED", "SAGA_HANDLED"}) {
+		t.Errorf("stage enum %v", stages)
+	}
+	if ref := schema("Error").Properties["code"].Ref; ref != "#/components/schemas/factum.Code" {
+		t.Errorf("Error.code is %q, want the code enum", ref)
+	}
+	if ref := schema("CommandResult").Properties["stage"].Ref; ref != "#/components/schemas/factum.CommandStage" {
+		t.Errorf("CommandResult.stage is %q", ref)
+	}
+	if qty := schema("add_item").Properties["qty"].Value; !qty.Type.Is("integer") {
+		t.Errorf("add_item.qty %v, want integer", qty.Type)
+	}
+	if items := schema("shop.cart.state").Properties["items"].Value; items.AdditionalProperties.Schema == nil || !items.AdditionalProperties.Schema.Value.Type.Is("integer") {
+		t.Errorf("state items %+v, want a map of integers", items)
+	}
+	// The condition tree refers to itself.
+	cond := schema("query.Condition")
+	if children := cond.Properties["children"].Value; children.Items == nil || children.Items.Ref != "#/components/schemas/query.Condition" {
+		t.Errorf("condition children %+v, want a list of conditions", children)
+	}
+	if op := cond.Properties["operator"].Ref; op != "#/components/schemas/query.Operator" || len(schema("query.Operator").Enum) < 20 {
+		t.Errorf("condition operator %q", op)
+	}
+	if v := cond.Properties["value"].Value; len(v.AnyOf) == 0 {
+		t.Errorf("condition value untyped")
+	}
+	// Event bodies are one of the event schemas.
+	body := schema("factum.DomainEvent").Properties["body"].Value
+	var refs []string
+	for _, r := range body.AnyOf {
+		refs = append(refs, r.Ref)
+	}
+	if !slices.Contains(refs, "#/components/schemas/item_added") || !slices.Contains(refs, "#/components/schemas/aggregate_deleted") {
+		t.Errorf("event body %v", refs)
+	}
+	// One state document, typed per aggregate.
+	st := schema("shop.cart.AggregateState")
+	if len(st.AllOf) != 2 || st.AllOf[0].Ref != "#/components/schemas/AggregateState" ||
+		st.AllOf[1].Value.Properties["state"].Ref != "#/components/schemas/shop.cart.state" {
+		t.Errorf("cart state document %+v, want AggregateState with the typed state", st)
+	}
+	if schema("AggregateState").Properties["aggregateId"].Ref != "#/components/schemas/factum.AggregateID" {
+		t.Errorf("AggregateState's identity is not the nested identity")
+	}
+	for _, path := range []string{"/cart/{id}/state", "/cart/{id}/snapshot"} {
+		if ref := doc.Paths.Find(path).Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Ref; ref != "#/components/schemas/shop.cart.AggregateState" {
+			t.Errorf("%s answers %q", path, ref)
+		}
+	}
+	if p := doc.Components.Parameters["Command-Aggregate-Version"].Value; !p.Schema.Value.Type.Is("integer") {
+		t.Errorf("version header %v", p.Schema.Value.Type)
+	}
+	if doc.Components.SecuritySchemes["apiKey"] == nil || doc.Components.SecuritySchemes["bearerJwt"] == nil {
+		t.Errorf("security schemes %v", doc.Components.SecuritySchemes)
 	}
 }

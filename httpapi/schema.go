@@ -6,77 +6,106 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// Schema is a JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1) as a
-// JSON object.
-type Schema map[string]any
+// SchemaRefPrefix is where the definitions of a Schemas live in an OpenAPI
+// document.
+const SchemaRefPrefix = "#/components/schemas/"
 
-// Schemas derives JSON Schemas from Go types by reflection, following
-// encoding/json's rules: field names and omission from `json` tags,
-// embedded structs flattened, pointers nullable, time.Time a date-time
-// string, []byte base64, json.RawMessage anything. Named struct types
-// become shared definitions referenced with $ref, which also covers
-// recursive types. It is used once, to build the OpenAPI document; it is
-// not safe for concurrent use.
+// Schemas derives OpenAPI 3.0 schemas (kin-openapi's typed model) from Go
+// types by reflection, following encoding/json's rules: field names and
+// omission from `json` tags, embedded structs flattened, pointers and nil
+// slices and maps nullable, time.Time a date-time string, []byte base64,
+// json.RawMessage and interfaces anything. Named struct types become
+// shared definitions referenced with $ref, which also covers recursive
+// types. Types whose JSON is custom (a MarshalJSON) take the schema given
+// with Override, or else the empty schema. It is used once, to build the
+// OpenAPI document; it is not safe for concurrent use.
 type Schemas struct {
-	// Defs are the shared definitions by name.
-	Defs map[string]Schema
-	// RefPrefix is put before a definition's name in a $ref, such as
-	// "#/components/schemas/".
-	RefPrefix string
+	// Defs are the shared definitions by name: the document's
+	// components.schemas.
+	Defs      openapi3.Schemas
 	names     map[reflect.Type]string
+	overrides map[reflect.Type]*openapi3.SchemaRef
 }
 
-// NewSchemas returns an empty set whose references start with refPrefix.
-func NewSchemas(refPrefix string) *Schemas {
-	return &Schemas{Defs: map[string]Schema{}, RefPrefix: refPrefix, names: map[reflect.Type]string{}}
+// NewSchemas returns an empty set.
+func NewSchemas() *Schemas {
+	return &Schemas{Defs: openapi3.Schemas{}, names: map[reflect.Type]string{}, overrides: map[reflect.Type]*openapi3.SchemaRef{}}
 }
 
 var (
 	timeType         = reflect.TypeFor[time.Time]()
-	durationType     = reflect.TypeFor[time.Duration]()
 	rawMessageType   = reflect.TypeFor[json.RawMessage]()
 	jsonMarshaler    = reflect.TypeFor[json.Marshaler]()
 	textMarshaler    = reflect.TypeFor[encoding.TextMarshaler]()
 	byteSliceElemTyp = reflect.TypeFor[byte]()
 )
 
+// Override makes s the schema of t wherever t appears: for types with a
+// custom JSON form, and for string types whose values are an enum.
+func (s *Schemas) Override(t reflect.Type, sc *openapi3.Schema) {
+	s.overrides[t] = openapi3.NewSchemaRef("", sc)
+}
+
+// OverrideRef defines sc under name and makes a reference to it the schema
+// of t wherever t appears.
+func (s *Schemas) OverrideRef(name string, t reflect.Type, sc *openapi3.Schema) *openapi3.SchemaRef {
+	s.Defs[name] = openapi3.NewSchemaRef("", sc)
+	ref := s.ref(name)
+	s.overrides[t] = ref
+	return ref
+}
+
+// Add defines sc under name and returns a reference to it.
+func (s *Schemas) Add(name string, sc *openapi3.Schema) *openapi3.SchemaRef {
+	s.Defs[name] = openapi3.NewSchemaRef("", sc)
+	return s.ref(name)
+}
+
 // Define adds t as the definition name (a message name, say) and returns a
 // reference to it. Defining one type under two names gives two equal
 // definitions.
-func (s *Schemas) Define(name string, t reflect.Type) Schema {
+func (s *Schemas) Define(name string, t reflect.Type) *openapi3.SchemaRef {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if _, ok := s.Defs[name]; !ok {
-		s.Defs[name] = Schema{} // reserve first: t may refer to itself
 		if _, named := s.names[t]; !named && t.Kind() == reflect.Struct {
 			s.names[t] = name
 		}
-		s.Defs[name] = s.inline(t)
+		s.fill(name, t)
 	}
 	return s.ref(name)
 }
 
+// fill reserves the definition before building it: t may refer to itself.
+func (s *Schemas) fill(name string, t reflect.Type) {
+	sc := &openapi3.Schema{}
+	s.Defs[name] = openapi3.NewSchemaRef("", sc)
+	*sc = *s.inline(t).Value
+}
+
 // For returns the schema of t: a reference for named struct types, an
 // inline schema for everything else.
-func (s *Schemas) For(t reflect.Type) Schema {
+func (s *Schemas) For(t reflect.Type) *openapi3.SchemaRef {
+	if o, ok := s.overrides[t]; ok {
+		return o
+	}
 	switch {
 	case t == timeType:
-		return Schema{"type": "string", "format": "date-time"}
-	case t == durationType:
-		return Schema{"type": "integer", "description": "nanoseconds"}
+		return openapi3.NewSchemaRef("", openapi3.NewDateTimeSchema())
 	case t == rawMessageType:
-		return Schema{}
+		return openapi3.NewSchemaRef("", &openapi3.Schema{})
 	case t.Kind() == reflect.Pointer:
-		inner := s.For(t.Elem())
-		return Schema{"anyOf": []any{inner, Schema{"type": "null"}}}
+		return nullable(s.For(t.Elem()))
 	case t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler):
 		// Its JSON shape is whatever MarshalJSON writes.
-		return Schema{}
+		return openapi3.NewSchemaRef("", &openapi3.Schema{})
 	case t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler):
-		return Schema{"type": "string"}
+		return openapi3.NewSchemaRef("", openapi3.NewStringSchema())
 	case t.Kind() == reflect.Struct && t.Name() != "":
 		name, ok := s.names[t]
 		if !ok {
@@ -85,15 +114,41 @@ func (s *Schemas) For(t reflect.Type) Schema {
 				name += "_"
 			}
 			s.names[t] = name
-			s.Defs[name] = Schema{}
-			s.Defs[name] = s.inline(t)
+			s.fill(name, t)
 		}
 		return s.ref(name)
 	}
 	return s.inline(t)
 }
 
-func (s *Schemas) ref(name string) Schema { return Schema{"$ref": s.RefPrefix + name} }
+func (s *Schemas) ref(name string) *openapi3.SchemaRef {
+	return openapi3.NewSchemaRef(SchemaRefPrefix+name, s.Defs[name].Value)
+}
+
+// nullable allows null besides r: a copy with nullable set, or, for a
+// reference (whose siblings OpenAPI 3.0 ignores), an allOf around it.
+func nullable(r *openapi3.SchemaRef) *openapi3.SchemaRef {
+	if r.Ref != "" {
+		// nullable needs a type beside it; the referenced schema's own.
+		w := &openapi3.Schema{AllOf: openapi3.SchemaRefs{r}, Nullable: true}
+		if r.Value != nil && r.Value.Type != nil {
+			w.Type = r.Value.Type
+		} else {
+			w.Type = &openapi3.Types{openapi3.TypeObject}
+		}
+		return openapi3.NewSchemaRef("", w)
+	}
+	if r.Value == nil || isEmpty(r.Value) {
+		return r // anything already includes null
+	}
+	c := *r.Value
+	c.Nullable = true
+	return openapi3.NewSchemaRef("", &c)
+}
+
+func isEmpty(s *openapi3.Schema) bool {
+	return s.Type == nil && s.AllOf == nil && s.AnyOf == nil && s.OneOf == nil && s.Properties == nil && s.Items == nil && s.Enum == nil
+}
 
 // defName names a definition after its Go type: package.Type.
 func defName(t reflect.Type) string {
@@ -101,74 +156,84 @@ func defName(t reflect.Type) string {
 	if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
 		pkg = pkg[i+1:]
 	}
-	name := t.Name()
 	// Instantiated generic types carry brackets and paths in their name.
-	name = strings.Map(func(r rune) rune {
+	name := componentName(t.Name())
+	if pkg == "" {
+		return name
+	}
+	return componentName(pkg) + "." + name
+}
+
+// componentName keeps the characters OpenAPI allows in a component name.
+func componentName(s string) string {
+	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '.', r == '-':
 			return r
 		}
 		return '_'
-	}, name)
-	if pkg == "" {
-		return name
-	}
-	return pkg + "." + name
+	}, s)
 }
 
 // inline returns t's schema without making t itself a definition.
-func (s *Schemas) inline(t reflect.Type) Schema {
+func (s *Schemas) inline(t reflect.Type) *openapi3.SchemaRef {
+	var sc *openapi3.Schema
 	switch t.Kind() {
 	case reflect.Bool:
-		return Schema{"type": "boolean"}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return Schema{"type": "integer"}
+		sc = openapi3.NewBoolSchema()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32:
+		sc = openapi3.NewIntegerSchema()
+	case reflect.Int64:
+		sc = openapi3.NewInt64Schema()
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return Schema{"type": "integer", "minimum": 0}
+		sc = openapi3.NewIntegerSchema().WithMin(0)
 	case reflect.Float32, reflect.Float64:
-		return Schema{"type": "number"}
+		sc = openapi3.NewFloat64Schema().WithFormat("double")
 	case reflect.String:
-		return Schema{"type": "string"}
+		sc = openapi3.NewStringSchema()
 	case reflect.Slice:
 		if t.Elem() == byteSliceElemTyp {
-			return Schema{"type": "string", "contentEncoding": "base64"}
+			sc = openapi3.NewBytesSchema()
+			break
 		}
 		// encoding/json writes a nil slice as null.
-		return Schema{"type": []any{"array", "null"}, "items": s.For(t.Elem())}
+		sc = &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeArray}, Items: s.For(t.Elem()), Nullable: true}
 	case reflect.Array:
-		return Schema{"type": "array", "items": s.For(t.Elem()), "minItems": t.Len(), "maxItems": t.Len()}
+		n := uint64(t.Len())
+		sc = &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeArray}, Items: s.For(t.Elem()), MinItems: n, MaxItems: &n}
 	case reflect.Map:
 		switch t.Key().Kind() {
 		case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			return Schema{"type": []any{"object", "null"}, "additionalProperties": s.For(t.Elem())}
+			sc = openapi3.NewObjectSchema().WithAdditionalProperties(nil)
+			sc.AdditionalProperties.Schema = s.For(t.Elem())
+			sc.Nullable = true
+		default:
+			sc = &openapi3.Schema{Description: "not representable in JSON: map key " + t.Key().String()}
 		}
-		return Schema{"description": "not representable in JSON: map key " + t.Key().String()}
 	case reflect.Struct:
-		return s.object(t)
+		sc = s.object(t)
 	case reflect.Pointer:
 		return s.For(t)
 	case reflect.Interface:
-		return Schema{}
+		sc = &openapi3.Schema{}
+	default:
+		// Channels, functions and complex numbers do not encode.
+		sc = &openapi3.Schema{Description: "not representable in JSON: " + t.String()}
 	}
-	// Channels, functions and complex numbers do not encode.
-	return Schema{"description": "not representable in JSON: " + t.String()}
+	return openapi3.NewSchemaRef("", sc)
 }
 
 // object builds the schema of a struct's fields as encoding/json writes
 // them, embedded structs' fields included.
-func (s *Schemas) object(t reflect.Type) Schema {
-	props := Schema{}
-	var required []any
-	s.fields(t, props, &required, map[reflect.Type]bool{})
-	out := Schema{"type": "object", "properties": props}
-	if len(required) > 0 {
-		out["required"] = required
-	}
+func (s *Schemas) object(t reflect.Type) *openapi3.Schema {
+	out := openapi3.NewObjectSchema()
+	out.Properties = openapi3.Schemas{}
+	s.fields(t, out, map[reflect.Type]bool{})
 	return out
 }
 
-func (s *Schemas) fields(t reflect.Type, props Schema, required *[]any, seen map[reflect.Type]bool) {
+func (s *Schemas) fields(t reflect.Type, out *openapi3.Schema, seen map[reflect.Type]bool) {
 	if seen[t] {
 		return
 	}
@@ -187,8 +252,10 @@ func (s *Schemas) fields(t reflect.Type, props Schema, required *[]any, seen map
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct {
-				s.fields(et, props, required, seen)
-				continue
+				if _, custom := s.overrides[et]; !custom {
+					s.fields(et, out, seen)
+					continue
+				}
 			}
 		}
 		if !f.IsExported() {
@@ -197,15 +264,13 @@ func (s *Schemas) fields(t reflect.Type, props Schema, required *[]any, seen map
 		if name == "" {
 			name = f.Name
 		}
-		var fs Schema
 		if hasOpt(opts, "string") {
-			fs = Schema{"type": "string"}
+			out.Properties[name] = openapi3.NewSchemaRef("", openapi3.NewStringSchema())
 		} else {
-			fs = s.For(ft)
+			out.Properties[name] = s.For(ft)
 		}
-		props[name] = fs
 		if !hasOpt(opts, "omitempty") && !hasOpt(opts, "omitzero") && ft.Kind() != reflect.Pointer {
-			*required = append(*required, name)
+			out.Required = append(out.Required, name)
 		}
 	}
 }

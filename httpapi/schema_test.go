@@ -38,10 +38,10 @@ type sample struct {
 }
 
 func TestSchemas(t *testing.T) {
-	sc := httpapi.NewSchemas("#/defs/")
+	sc := httpapi.NewSchemas()
 	ref := sc.Define("sample", reflect.TypeFor[sample]())
-	if ref["$ref"] != "#/defs/sample" {
-		t.Fatalf("ref %v", ref)
+	if ref.Ref != "#/components/schemas/sample" {
+		t.Fatalf("ref %v", ref.Ref)
 	}
 	b, err := json.Marshal(sc.Defs)
 	if err != nil {
@@ -59,16 +59,16 @@ func TestSchemas(t *testing.T) {
 	want := map[string]string{
 		"id":       `{"type":"string"}`,
 		"count":    `{"type":"integer"}`,
-		"ratio":    `{"type":"number"}`,
+		"ratio":    `{"format":"double","type":"number"}`,
 		"when":     `{"format":"date-time","type":"string"}`,
-		"maybe":    `{"anyOf":[{"type":"string"},{"type":"null"}]}`,
-		"tags":     `{"items":{"type":"string"},"type":["array","null"]}`,
-		"counts":   `{"additionalProperties":{"minimum":0,"type":"integer"},"type":["object","null"]}`,
+		"maybe":    `{"nullable":true,"type":"string"}`,
+		"tags":     `{"items":{"type":"string"},"nullable":true,"type":"array"}`,
+		"counts":   `{"additionalProperties":{"minimum":0,"type":"integer"},"nullable":true,"type":"object"}`,
 		"raw":      `{}`,
-		"blob":     `{"contentEncoding":"base64","type":"string"}`,
+		"blob":     `{"format":"byte","type":"string"}`,
 		"stage":    `{"type":"string"}`,
 		"fixed":    `{"items":{"type":"boolean"},"maxItems":2,"minItems":2,"type":"array"}`,
-		"tree":     `{"$ref":"#/defs/httpapi_test.node"}`,
+		"tree":     `{"$ref":"#/components/schemas/httpapi_test.node"}`,
 		"asString": `{"type":"string"}`,
 		"NoTag":    `{"type":"boolean"}`,
 	}
@@ -86,7 +86,7 @@ func TestSchemas(t *testing.T) {
 		}
 	}
 	// The recursive type refers to itself instead of recursing forever.
-	if got := string(defs["httpapi_test.node"].Properties["children"]); got != `{"items":{"anyOf":[{"$ref":"#/defs/httpapi_test.node"},{"type":"null"}]},"type":["array","null"]}` {
+	if got := string(defs["httpapi_test.node"].Properties["children"]); got != `{"items":{"allOf":[{"$ref":"#/components/schemas/httpapi_test.node"}],"nullable":true,"type":"object"},"nullable":true,"type":"array"}` {
 		t.Errorf("node.children %s", got)
 	}
 }

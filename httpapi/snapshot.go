@@ -28,7 +28,7 @@ func (h *Handler) getSnapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s)
+	writeJSON(w, http.StatusOK, stateOfSnapshot(s))
 }
 
 // putSnapshot serves PUT /{aggregate}/{id}/snapshot: the snapshot is
@@ -48,7 +48,7 @@ func (h *Handler) putSnapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s)
+	writeJSON(w, http.StatusOK, stateOfSnapshot(s))
 }
 
 // snapshotQuery serves POST /{aggregate}/snapshot/{kind}[/state], kind one
@@ -87,11 +87,15 @@ func (h *Handler) snapshotQuery(stateOnly bool) http.HandlerFunc {
 			case kind == "single" && stateOnly:
 				out, err = svc.SingleState(ctx, q)
 			case kind == "single":
-				out, err = svc.SingleDocument(ctx, q)
+				var s snapshot.Snapshot
+				s, err = svc.Single(ctx, q)
+				out = stateOfSnapshot(s)
 			case stateOnly:
 				out, err = svc.ListState(ctx, q)
 			default:
-				out, err = svc.ListDocuments(ctx, q)
+				var list []snapshot.Snapshot
+				list, err = svc.List(ctx, q)
+				out = statesOfSnapshots(list)
 			}
 			if err != nil {
 				writeError(w, err)
@@ -106,7 +110,9 @@ func (h *Handler) snapshotQuery(stateOnly bool) http.HandlerFunc {
 			if stateOnly {
 				out, err = svc.PagedState(ctx, q)
 			} else {
-				out, err = svc.PagedDocuments(ctx, q)
+				var page query.Paged[snapshot.Snapshot]
+				page, err = svc.Paged(ctx, q)
+				out = query.Paged[AggregateState]{Total: page.Total, List: statesOfSnapshots(page.List)}
 			}
 			if err != nil {
 				writeError(w, err)

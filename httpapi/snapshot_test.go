@@ -115,7 +115,7 @@ func TestRegenerateSnapshotRoute(t *testing.T) {
 	f := snapshotFixture(t)
 	r := f.do(t, "PUT", "/cart/c3/snapshot", "")
 	wantOK(t, r)
-	var s snapshot.Snapshot
+	var s httpapi.AggregateState
 	if err := json.Unmarshal(r.body, &s); err != nil || s.Version != 1 || !strings.Contains(string(s.State), `"sku-3":9`) {
 		t.Fatalf("regenerated snapshot %s, %v", r.body, err)
 	}

@@ -69,7 +69,7 @@ func (h *Handler) getStateAtTime(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, stateOfStored(st))
 }
 
 // serveState folds the aggregate up to version upTo and writes it.
@@ -88,7 +88,7 @@ func (h *Handler) serveState(w http.ResponseWriter, r *http.Request, upTo int) {
 		writeError(w, factum.NotFound(fmt.Sprintf("aggregate %s has no version %d (it is at %d)", id, upTo, st.Version)).With(id, st.Version, "", ""))
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, stateOfStored(st))
 }
 
 // fold returns the aggregate's state at version upTo (or its last one):

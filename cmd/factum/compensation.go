@@ -64,7 +64,7 @@ func compListCmd() *cobra.Command {
 			if len(q) > 0 {
 				target += "?" + q.Encode()
 			}
-			return call(cmd.Context(), "GET", target, nil, nil, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "GET", target, nil, nil, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)
@@ -84,7 +84,7 @@ func compShowCmd() *cobra.Command {
 		Short: "Show one execution with its history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return call(cmd.Context(), "GET", co.path("compensation", "executions", args[0]), nil, nil, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "GET", co.path("compensation", "executions", args[0]), nil, nil, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)
@@ -99,7 +99,7 @@ func compRetryCmd() *cobra.Command {
 		Short: "Retry an execution now, whatever its retry limit",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return call(cmd.Context(), "POST", co.path("compensation", "executions", args[0], "retry"), operatorHeader(operator), []byte{}, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "POST", co.path("compensation", "executions", args[0], "retry"), operatorHeader(operator), []byte{}, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)
@@ -117,7 +117,7 @@ func compRecoverableCmd() *cobra.Command {
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, _ := json.Marshal(map[string]string{"recoverable": args[1]})
-			return call(cmd.Context(), "PUT", co.path("compensation", "executions", args[0], "recoverable"), operatorHeader(operator), body, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "PUT", co.path("compensation", "executions", args[0], "recoverable"), operatorHeader(operator), body, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)
@@ -132,7 +132,7 @@ func compCountsCmd() *cobra.Command {
 		Short: "Executions by status, and those waiting for an operator",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return call(cmd.Context(), "GET", co.path("compensation", "counts"), nil, nil, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "GET", co.path("compensation", "counts"), nil, nil, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)

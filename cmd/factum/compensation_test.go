@@ -69,7 +69,7 @@ func TestCompensationCommands(t *testing.T) {
 	cli := func(args ...string) int {
 		out.Reset()
 		errOut.Reset()
-		return run(ctx, append(args, "--url", srv.URL), &out, &errOut)
+		return run(ctx, append(args, "--url", srv.URL, "--json"), &out, &errOut)
 	}
 	var page struct {
 		Total int64               `json:"total"`

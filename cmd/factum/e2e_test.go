@@ -149,7 +149,7 @@ func TestClientCommands(t *testing.T) {
 	cli := func(args ...string) int {
 		out.Reset()
 		errOut.Reset()
-		return run(context.Background(), append(args, "--url", s.URL), &out, &errOut)
+		return run(context.Background(), append(args, "--url", s.URL, "--json"), &out, &errOut)
 	}
 	if code := cli("send", "cart", "cart-1", "add_item", `{"sku":"sku-1","qty":1}`, "--request-id", "r1"); code != 0 || !strings.Contains(out.String(), `"aggregateVersion": 1`) {
 		t.Fatalf("send: %d %s %s", code, out.String(), errOut.String())
@@ -212,7 +212,7 @@ func TestBenchJSON(t *testing.T) {
 	for _, target := range []string{"in-process", "http"} {
 		t.Run(target, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "bench.json")
-			args := []string{"bench", "--concurrency", "4", "--total", "200", "--json", file}
+			args := []string{"bench", "--concurrency", "4", "--total", "200", "--out", file}
 			if target == "http" {
 				args = append(args, "--url", startTestServer(t, t.TempDir()).URL)
 			} else {

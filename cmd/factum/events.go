@@ -26,7 +26,7 @@ func newEventsCmd() *cobra.Command {
 			if len(args) > 3 {
 				to = args[3]
 			}
-			return call(cmd.Context(), "GET", co.path(args[0], args[1], "event", from, to), nil, nil, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "GET", co.path(args[0], args[1], "event", from, to), nil, nil, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)

@@ -12,7 +12,7 @@ stream, or NotFound (exit 1). The way to settle a wait that timed out.`,
 		Example: `  factum lookup cart cart-1 req-1`,
 		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return call(cmd.Context(), "GET", co.path(args[0], args[1], "request", args[2]), nil, nil, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "GET", co.path(args[0], args[1], "request", args[2]), nil, nil, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)

@@ -28,7 +28,7 @@ paged, a condition for count (default: everything, within the guards).`,
 			if len(args) == 3 {
 				body = []byte(args[2])
 			}
-			return call(cmd.Context(), "POST", co.path(segs...), nil, body, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "POST", co.path(segs...), nil, body, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)

@@ -2,35 +2,105 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// run executes the command line args and returns the exit code.
+// usageError is a mistake in the command line: run prints it with the
+// command's usage and exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// run executes the command line args and returns the exit code: 0, 1 for
+// a failure, 2 for a usage mistake (printed with the usage).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "factum:", err)
-		return 1
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
 	}
-	return 0
+	fmt.Fprintln(stderr, "factum:", err)
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintln(stderr)
+		fmt.Fprint(stderr, cmd.UsageString())
+		return 2
+	}
+	return 1
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "factum",
 		Short:         "factum: CQRS and event sourcing for Go — the example service and its tools",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newSendCmd(), newEventsCmd(), newLookupCmd(), newQueryCmd(), newBenchCmd(), newCompensationCmd())
+	root.SetVersionTemplate("factum {{.Version}}\n")
+	root.AddCommand(newServeCmd(), newSendCmd(), newStateCmd(), newEventsCmd(), newLookupCmd(), newQueryCmd(), newBenchCmd(), newCompensationCmd())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	markUsage(root)
 	return root
+}
+
+// markUsage makes every command's argument-count errors usage errors.
+func markUsage(c *cobra.Command) {
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markUsage(sub)
+	}
+}
+
+// version describes the binary from its build information: the module
+// version, or the VCS revision and time for a build from a checkout.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown version)"
+	}
+	v := info.Main.Version
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " (" + rev
+		if t := settings["vcs.time"]; t != "" {
+			v += " " + t
+		}
+		if settings["vcs.modified"] == "true" {
+			v += ", modified"
+		}
+		v += ")"
+	}
+	return v + " " + info.GoVersion
 }
 
 // envOr returns the environment variable's value, or def when unset.

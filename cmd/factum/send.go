@@ -13,7 +13,7 @@ func newSendCmd() *cobra.Command {
 	var (
 		co                clientOptions
 		requestID, stage  string
-		function, timeout string
+		function, waitFor string
 		version           int
 		stream            bool
 	)
@@ -24,7 +24,8 @@ func newSendCmd() *cobra.Command {
 command without an aggregate ID (the server derives it from the request ID).`,
 		Example: `  factum send cart cart-1 add_item '{"sku":"sku-1","qty":2}' --request-id req-1
   factum send cart cart-1 remove_item '{"sku":"sku-1"}' --version 1 --wait SNAPSHOT
-  factum send cart cart-1 clear_cart --stream`,
+  factum send cart cart-1 clear_cart --stream
+  factum send cart cart-1 add_item '{"sku":"sku-2","qty":1}' --json`,
 		Args: cobra.RangeArgs(3, 4),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			segs := []string{args[0], args[1], args[2]}
@@ -54,13 +55,13 @@ command without an aggregate ID (the server derives it from the request ID).`,
 				setIf(h, httpapi.HeaderWaitProcessor, parts[1])
 				setIf(h, httpapi.HeaderWaitFunction, parts[2])
 			}
-			if timeout != "" {
-				h.Set(httpapi.HeaderWaitTimeout, timeout)
+			if waitFor != "" {
+				h.Set(httpapi.HeaderWaitTimeout, waitFor)
 			}
 			if stream {
 				h.Set("Accept", "text/event-stream")
 			}
-			return call(cmd.Context(), "POST", co.path(segs...), h, body, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "POST", co.path(segs...), h, body, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)
@@ -69,7 +70,7 @@ command without an aggregate ID (the server derives it from the request ID).`,
 	f.IntVar(&version, "version", 0, "the version the aggregate must be at (Command-Aggregate-Version)")
 	f.StringVar(&stage, "wait", "", "the stage to wait for: SENT, PROCESSED (default), SNAPSHOT, PROJECTED, EVENT_HANDLED, SAGA_HANDLED")
 	f.StringVar(&function, "wait-function", "", "restrict a branch-stage wait: [[context/]processor/]name")
-	f.StringVar(&timeout, "timeout", "", "wait timeout, such as 5s (Command-Wait-Timeout)")
+	f.StringVar(&waitFor, "wait-timeout", "", "how long the server waits for the stage, such as 5s (Command-Wait-Timeout); keep it below --timeout")
 	f.BoolVar(&stream, "stream", false, "stream every stage as Server-Sent Events")
 	return cmd
 }

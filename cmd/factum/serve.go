@@ -129,9 +129,8 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	// Commands sent with an Idempotency-Key header are answered once and
 	// replayed after; commands without one pass (request IDs still guard
 	// each aggregate). Keys are scoped by the request's tenant, which the
-	// HTTP API puts in the request's context.
-	// Keys are scoped by the request's tenant and, with credentials, by
-	// the authenticated caller: two callers never share a key.
+	// HTTP API puts in the request's context, and, with credentials, by the
+	// authenticated caller: two callers never share a key.
 	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{
 		Principal: func(r *http.Request) (string, error) {
 			if p, ok := httpapi.RequestPrincipal(r); ok {
@@ -139,6 +138,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 			}
 			return "", nil
 		},
+		ReplayHeaders: httpapi.ReplayHeaders(idempotency.DefaultReplayHeaders),
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.close())

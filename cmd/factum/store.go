@@ -79,14 +79,18 @@ func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	path := filepath.Join(dir, "factum.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	unlock, err := lockDataDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	path := filepath.Join(dir, "factum.db")
+	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		return nil, errors.Join(err, unlock())
+	}
 	es, err := sqlite.NewEventStore(ctx, db, boundedContext, sqlite.EventStoreOptions{})
 	if err != nil {
-		return nil, errors.Join(err, db.Close())
+		return nil, errors.Join(err, db.Close(), unlock())
 	}
 	closers := []func() error{es.Close}
 	closeAll := func() error {
@@ -94,7 +98,7 @@ func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
 		for i := len(closers) - 1; i >= 0; i-- {
 			errs = append(errs, closers[i]())
 		}
-		return errors.Join(append(errs, db.Close())...)
+		return errors.Join(append(errs, db.Close(), unlock())...)
 	}
 	snaps, err := sqlite.NewSnapshotStore(ctx, db, boundedContext)
 	if err != nil {

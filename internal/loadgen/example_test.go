@@ -10,15 +10,18 @@ import (
 
 func ExampleRun() {
 	rep, err := loadgen.Run(context.Background(), loadgen.Config{Concurrency: 4, Total: 100},
-		func(_ context.Context, i int) error {
-			if i%25 == 0 {
-				return factum.IllegalState("refused")
+		func(_ context.Context, i int) (loadgen.Outcome, error) {
+			switch {
+			case i%25 == 0:
+				return loadgen.Outcome{}, factum.IllegalState("refused")
+			case i%50 == 1:
+				return loadgen.Outcome{Duplicate: true}, nil
 			}
-			return nil
+			return loadgen.Outcome{}, nil
 		})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(rep.Total, rep.Succeeded, rep.ErrorsByCode)
-	// Output: 100 96 map[IllegalState:4]
+	fmt.Println(rep.Total, rep.Succeeded, rep.Duplicates, rep.FailuresByCause)
+	// Output: 100 94 2 map[IllegalState:4]
 }

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/factum-go/factum"
+)
+
+// runBench runs `factum bench --json` with args and decodes its report.
+func runBench(t *testing.T, args ...string) (int, benchReport, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append([]string{"bench", "--json", "--quiet"}, args...), &out, &errOut)
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("bench output %q (stderr %q): %v", out.String(), errOut.String(), err)
+	}
+	return code, rep, errOut.String()
+}
+
+// TestBenchBackToBackRunsBothAppend: two runs one right after the other
+// each append all their commands (each run has its own request IDs), and
+// the second is not answered with the first one's duplicates.
+func TestBenchBackToBackRunsBothAppend(t *testing.T) {
+	s := startTestServer(t, t.TempDir())
+	var runs []benchReport
+	for range 2 {
+		code, rep, stderr := runBench(t, "--url", s.URL, "--concurrency", "4", "--total", "40")
+		if code != 0 {
+			t.Fatalf("bench exit %d: %s", code, stderr)
+		}
+		runs = append(runs, rep)
+	}
+	if runs[0].RunID == runs[1].RunID {
+		t.Fatalf("both runs have run ID %q: the second resends the first's request IDs", runs[0].RunID)
+	}
+	for i, rep := range runs {
+		if rep.Succeeded != 40 || rep.Duplicates != 0 || rep.Failed != 0 {
+			t.Fatalf("run %d: %+v, want 40 new appends", i, rep.Report)
+		}
+		// The server has the run's carts, each at version 10.
+		id, _, _ := benchTarget(rep.RunID, 0)
+		status, b := get(t, s.URL+"/cart/"+id+"/state")
+		if status != 200 || !strings.Contains(string(b), `"version":10`) {
+			t.Fatalf("run %d: cart %s: %d %s", i, id, status, b)
+		}
+	}
+	// Resending one run's request IDs is reported as duplicates, not as
+	// throughput.
+	op := httpOp(s.URL, benchOptions{Concurrency: 1, Timeout: defaultTimeout}, mustStage(t, "PROCESSED"), runs[0].RunID)
+	out, err := op(context.Background(), 0)
+	if err != nil || !out.Duplicate {
+		t.Fatalf("resent request: %+v %v, want a duplicate", out, err)
+	}
+}
+
+// TestBenchAgainstADownServer: every request fails with a transport cause,
+// the throughput is zero and the exit code is not 0.
+func TestBenchAgainstADownServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	code, rep, _ := runBench(t, "--url", url, "--concurrency", "2", "--total", "20")
+	if code == 0 {
+		t.Fatal("bench against a down server exited 0")
+	}
+	if rep.Succeeded != 0 || rep.OpsPerSec != 0 || rep.Failed != 20 || rep.FailuresByCause["transport: connection refused"] != 20 {
+		t.Fatalf("report %+v", rep.Report)
+	}
+	if _, filed := rep.FailuresByCause["InternalServerError"]; filed {
+		t.Fatal("transport failures filed as InternalServerError")
+	}
+	// --allow-failures reports the same and exits 0.
+	if code, _, _ := runBench(t, "--url", url, "--total", "2", "--allow-failures"); code != 0 {
+		t.Fatalf("--allow-failures exit %d", code)
+	}
+}
+
+// TestBenchRefusesADataDirInUse: an in-process run does not open the
+// database a running serve holds; by default it uses a temporary one.
+func TestBenchRefusesADataDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	startTestServer(t, dir)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--in-process", "--data-dir", dir, "--total", "10", "--quiet"}, &out, &errOut)
+	if code == 0 || !strings.Contains(errOut.String(), "in use by another factum process") {
+		t.Fatalf("bench on a held data dir: %d %q", code, errOut.String())
+	}
+	code, rep, stderr := runBench(t, "--in-process", "--total", "20")
+	if code != 0 || rep.Succeeded != 20 || !strings.Contains(rep.Target, "factum-bench-") {
+		t.Fatalf("default in-process run: %d %+v %s", code, rep, stderr)
+	}
+}
+
+// TestBenchHonoursFactumURL: without --url, FACTUM_URL is the target.
+func TestBenchHonoursFactumURL(t *testing.T) {
+	s := startTestServer(t, t.TempDir())
+	t.Setenv("FACTUM_URL", s.URL)
+	code, rep, stderr := runBench(t, "--total", "10")
+	if code != 0 || rep.Target != s.URL || rep.Succeeded != 10 {
+		t.Fatalf("bench with FACTUM_URL: %d %+v %s", code, rep, stderr)
+	}
+	if rep.ServerReported != 10 || rep.ServerLatencyMs == nil || rep.ServerLatencyMs.Max <= 0 {
+		t.Fatalf("server latency not reported: %+v", rep.Report)
+	}
+}
+
+func TestServerTiming(t *testing.T) {
+	for h, want := range map[string]float64{"app;dur=1.5": 1.5, "db;dur=3, app;desc=x;dur=0.25": 0.25, "": 0, "app;dur=x": 0} {
+		if got := serverTiming(h).Seconds() * 1000; got != want {
+			t.Errorf("serverTiming(%q) = %vms, want %v", h, got, want)
+		}
+	}
+}
+
+func mustStage(t *testing.T, s string) factum.CommandStage {
+	t.Helper()
+	st, err := factum.ParseCommandStage(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
