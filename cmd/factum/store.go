@@ -48,11 +48,11 @@ type openedStore struct {
 const boundedContext = "shop"
 
 // openStore opens the storage opts select: SQLite in the data directory by
-// default, PostgreSQL when a URL is given, or memory.
+// default, PostgreSQL when a URL is given, or memory. --memory wins over a
+// PostgreSQL URL, which may come from the environment (FACTUM_POSTGRES_URL)
+// rather than from the command line.
 func openStore(ctx context.Context, opts storeOptions, _ io.Writer) (*openedStore, error) {
 	switch {
-	case opts.PostgresURL != "":
-		return openPostgres(ctx, opts.PostgresURL)
 	case opts.Memory:
 		idem, err := idempotency.NewMemory(idempotency.MemoryOptions{})
 		if err != nil {
@@ -67,6 +67,8 @@ func openStore(ctx context.Context, opts storeOptions, _ io.Writer) (*openedStor
 			where:       "in memory: it is lost when the process exits",
 			close:       func() error { return nil },
 		}, nil
+	case opts.PostgresURL != "":
+		return openPostgres(ctx, opts.PostgresURL)
 	}
 	return openSQLite(ctx, opts.DataDir)
 }
