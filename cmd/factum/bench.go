@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/auth"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
@@ -29,6 +30,7 @@ import (
 // benchOptions configures a load run.
 type benchOptions struct {
 	URL         string
+	APIKey      string
 	InProcess   bool
 	Concurrency int
 	Total       int
@@ -88,6 +90,7 @@ command failed, unless --allow-failures.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.URL, "url", envOr("FACTUM_URL", ""), "server URL (FACTUM_URL); empty runs the service in process")
+	f.StringVar(&opts.APIKey, "api-key", "", "API key to send (default FACTUM_API_KEY)")
 	f.BoolVar(&opts.InProcess, "in-process", false, "run the service in this process even when FACTUM_URL is set")
 	f.IntVar(&opts.Concurrency, "concurrency", 16, "concurrent workers")
 	f.IntVar(&opts.Total, "total", 10000, "commands to send (with --duration: at most; 0: no limit)")
@@ -209,12 +212,15 @@ func inProcessOp(s *server, stage factum.CommandStage, run string) loadgen.Op {
 
 func httpOp(base string, opts benchOptions, stage factum.CommandStage, run string) loadgen.Op {
 	send := httpSender(base, opts)
+	key := apiKey(opts.APIKey)
 	return func(ctx context.Context, i int) (loadgen.Outcome, error) {
 		id, sku, req := benchTarget(run, i)
 		body := `{"sku":"` + sku + `","qty":1}`
-		status, header, b, err := send(ctx, "/cart/"+id+"/add_item", [][2]string{
-			{httpapi.HeaderRequestID, req}, {httpapi.HeaderWaitStage, stage.String()},
-		}, body)
+		headers := [][2]string{{httpapi.HeaderRequestID, req}, {httpapi.HeaderWaitStage, stage.String()}}
+		if key != "" {
+			headers = append(headers, [2]string{auth.HeaderAPIKey, key})
+		}
+		status, header, b, err := send(ctx, "/cart/"+id+"/add_item", headers, body)
 		if err != nil {
 			return loadgen.Outcome{}, &loadgen.TransportError{Err: err}
 		}

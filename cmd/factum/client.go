@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/factum-go/factum/auth"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/spf13/cobra"
 )
@@ -24,6 +26,7 @@ const defaultURL = "http://127.0.0.1:8080"
 // clientOptions are the flags of the commands that talk to a server.
 type clientOptions struct {
 	URL     string
+	APIKey  string
 	Tenant  string
 	Timeout time.Duration
 	JSON    bool
@@ -33,6 +36,7 @@ type clientOptions struct {
 func (o *clientOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.URL, "url", envOr("FACTUM_URL", defaultURL), "server URL (FACTUM_URL)")
+	f.StringVar(&o.APIKey, "api-key", "", "API key to send (default FACTUM_API_KEY; the flag shows in the process list, the variable does not)")
 	f.StringVar(&o.Tenant, "tenant", "", "act in this tenant (the /tenant/{tenant} routes)")
 	f.DurationVar(&o.Timeout, "timeout", defaultTimeout, "give up on the server after this long")
 	f.BoolVar(&o.JSON, "json", false, "print the server's JSON answer instead of text")
@@ -132,6 +136,9 @@ func (o *clientOptions) call(ctx context.Context, method, target string, header 
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
+	if key := apiKey(o.APIKey); key != "" {
+		req.Header.Set(auth.HeaderAPIKey, key)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -170,4 +177,13 @@ func writeJSON(out io.Writer, b []byte) error {
 	}
 	_, err := out.Write(b)
 	return err
+}
+
+// apiKey returns the API key a client command sends: the flag's, else
+// FACTUM_API_KEY's.
+func apiKey(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv("FACTUM_API_KEY")
 }
