@@ -139,7 +139,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
 			}
-			return nil
+			return s.pingStore(ctx)
 		},
 	})
 	if err != nil {
@@ -181,6 +181,21 @@ func (s *server) Shutdown(ctx context.Context) error {
 	<-s.schedulerDone
 	errRT := s.rt.Shutdown(ctx)
 	return errors.Join(errHTTP, errRT, s.store.close())
+}
+
+// pingStore reports whether the database answers within a second: while
+// it does not (PostgreSQL restarting, say), /readyz is 503 and the
+// service, which reconnects by itself, is ready again once it does.
+func (s *server) pingStore(ctx context.Context) error {
+	if s.store.ping == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := s.store.ping(ctx); err != nil {
+		return factum.Errorf(factum.CodeInternalServerError, "database: %w", err)
+	}
+	return nil
 }
 
 // tenantOf scopes idempotency keys by the tenant of the URL

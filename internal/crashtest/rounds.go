@@ -233,4 +233,3 @@ func Rounds(t testing.TB, cfg RoundsConfig) *Result {
 	t.Logf("totals: %s", fig)
 	return &Result{Figures: fig, Client: c, Ledger: led}
 }
-
