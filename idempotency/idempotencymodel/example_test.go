@@ -1,0 +1,21 @@
+package idempotencymodel_test
+
+import (
+	"testing"
+
+	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/idempotency/idempotencymodel"
+	"pgregory.net/rapid"
+)
+
+// The memory store against the model; a backend's test does the same
+// with its own constructor.
+func TestMemoryAgainstModel(t *testing.T) {
+	idempotencymodel.Check(t, func(rt *rapid.T) (idempotency.Store, func()) {
+		s, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		return s, func() {}
+	})
+}
