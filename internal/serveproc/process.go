@@ -38,6 +38,9 @@ type Options struct {
 type Process struct {
 	// URL is the base URL it listens on, such as http://127.0.0.1:41234.
 	URL string
+	// DebugURL is the base of its pprof listener when Args asked for one
+	// (--debug-addr), such as http://127.0.0.1:41235; "" otherwise.
+	DebugURL string
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -98,11 +101,16 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		close(p.done)
 	}()
 	urls := make(chan string, 1)
+	debugURL := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(out, line)
+			if _, rest, ok := strings.Cut(line, "debug (pprof) on "); ok {
+				u, _, _ := strings.Cut(rest, "/debug/")
+				debugURL <- u
+			}
 			if _, rest, ok := strings.Cut(line, "listening on "); ok {
 				u, _, _ := strings.Cut(rest, " ")
 				select {
@@ -122,6 +130,10 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	case <-ctx.Done():
 		p.Kill()
 		return nil, fmt.Errorf("serveproc: serve did not listen within %v:\n%s", opts.StartTimeout, out)
+	}
+	select {
+	case p.DebugURL = <-debugURL: // printed before "listening on"
+	default:
 	}
 	if err := p.AwaitReady(ctx); err != nil {
 		p.Kill()
