@@ -70,6 +70,7 @@ func checkSagas(t *testing.T, res *crashtest.Result) {
 }
 
 func TestKillServeSQLite(t *testing.T) {
+	skipShort(t)
 	bin := buildServe(t)
 	dir := t.TempDir()
 	res := crashtest.Rounds(t, crashtest.RoundsConfig{

@@ -32,6 +32,7 @@ func startOn(bin, url string) func(ctx context.Context) (*serveproc.Process, err
 }
 
 func TestKillServePostgres(t *testing.T) {
+	skipShort(t)
 	bin := buildServe(t)
 	_, url := privatePostgres(t)
 	res := crashtest.Rounds(t, crashtest.RoundsConfig{
@@ -62,6 +63,7 @@ func databaseFault(e json.RawMessage) bool {
 // started again after a while: serve is not restarted, /readyz says 503
 // while the database is away and 200 again after, and the audit holds.
 func TestPostgresRestartUnderLoad(t *testing.T) {
+	skipShort(t)
 	bin := buildServe(t)
 	pg, url := privatePostgres(t)
 	res := crashtest.Rounds(t, crashtest.RoundsConfig{
@@ -109,6 +111,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 // are of unknown outcome to the client), nothing acknowledged is lost,
 // and serve goes on without a restart.
 func TestPostgresTerminateMidAppend(t *testing.T) {
+	skipShort(t)
 	bin := buildServe(t)
 	pg, url := privatePostgres(t)
 	res := crashtest.Rounds(t, crashtest.RoundsConfig{

@@ -16,4 +16,11 @@ func rounds() int {
 	return 3
 }
 
-var _ = testing.Short
+// skipShort skips the slow crash and fault tests under -short; CI runs
+// them (it does not pass -short).
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("crash and fault tests run serve for a minute or more; not under -short")
+	}
+}

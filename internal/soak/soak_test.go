@@ -73,6 +73,7 @@ func maxOf(xs []int) int {
 // near their idle level: a leak of waiters, SSE streams or connections
 // shows in either.
 func TestSoak(t *testing.T) {
+	skipShort(t)
 	d := duration(t)
 	bin, err := serveproc.Build()
 	if err != nil {
@@ -173,5 +174,13 @@ func TestSoak(t *testing.T) {
 	}
 	if err := p.Stop(30 * time.Second); err != nil {
 		t.Errorf("graceful stop after the soak: %v\n%s", err, p.Output())
+	}
+}
+
+// skipShort skips the soak under -short; CI runs it (without -short).
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the soak runs a minute or more; not under -short")
 	}
 }
