@@ -15,3 +15,13 @@ func TestMemoryAgainstModel(t *testing.T) {
 		return eventstore.NewMemory(), func() {}
 	})
 }
+
+// A backend's test checks its store against the model with its own
+// constructor, one empty store per rapid run. (Compiled, not run: it
+// needs a test.)
+func Example() {
+	var t *testing.T // a test's t
+	eventstoremodel.Check(t, func(*rapid.T) (eventstore.Store, func()) {
+		return eventstore.NewMemory(), func() {}
+	})
+}

@@ -19,3 +19,14 @@ func TestMemoryAgainstModel(t *testing.T) {
 		return s, func() {}
 	})
 }
+
+// A backend's test checks its store against the model with its own
+// constructor, one empty store per rapid run. (Compiled, not run: it
+// needs a test.)
+func Example() {
+	var t *testing.T // a test's t
+	idempotencymodel.Check(t, func(rt *rapid.T) (idempotency.Store, func()) {
+		s, _ := idempotency.NewMemory(idempotency.MemoryOptions{})
+		return s, func() {}
+	})
+}

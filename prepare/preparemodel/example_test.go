@@ -16,3 +16,12 @@ func TestMemoryAgainstModel(t *testing.T) {
 		return prepare.NewMemory(time.Now), func() {}
 	})
 }
+
+// A backend's test checks it against the model with its own constructor,
+// one empty backend per rapid run. (Compiled, not run: it needs a test.)
+func Example() {
+	var t *testing.T // a test's t
+	preparemodel.Check(t, func(*rapid.T) (prepare.Backend, func()) {
+		return prepare.NewMemory(time.Now), func() {}
+	})
+}
