@@ -2,7 +2,6 @@ package crashtest_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -85,7 +84,3 @@ func TestKillServeSQLite(t *testing.T) {
 	})
 	checkSagas(t, res)
 }
-
-// noCompensation is the Explain of faults that must leave no
-// compensation record at all.
-func noCompensation(json.RawMessage) bool { return false }
