@@ -1,9 +1,12 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -197,4 +200,104 @@ func fillUp(t *testing.T, db *sqlite.DB, st *sqlite.EventStore, round int, acked
 func isFull(err error) bool {
 	s := strings.ToLower(err.Error())
 	return strings.Contains(s, "full")
+}
+
+// mountTmpfs mounts a tmpfs of size bytes on a fresh directory and
+// unmounts it at cleanup; it skips the test where mounting is not allowed
+// (not root, or a sandbox without the capability): the max_page_count test
+// above covers the same error everywhere.
+func mountTmpfs(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s); TestEventStoreOutOfSpace covers SQLITE_FULL", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// A real full disk: the database on a 4 MiB tmpfs whose free space filler
+// files take, so appends run into ENOSPC. Three rounds: appends fail with
+// a database-full error, nothing acknowledged is lost, integrity_check is
+// ok, and after a filler is deleted the same store appends again.
+func TestEventStoreDiskFull(t *testing.T) {
+	dir := mountTmpfs(t, 4<<20)
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "full.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(); db.Close() }) // before the unmount (cleanups run last first)
+	// Fill the rest of the file system with 256 KiB fillers.
+	var fillers []string
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, fmt.Sprintf("filler-%d", i))
+		if err := os.WriteFile(name, make([]byte, 256<<10), 0o600); err != nil {
+			os.Remove(name)
+			break
+		}
+		fillers = append(fillers, name)
+	}
+	if len(fillers) < 4 {
+		t.Fatalf("only %d fillers fit", len(fillers))
+	}
+	id := fullCart.WithID("disk")
+	var acked []string
+	for round := range 3 {
+		failed := false
+		for n := 0; n < 10000; n++ {
+			rid := fmt.Sprintf("r%d-%d", round, n)
+			err := st.Append(ctx, bigStream(id, len(acked)+1, rid))
+			if err == nil {
+				acked = append(acked, rid)
+				continue
+			}
+			if !isFull(err) {
+				t.Fatalf("round %d: %v, want a database-full error", round, err)
+			}
+			for _, sentinel := range []error{factum.ErrDuplicateRequestID, factum.ErrEventVersionConflict, factum.ErrDuplicateAggregateID} {
+				if errors.Is(err, sentinel) {
+					t.Fatalf("disk full reported as %v", sentinel)
+				}
+			}
+			t.Logf("round %d: %d appends acknowledged in all; then: %v", round, len(acked), err)
+			failed = true
+			break
+		}
+		if !failed {
+			t.Fatalf("round %d: the disk never filled", round)
+		}
+		streams, err := st.Load(ctx, id, 1, eventstore.MaxVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(streams) != len(acked) {
+			t.Fatalf("round %d: %d streams stored, %d acknowledged", round, len(streams), len(acked))
+		}
+		for i, s := range streams {
+			if s.RequestID != acked[i] {
+				t.Fatalf("round %d: version %d holds %s, acknowledged %s", round, i+1, s.RequestID, acked[i])
+			}
+		}
+		integrityOK(t, db)
+		// Room again.
+		if err := os.Remove(fillers[len(fillers)-1]); err != nil {
+			t.Fatal(err)
+		}
+		fillers = fillers[:len(fillers)-1]
+		rid := fmt.Sprintf("r%d-after", round)
+		if err := st.Append(ctx, bigStream(id, len(acked)+1, rid)); err != nil {
+			t.Fatalf("round %d: append after space came back: %v", round, err)
+		}
+		acked = append(acked, rid)
+	}
 }
