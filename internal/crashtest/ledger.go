@@ -42,6 +42,8 @@ type Ledger struct {
 	rejected int
 	touched  map[AggregateKey]bool
 	invalid  []string
+	// unknownTotal counts every unknown outcome recorded, settled or not.
+	unknownTotal int
 }
 
 // NewLedger returns an empty ledger.
@@ -64,6 +66,15 @@ func (l *Ledger) Unknown(r Request) {
 	defer l.mu.Unlock()
 	l.unknown[r.RequestID] = r
 	l.touched[r.Key()] = true
+	l.unknownTotal++
+}
+
+// UnknownTotal counts every unknown outcome recorded so far, including
+// those settled since: a test tells by it that a fault struck.
+func (l *Ledger) UnknownTotal() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unknownTotal
 }
 
 // Rejected records a request the service refused by a business rule
