@@ -15,6 +15,7 @@ const MainPackage = "github.com/factum-go/factum/cmd/factum"
 // runs the same code, and a build costs seconds.
 type builder struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
 }
@@ -22,8 +23,8 @@ type builder struct {
 var defaultBuilder builder
 
 // Build compiles MainPackage into a temporary directory (once per process)
-// and returns the binary's path. The directory lives until the process
-// exits; the operating system's temporary-file cleanup reclaims it.
+// and returns the binary's path. Call RemoveBuild when the process's tests
+// are done (from TestMain).
 func Build() (string, error) {
 	b := &defaultBuilder
 	b.once.Do(func() {
@@ -32,6 +33,7 @@ func Build() (string, error) {
 			b.err = err
 			return
 		}
+		b.dir = dir
 		b.path = filepath.Join(dir, "factum")
 		cmd := exec.Command("go", "build", "-o", b.path, MainPackage)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -40,4 +42,13 @@ func Build() (string, error) {
 		}
 	})
 	return b.path, b.err
+}
+
+// RemoveBuild deletes the binary Build made, if any. Processes started
+// from it should have exited.
+func RemoveBuild() error {
+	if d := defaultBuilder.dir; d != "" {
+		return os.RemoveAll(d)
+	}
+	return nil
 }
