@@ -3,6 +3,7 @@ package idempotencymodel
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/factum-go/factum/idempotency"
@@ -178,6 +179,49 @@ func (m *machine) Get(t *rapid.T) {
 			t.Fatalf("get %s: %+v found=%v, want %+v", kv, rec, found, cur)
 		}
 	}
+}
+
+// BeginRace begins one key from several goroutines at once with the same
+// fingerprint: when the key is free (or released), exactly one claims it
+// and the others get ErrInProgress; otherwise each gets what Begin gives
+// one caller.
+func (m *machine) BeginRace(t *rapid.T) {
+	kv := rapid.SampledFrom(keyValues).Draw(t, "key")
+	cur := m.model[kv]
+	fp := rapid.SampledFrom(fingerprints).Draw(t, "fp")
+	if cur != nil && (cur.fp != fp || cur.state != idempotency.StateRetryable) {
+		t.Skip("not a claimable key")
+	}
+	n := rapid.IntRange(2, 4).Draw(t, "racers")
+	recs := make([]idempotency.Record, n)
+	created := make([]bool, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { recs[i], created[i], errs[i] = m.s.Begin(m.ctx, key(kv), fp) })
+	}
+	wg.Wait()
+	winner := -1
+	for i := range n {
+		switch {
+		case created[i] && winner >= 0:
+			t.Fatalf("race for %s: two callers claimed it (attempts %d and %d)", kv, recs[winner].Attempt, recs[i].Attempt)
+		case created[i]:
+			if errs[i] != nil {
+				t.Fatalf("race for %s: created with error %v", kv, errs[i])
+			}
+			winner = i
+		case !errors.Is(errs[i], idempotency.ErrInProgress):
+			t.Fatalf("race for %s: a loser got %+v %v, want ErrInProgress", kv, recs[i], errs[i])
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("race for claimable key %s: nobody claimed it: %v", kv, errs)
+	}
+	if cur != nil && recs[winner].Attempt <= cur.attempt {
+		t.Fatalf("race for %s: took over with attempt %d, not above %d", kv, recs[winner].Attempt, cur.attempt)
+	}
+	m.model[kv] = &record{state: idempotency.StateInProgress, fp: fp, attempt: recs[winner].Attempt}
 }
 
 // Check is rapid's invariant hook; the actions compare the store.

@@ -3,6 +3,7 @@ package preparemodel
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,6 +144,44 @@ func (m *machine) ChangeKey(t *rapid.T) {
 		delete(m.model, oldKey)
 		m.model[newKey] = held{newValue, exp}
 	}
+}
+
+// PrepareRace prepares one free key from several goroutines at once, each
+// with its own value: exactly one wins, and the key holds its value.
+func (m *machine) PrepareRace(t *rapid.T) {
+	var free []string
+	for _, k := range keys {
+		if _, taken := m.model[k]; !taken {
+			free = append(free, k)
+		}
+	}
+	if len(free) == 0 {
+		t.Skip("no free key")
+	}
+	k := rapid.SampledFrom(free).Draw(t, "key")
+	n := rapid.IntRange(2, len(values)).Draw(t, "racers")
+	won := make([]bool, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { won[i], errs[i] = m.b.Prepare(m.ctx, Name, k, []byte(values[i]), prepare.TTLForever) })
+	}
+	wg.Wait()
+	winner := -1
+	for i := range n {
+		switch {
+		case errs[i] != nil:
+			t.Fatalf("race for %s: %v", k, errs[i])
+		case won[i] && winner >= 0:
+			t.Fatalf("race for %s: %s and %s both prepared it", k, values[winner], values[i])
+		case won[i]:
+			winner = i
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("race for free key %s: nobody prepared it", k)
+	}
+	m.model[k] = held{values[winner], prepare.TTLForever}
 }
 
 // Check is rapid's invariant hook; the actions compare the backend.
