@@ -67,7 +67,7 @@ func TestServeDiskFull(t *testing.T) {
 			t.Errorf("umount: %v %s", err, out)
 		}
 	})
-	crashtest.Rounds(t, crashtest.RoundsConfig{
+	res := crashtest.Rounds(t, crashtest.RoundsConfig{
 		Seed:   crashtest.Seed(t),
 		Rounds: rounds(),
 		Start: func(ctx context.Context) (*serveproc.Process, error) {
@@ -102,4 +102,5 @@ func TestServeDiskFull(t *testing.T) {
 		Load:  crashtest.LoadConfig{OrderEvery: 8, SKUs: inventories},
 		Audit: crashtest.AuditConfig{Explain: diskFull},
 	})
+	checkSagas(t, res)
 }
