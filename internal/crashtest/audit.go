@@ -42,6 +42,9 @@ type Report struct {
 	Compensations, Unexplained int
 	// Problems says what is wrong, one line each (at most 50).
 	Problems []string
+	// Explained holds the first few explained compensation records, for
+	// the log.
+	Explained []string
 }
 
 // OK reports whether the audit found nothing wrong.
@@ -333,6 +336,8 @@ func checkCompensation(ctx context.Context, c *Client, cfg AuditConfig, rep *Rep
 			if cfg.Explain == nil || !cfg.Explain(e) {
 				rep.Unexplained++
 				rep.problem("unexplained compensation record: %.400s", e)
+			} else if len(rep.Explained) < 3 {
+				rep.Explained = append(rep.Explained, fmt.Sprintf("%.300s", e))
 			}
 		}
 		if len(p.List) == 0 || page*100 >= p.Total {

@@ -42,7 +42,12 @@ func fillDisk(dir string) ([]string, error) {
 // because the disk was full.
 func diskFull(e json.RawMessage) bool {
 	s := strings.ToLower(string(e))
-	return strings.Contains(s, "full") || strings.Contains(s, "no space")
+	for _, m := range []string{"full", "no space", "i/o error", "ioerr"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // serve's data directory on a small tmpfs that the test fills up under

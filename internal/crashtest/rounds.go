@@ -223,6 +223,9 @@ func Rounds(t testing.TB, cfg RoundsConfig) *Result {
 		fig.Recovery = append(fig.Recovery, h.recovery)
 		t.Logf("round %d: fault after %v, sent %d, settled %d after the fault; audit: %d aggregates, %d streams, %d acknowledged, %d lost, %d duplicated, %d compensation records; recovery %v",
 			i, delay.Round(time.Millisecond), sent, settled, rep.Aggregates, rep.Streams, rep.Acked, rep.Lost, rep.Duplicated, rep.Compensations, h.recovery.Round(time.Millisecond))
+		for _, e := range rep.Explained {
+			t.Logf("round %d: compensation record explained by the fault: %s", i, e)
+		}
 		if !rep.OK() {
 			for _, p := range rep.Problems {
 				t.Errorf("round %d: %s", i, p)
