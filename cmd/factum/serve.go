@@ -27,6 +27,8 @@ type serveOptions struct {
 	Addr string
 	// DrainTimeout bounds the graceful shutdown.
 	DrainTimeout time.Duration
+	// DebugAddr, if set, serves net/http/pprof there.
+	DebugAddr string
 }
 
 func newServeCmd() *cobra.Command {
@@ -54,6 +56,7 @@ Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
 	f.BoolVar(&opts.Memory, "memory", false, "keep everything in memory")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", 30*time.Second, "how long a shutdown may drain")
 	addSecurityFlags(f, &opts.securityOptions)
+	f.StringVar(&opts.DebugAddr, "debug-addr", "", "serve net/http/pprof on this address (off when empty; use a trusted interface)")
 	return cmd
 }
 
@@ -94,6 +97,7 @@ type server struct {
 	schedulerDone chan struct{}
 	stopped       atomic.Bool
 	failed        chan error
+	debug         io.Closer // the pprof listener, when --debug-addr is set
 }
 
 // startServer opens the store, starts the runtime and serves the HTTP API.
@@ -160,7 +164,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
 			}
-			return nil
+			return s.pingStore(ctx)
 		},
 	})
 	if err != nil {
@@ -176,8 +180,15 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}
 	ln := sec.ln
 	s.conns = sec.conns
+	if opts.DebugAddr != "" {
+		dbg, err := startDebug(opts.DebugAddr, log)
+		if err != nil {
+			return nil, errors.Join(err, ln.Close(), st.close())
+		}
+		s.debug = dbg
+	}
 	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
-		return nil, errors.Join(err, ln.Close(), st.close())
+		return nil, errors.Join(err, ln.Close(), closeDebug(s.debug), st.close())
 	}
 	schedCtx, stopScheduler := context.WithCancel(context.WithoutCancel(ctx))
 	s.schedulerDone = make(chan struct{})
@@ -214,5 +225,28 @@ func (s *server) Shutdown(ctx context.Context) error {
 	s.stopScheduler()
 	<-s.schedulerDone
 	errRT := s.rt.Shutdown(ctx)
-	return errors.Join(errHTTP, errRT, s.store.close())
+	return errors.Join(errHTTP, errRT, closeDebug(s.debug), s.store.close())
+}
+
+// closeDebug closes the pprof listener, if any.
+func closeDebug(c io.Closer) error {
+	if c == nil {
+		return nil
+	}
+	return c.Close()
+}
+
+// pingStore reports whether the database answers within a second: while
+// it does not (PostgreSQL restarting, say), /readyz is 503 and the
+// service, which reconnects by itself, is ready again once it does.
+func (s *server) pingStore(ctx context.Context) error {
+	if s.store.ping == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := s.store.ping(ctx); err != nil {
+		return factum.Errorf(factum.CodeInternalServerError, "database: %w", err)
+	}
+	return nil
 }

@@ -40,6 +40,8 @@ type openedStore struct {
 	idempotency idempotency.Store
 	// where says where the data lives, for the start-up message.
 	where string
+	// ping, if set, checks that the database answers (for /readyz).
+	ping  func(ctx context.Context) error
 	close func() error
 }
 
@@ -123,6 +125,7 @@ func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
 	return &openedStore{
 		store: es, snapshots: snaps, checkpoints: cps, prepare: pb, idempotency: idem,
 		where: "in " + path + " (SQLite)",
+		ping:  db.Writer().PingContext,
 		close: closeAll,
 	}, nil
 }
@@ -157,6 +160,7 @@ func openPostgres(ctx context.Context, url string) (*openedStore, error) {
 	return &openedStore{
 		store: es, snapshots: snaps, checkpoints: cps, prepare: pb, idempotency: idem,
 		where: "in PostgreSQL (" + redact(url) + ")",
+		ping:  db.Pool().Ping,
 		close: closeAll,
 	}, nil
 }

@@ -107,8 +107,8 @@ func scan(b []byte) (events []factum.DomainEvent, ok bool) {
 			return nil, false
 		}
 		start := p.i
-		if !p.skipValue() {
-			return nil, false
+		if !p.skipValue() || p.i == start {
+			return nil, false // no value at all: not what Append writes
 		}
 		e.Body = json.RawMessage(b[start:p.i:p.i])
 		if !p.lit("}") {
