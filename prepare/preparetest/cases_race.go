@@ -185,3 +185,34 @@ func testConcurrentKeyChanges(t *testing.T, e *env) {
 	}
 	t.Logf("%d successful moves", moves.Load())
 }
+
+// testOpposingChangesOfLapsedKeys: key changes in opposite directions
+// between two keys whose reservations have lapsed each find their new key
+// free and take it before they find their old key not held, so each locks
+// one key and then reaches for the other: the backend must order its locks
+// (or serialise such changes) instead of failing some with a deadlock.
+// No change applies: each reports ErrNotHeld, or false where the
+// compensating two-step briefly held its new key for another change; and
+// both keys stay free.
+func testOpposingChangesOfLapsedKeys(t *testing.T, e *env) {
+	keys := []string{"swap-a", "swap-b"}
+	v := e.expiresSoon(acct("lapsing"))
+	for _, k := range keys {
+		e.mustPrepare(k, v)
+	}
+	e.passExpiry(v.ExpiresAt)
+	race(func(i int) {
+		for j := range 6 {
+			from := (i + j) % 2
+			ok, err := e.key.ChangeKey(e.ctx, keys[from], v.Value, keys[1-from], prepare.Forever(acct("mover")))
+			if ok || err != nil && !errors.Is(err, prepare.ErrNotHeld) {
+				t.Errorf("racer %d: ChangeKey %s -> %s of a lapsed reservation = %v, %v; want ErrNotHeld or false",
+					i, keys[from], keys[1-from], ok, err)
+				return
+			}
+		}
+	})
+	for _, k := range keys {
+		e.wantFree(k)
+	}
+}

@@ -96,6 +96,7 @@ func Run(t *testing.T, newTarget NewTarget) {
 		{"ConcurrentReprepare", testConcurrentReprepare},
 		{"ConcurrentChangeKeyAndRollback", testConcurrentChangeAndRollback},
 		{"ConcurrentKeyChanges", testConcurrentKeyChanges},
+		{"OpposingChangesOfLapsedKeys", testOpposingChangesOfLapsedKeys},
 		{"LapseThenLateWriteRefused", testLapseThenLateWrite},
 		{"Linearizable", testLinearizable},
 	}
