@@ -79,11 +79,45 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	reader.SetMaxOpenConns(opts.MaxReaders)
 	d := &DB{path: path, writer: writer, reader: reader}
-	if err := d.init(ctx); err != nil {
+	if err := d.initRetrying(ctx, opts.BusyTimeout); err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
+}
+
+// initRetrying runs init, again while it finds the database busy, for up to
+// busy: the switch of a new file to WAL mode needs the file to itself, and
+// SQLite answers a connection that races another's switch with SQLITE_BUSY
+// at once instead of calling the busy handler.
+func (d *DB) initRetrying(ctx context.Context, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	wait := time.Millisecond
+	for {
+		err := d.init(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED
+// (primary codes 5 and 6, whatever the extended code).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	c := coded.Code() & 0xff
+	return c == 5 || c == 6
 }
 
 func (d *DB) init(ctx context.Context) error {
