@@ -56,11 +56,24 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 	return &CheckpointStore{
 		db:      db,
 		context: boundedContext,
-		upsert: `INSERT INTO ` + table + ` AS c (context, processor, name, tx, seq) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (context, processor, name) DO UPDATE SET tx = EXCLUDED.tx, seq = EXCLUDED.seq, updated_at = now()
-			WHERE (c.tx, c.seq) < (EXCLUDED.tx, EXCLUDED.seq)`,
-		load: `SELECT tx, seq FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`,
+		upsert: checkpointUpsertSQL(table),
+		load:   checkpointLoadSQL(table),
 	}, nil
+}
+
+// checkpointUpsertSQL saves a group's position ($1–$3 the group, $4/$5 the
+// position) unless the stored one is at or after it: the row lock of the
+// upsert orders concurrent saves, and the row-value comparison keeps the
+// position from moving backwards.
+func checkpointUpsertSQL(table string) string {
+	return `INSERT INTO ` + table + ` AS c (context, processor, name, tx, seq) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (context, processor, name) DO UPDATE SET tx = EXCLUDED.tx, seq = EXCLUDED.seq, updated_at = now()
+			WHERE (c.tx, c.seq) < (EXCLUDED.tx, EXCLUDED.seq)`
+}
+
+// checkpointLoadSQL reads a group's position ($1–$3 the group).
+func checkpointLoadSQL(table string) string {
+	return `SELECT tx, seq FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`
 }
 
 // validTableContext checks a context name for the tables named after it:

@@ -42,11 +42,9 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 	return &ProjectionStore{
 		db:      db,
 		context: boundedContext,
-		upsert: `INSERT INTO ` + table + ` AS c (context, processor, name, tx, seq) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (context, processor, name) DO UPDATE SET tx = EXCLUDED.tx, seq = EXCLUDED.seq, updated_at = now()
-			WHERE (c.tx, c.seq) < (EXCLUDED.tx, EXCLUDED.seq)`,
-		load: `SELECT tx, seq FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`,
-		del:  `DELETE FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`,
+		upsert:  checkpointUpsertSQL(table),
+		load:    checkpointLoadSQL(table),
+		del:     `DELETE FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`,
 	}, nil
 }
 

@@ -60,10 +60,7 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 		return nil, err
 	}
 	table := `"` + prefix + `checkpoints"`
-	upsert, err := db.Writer().PrepareContext(ctx, `INSERT INTO `+table+` (context, processor, name, tx, seq, updated_at)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-		ON CONFLICT (context, processor, name) DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = excluded.updated_at
-		WHERE (`+table+`.tx, `+table+`.seq) < (excluded.tx, excluded.seq)`)
+	upsert, err := db.Writer().PrepareContext(ctx, checkpointUpsertSQL(table))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint store %s: prepare save: %w", boundedContext, err)
 	}
@@ -71,7 +68,7 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 		db:      db,
 		context: boundedContext,
 		upsert:  upsert,
-		load:    `SELECT tx, seq FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`,
+		load:    checkpointLoadSQL(table),
 		now:     time.Now,
 		batcher: prepareBatcher{db: db},
 	}, nil
@@ -120,4 +117,19 @@ func (s *CheckpointStore) SaveCheckpoint(ctx context.Context, group factum.Funct
 		return fmt.Errorf("sqlite: save checkpoint of %s at %s: %w", group, pos, err)
 	}
 	return nil
+}
+
+// checkpointUpsertSQL saves a group's position (?1–?3 the group, ?4/?5 the
+// position, ?6 the time) unless the stored one is at or after it: the
+// row-value comparison keeps the position from moving backwards.
+func checkpointUpsertSQL(table string) string {
+	return `INSERT INTO ` + table + ` (context, processor, name, tx, seq, updated_at)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+		ON CONFLICT (context, processor, name) DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = excluded.updated_at
+		WHERE (` + table + `.tx, ` + table + `.seq) < (excluded.tx, excluded.seq)`
+}
+
+// checkpointLoadSQL reads a group's position (?1–?3 the group).
+func checkpointLoadSQL(table string) string {
+	return `SELECT tx, seq FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`
 }

@@ -45,12 +45,9 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 	return &ProjectionStore{
 		db:      db,
 		context: boundedContext,
-		upsert: `INSERT INTO ` + table + ` (context, processor, name, tx, seq, updated_at)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-		ON CONFLICT (context, processor, name) DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = excluded.updated_at
-		WHERE (` + table + `.tx, ` + table + `.seq) < (excluded.tx, excluded.seq)`,
-		load: `SELECT tx, seq FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`,
-		del:  `DELETE FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`,
+		upsert:  checkpointUpsertSQL(table),
+		load:    checkpointLoadSQL(table),
+		del:     `DELETE FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`,
 	}, nil
 }
 
