@@ -56,8 +56,8 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 	return &CheckpointStore{
 		db:      db,
 		context: boundedContext,
-		upsert: checkpointUpsertSQL(table),
-		load:   checkpointLoadSQL(table),
+		upsert:  checkpointUpsertSQL(table),
+		load:    checkpointLoadSQL(table),
 	}, nil
 }
 
