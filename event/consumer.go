@@ -171,6 +171,11 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 		var err error
 		if fence != nil {
 			err = c.cfg.Leases.SaveFencedCheckpoint(work, fence.lease, pos)
+			if errors.Is(err, ErrLeaseLost) {
+				// Another instance holds the group now: stop after the
+				// stream in hand; it resumes from the last fenced save.
+				fence.lose()
+			}
 		} else {
 			err = c.cfg.Checkpoints.SaveCheckpoint(work, group, pos)
 		}

@@ -14,11 +14,19 @@ import (
 type leaseFence struct {
 	lease      Lease
 	validUntil atomic.Int64 // Unix nanoseconds
+	lost       atomic.Bool  // the store said so
 }
 
 // valid reports whether the consumer may still act; a nil fence always.
 func (f *leaseFence) valid() bool {
-	return f == nil || time.Now().UnixNano() < f.validUntil.Load()
+	return f == nil || !f.lost.Load() && time.Now().UnixNano() < f.validUntil.Load()
+}
+
+// lose marks the lease lost, as a refused renewal or fenced save shows.
+func (f *leaseFence) lose() {
+	if f != nil {
+		f.lost.Store(true)
+	}
 }
 
 func (f *leaseFence) extend(sent time.Time, ttl time.Duration) {
@@ -100,6 +108,7 @@ func (c *Consumer) renew(ctx context.Context, stop context.CancelFunc, fence *le
 		case err == nil:
 			fence.extend(sent, ttl)
 		case errors.Is(err, ErrLeaseLost) || !fence.valid():
+			fence.lose()
 			stop()
 			return
 		case ctx.Err() == nil:
