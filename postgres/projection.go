@@ -19,6 +19,7 @@ type ProjectionStore struct {
 	db      *DB
 	context string
 	upsert  string
+	ensure  string
 	load    string
 	del     string
 }
@@ -43,7 +44,8 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 		db:      db,
 		context: boundedContext,
 		upsert:  checkpointUpsertSQL(table),
-		load:    checkpointLoadSQL(table),
+		ensure:  `INSERT INTO ` + table + ` (context, processor, name, tx, seq) VALUES ($1, $2, $3, 0, 0) ON CONFLICT DO NOTHING`,
+		load:    checkpointLoadSQL(table) + ` FOR UPDATE`,
 		del:     `DELETE FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`,
 	}, nil
 }
@@ -88,6 +90,12 @@ func (t *projectionTx) QueryRow(ctx context.Context, query string, args ...any) 
 func (t *projectionTx) Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error) {
 	if err := event.ValidateGroup(group); err != nil {
 		return factum.Position{}, err
+	}
+	// The group's row is locked until the transaction ends (made first,
+	// at position zero, if there is none), so runners of one projection
+	// take turns: the second reads the checkpoint the first committed.
+	if _, err := t.tx.Exec(ctx, t.s.ensure, group.Context, group.Processor, group.Name); err != nil {
+		return factum.Position{}, fmt.Errorf("postgres: checkpoint of %s: %w", group, err)
 	}
 	var tx, seq int64
 	err := t.tx.QueryRow(ctx, t.s.load, group.Context, group.Processor, group.Name).Scan(&tx, &seq)

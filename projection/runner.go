@@ -2,6 +2,7 @@ package projection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -52,8 +53,12 @@ type Runner struct {
 
 	mu        sync.Mutex // one transaction at a time: batches and Rebuild
 	setupDone bool
-	failing   string // the stream that failed last, and how often
-	failures  int
+	// pos is the checkpoint as this runner last saw it committed, when
+	// posKnown: the next batch is read from it before a transaction opens.
+	pos      factum.Position
+	posKnown bool
+	failing  string // the stream that failed last, and how often
+	failures int
 
 	drain     context.Context
 	drainDone context.CancelFunc
@@ -97,7 +102,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	errs := 0
 	for ctx.Err() == nil {
 		n, pos, err := r.step(ctx)
+		if errors.Is(err, errMoved) {
+			continue // another runner moved the checkpoint: read from there
+		}
 		if err != nil {
+			r.posKnown = false
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -149,6 +158,7 @@ func (r *Runner) Rebuild(ctx context.Context) error {
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("projection %s: rebuild: %w", r.p.group, err)
 	}
+	r.posKnown = false
 	return nil
 }
 
@@ -161,12 +171,8 @@ func (r *Runner) step(ctx context.Context) (int, factum.Position, error) {
 		return 0, factum.Position{}, err
 	}
 	tx, pos, batch, err := r.begin(ctx)
-	if err != nil {
+	if err != nil || len(batch) == 0 {
 		return 0, pos, err
-	}
-	if len(batch) == 0 {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return 0, pos, nil
 	}
 	failed, ferr := r.apply(ctx, tx, batch)
 	if ferr == nil {
@@ -189,7 +195,7 @@ func (r *Runner) step(ctx context.Context) (int, factum.Position, error) {
 	if failed > 0 {
 		// The streams before the failing one commit on their own, so a
 		// failing stream holds up only itself and what follows it.
-		if err := r.commitPrefix(ctx, batch[:failed]); err != nil {
+		if err := r.commitPrefix(ctx, pos, batch[:failed]); err != nil {
 			return 0, pos, err
 		}
 		return failed, batch[failed-1].Position, nil
@@ -197,7 +203,7 @@ func (r *Runner) step(ctx context.Context) (int, factum.Position, error) {
 	if r.failures < r.cfg.Attempts || r.cfg.Failures == nil {
 		return 0, pos, fmt.Errorf("projection %s: stream %s: %w", r.p.group, s.ID, ferr)
 	}
-	return r.pass(ctx, s, ferr)
+	return r.pass(ctx, pos, s, ferr)
 }
 
 // ensureSetup creates the projection's tables in a transaction of its own,
@@ -221,24 +227,62 @@ func (r *Runner) ensureSetup(ctx context.Context) error {
 	return nil
 }
 
-// begin starts a transaction and reads the next batch from the checkpoint
-// the transaction sees.
+// begin reads the next batch after the checkpoint, then starts a
+// transaction holding the checkpoint at the position the batch follows
+// (locked, where the store locks it, so runners of one projection take
+// turns). No transaction is open while the log is read: a runner never
+// holds a pooled connection while it waits for another. A checkpoint that
+// moved meanwhile (another runner, a rebuild) is errMoved.
 func (r *Runner) begin(ctx context.Context) (Txn, factum.Position, []factum.EventStream, error) {
-	tx, err := r.cfg.Store.Begin(ctx)
-	if err != nil {
-		return nil, factum.Position{}, nil, fmt.Errorf("projection %s: begin: %w", r.p.group, err)
-	}
-	pos, err := tx.Checkpoint(ctx, r.p.group)
-	if err != nil {
+	if !r.posKnown {
+		tx, err := r.cfg.Store.Begin(ctx)
+		if err != nil {
+			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: begin: %w", r.p.group, err)
+		}
+		pos, err := tx.Checkpoint(ctx, r.p.group)
 		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return nil, factum.Position{}, nil, fmt.Errorf("projection %s: checkpoint: %w", r.p.group, err)
+		if err != nil {
+			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: checkpoint: %w", r.p.group, err)
+		}
+		r.pos, r.posKnown = pos, true
 	}
+	pos := r.pos
 	batch, err := r.cfg.Log.ReadLog(ctx, pos, r.cfg.BatchSize)
 	if err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, pos, nil, fmt.Errorf("projection %s: read log: %w", r.p.group, err)
 	}
+	if len(batch) == 0 {
+		return nil, pos, nil, nil
+	}
+	tx, err := r.at(ctx, pos)
+	if err != nil {
+		return nil, pos, nil, err
+	}
 	return tx, pos, batch, nil
+}
+
+// errMoved reports that the checkpoint is not where this runner read the
+// log from: the batch is read again from where it is.
+var errMoved = errors.New("projection: the checkpoint moved")
+
+// at starts a transaction and checks, under the store's lock of the
+// checkpoint, that it is at pos.
+func (r *Runner) at(ctx context.Context, pos factum.Position) (Txn, error) {
+	tx, err := r.cfg.Store.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("projection %s: begin: %w", r.p.group, err)
+	}
+	got, err := tx.Checkpoint(ctx, r.p.group)
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("projection %s: checkpoint: %w", r.p.group, err)
+	}
+	if got != pos {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		r.pos = got
+		return nil, errMoved
+	}
+	return tx, nil
 }
 
 // apply runs the function for every stream of the batch it consumes. On a
@@ -272,17 +316,20 @@ func (r *Runner) commit(ctx context.Context, tx Txn, pos factum.Position) error 
 		return fmt.Errorf("projection %s: save checkpoint: %w", r.p.group, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
+		r.posKnown = false
 		return fmt.Errorf("projection %s: commit: %w", r.p.group, err)
 	}
+	r.pos, r.posKnown = pos, true
 	return nil
 }
 
-// commitPrefix projects streams, which the function handled without
-// failing a moment ago, in a transaction of their own and commits it.
-func (r *Runner) commitPrefix(ctx context.Context, streams []factum.EventStream) error {
-	tx, err := r.cfg.Store.Begin(ctx)
+// commitPrefix projects streams, which follow from and which the function
+// handled without failing a moment ago, in a transaction of their own and
+// commits it.
+func (r *Runner) commitPrefix(ctx context.Context, from factum.Position, streams []factum.EventStream) error {
+	tx, err := r.at(ctx, from)
 	if err != nil {
-		return fmt.Errorf("projection %s: begin: %w", r.p.group, err)
+		return err
 	}
 	if _, err := r.apply(ctx, tx, streams); err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
@@ -295,9 +342,10 @@ func (r *Runner) commitPrefix(ctx context.Context, streams []factum.EventStream)
 	return nil
 }
 
-// pass records the failure of a stream the function keeps failing on, then
-// moves the checkpoint past it in a transaction without its writes.
-func (r *Runner) pass(ctx context.Context, s *factum.EventStream, ferr error) (int, factum.Position, error) {
+// pass records the failure of a stream the function keeps failing on, the
+// first after from, then moves the checkpoint past it in a transaction
+// without its writes.
+func (r *Runner) pass(ctx context.Context, from factum.Position, s *factum.EventStream, ferr error) (int, factum.Position, error) {
 	eventID := ""
 	for i := range s.Events {
 		if r.p.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
@@ -312,9 +360,9 @@ func (r *Runner) pass(ctx context.Context, s *factum.EventStream, ferr error) (i
 	if err := r.cfg.Failures.RecordFailure(ctx, f); err != nil {
 		return 0, factum.Position{}, fmt.Errorf("projection %s: record the failure of stream %s: %w", r.p.group, s.ID, err)
 	}
-	tx, err := r.cfg.Store.Begin(ctx)
+	tx, err := r.at(ctx, from)
 	if err != nil {
-		return 0, factum.Position{}, fmt.Errorf("projection %s: begin: %w", r.p.group, err)
+		return 0, factum.Position{}, err
 	}
 	if err := r.commit(ctx, tx, s.Position); err != nil {
 		return 0, factum.Position{}, err

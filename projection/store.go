@@ -18,7 +18,11 @@ type Store interface {
 // checkpoints, which it reads and writes in the same transaction.
 type Txn interface {
 	Tx
-	// Checkpoint returns the group's saved position, or the zero Position.
+	// Checkpoint returns the group's saved position, or the zero Position,
+	// and holds it until the transaction ends: a concurrent transaction
+	// of another runner reads it only after this one committed or rolled
+	// back (PostgreSQL locks the row; SQLite's write transactions run one
+	// at a time), so two runners of a projection never apply one batch.
 	Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error)
 	// SaveCheckpoint records the group's position; a position before the
 	// saved one is ignored.

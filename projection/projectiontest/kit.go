@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"WithoutARecorderAFailingStreamHoldsTheRunner", withoutARecorderAFailingStreamHolds},
 		{"RebuildReplaysFromAnEmptyModel", rebuildReplays},
 		{"SignalsFollowCommits", signalsFollowCommits},
+		{"TwoRunnersProjectOnce", twoRunnersProjectOnce},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -344,5 +345,22 @@ func signalsFollowCommits(t *testing.T, st projection.Store) {
 		if got[s.CommandID] != want {
 			t.Errorf("stream %s (%s): %d signals, want %d", s.ID, s.Events[0].Name, got[s.CommandID], want)
 		}
+	}
+}
+
+// Two runners of one projection on one store (two instances, or a rolling
+// deploy) take turns: every stream counts exactly once between them.
+func twoRunnersProjectOnce(t *testing.T, st projection.Store) {
+	log, want, _ := appendLog(t, 200, 13)
+	c := newCounts()
+	p := c.projection(t)
+	var wg sync.WaitGroup
+	for range 2 {
+		r := newRunner(t, p, projection.Config{Log: log, Store: st, BatchSize: 8})
+		wg.Go(func() { drain(t, r) })
+	}
+	wg.Wait()
+	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("counts %v, want %v", got, want)
 	}
 }
