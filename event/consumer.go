@@ -66,8 +66,13 @@ type Config struct {
 	// holds the group's lease, so that instances sharing the store run
 	// each group once: it takes the lease (waiting while another instance
 	// holds it), renews it three times per LeaseTTL, saves its checkpoint
-	// only under it (LeaseStore.SaveFencedCheckpoint), stops before the
-	// lease can lapse if it cannot renew, and releases it when it stops.
+	// only under it (LeaseStore.SaveFencedCheckpoint), and releases it
+	// when it stops. When it cannot renew, it starts no stream once the
+	// lease could lapse (a fifth of the TTL before the store lets another
+	// instance take it); a stream in hand then finishes, so a handler that
+	// runs longer than that margin overlaps the next holder, which is
+	// given the stream again (the checkpoint never passed it). With
+	// Concurrency above 1 the check is made per batch.
 	Leases LeaseStore
 	// Holder names this instance to the lease store; a new ID if empty.
 	Holder string

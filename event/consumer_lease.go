@@ -95,11 +95,22 @@ func (c *Consumer) renew(ctx context.Context, stop context.CancelFunc, fence *le
 	t := time.NewTicker(ttl / 3)
 	defer t.Stop()
 	for {
+		// Wake at the fence's end too: a renewal stuck in a slow store
+		// must not keep the consumer acting past it.
+		lapse := time.NewTimer(time.Until(time.Unix(0, fence.validUntil.Load())))
 		select {
 		case <-ctx.Done():
+			lapse.Stop()
 			return
+		case <-lapse.C:
+			if !fence.valid() {
+				stop()
+				return
+			}
+			continue
 		case <-t.C:
 		}
+		lapse.Stop()
 		sent := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, ttl/3)
 		_, err := c.cfg.Leases.Renew(rctx, fence.lease, ttl)
