@@ -150,6 +150,9 @@ func (g *Gateway) precheck(ctx context.Context, c *factum.Command) (Result, bool
 		return Result{}, false, nil
 	}
 	s, dup, err := g.checker.Check(ctx, c.AggregateID, c.RequestID)
+	if err != nil && ctx.Err() != nil {
+		return Result{}, false, ctx.Err() // the caller gave up, not the store
+	}
 	if err != nil {
 		// The check could not reach its authority: refuse rather than let
 		// a possible duplicate through unchecked, retryably.

@@ -160,11 +160,11 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		Title:             "factum example service",
 		Access:            access,
 		Streams:           opts.streams(),
-		Ready: func(context.Context) error {
+		Ready: func(rctx context.Context) error {
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
 			}
-			return s.pingStore(ctx)
+			return s.pingStore(rctx)
 		},
 	})
 	if err != nil {

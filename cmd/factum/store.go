@@ -125,7 +125,7 @@ func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
 	return &openedStore{
 		store: es, snapshots: snaps, checkpoints: cps, prepare: pb, idempotency: idem,
 		where: "in " + path + " (SQLite)",
-		ping:  db.Writer().PingContext,
+		ping:  db.Reader().PingContext, // the writer is busy for whole transactions under load
 		close: closeAll,
 	}, nil
 }
