@@ -291,7 +291,9 @@ func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outc
 	for i := range s.Events {
 		names[i] = s.Events[i].Name
 	}
-	return outcome{version: s.Version, names: names, duplicate: true}, true
+	// A stream of this very command (its own earlier attempt, whose write
+	// committed although the attempt saw an error) is no duplicate.
+	return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}, true
 }
 
 // build encodes the events into the next stream. One clock reading serves
