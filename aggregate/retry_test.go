@@ -99,6 +99,26 @@ func TestTransientFailureAfterCommitIsNotDoubled(t *testing.T) {
 	}
 }
 
+// An append whose outcome is unknown (an error no one recognises, after the
+// write committed) is settled by looking the request up: the command
+// succeeded, with its own stream, and is not marked a duplicate.
+func TestUnknownOutcomeIsLookedUp(t *testing.T) {
+	store := &faultyStore{Store: eventstore.NewMemory(), fail: func(n int) (error, bool) {
+		if n == 1 {
+			return errors.New("connection lost during commit"), true
+		}
+		return nil, false
+	}}
+	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
+	sig := send(p, accounts.ID("a-1"), deposit{Amount: 1})
+	if !sig.Succeeded() || sig.Version != 1 || sig.Duplicate {
+		t.Fatalf("%+v, want success at version 1, no duplicate", sig)
+	}
+	if got := store.count(); got != 1 {
+		t.Fatalf("%d appends, want 1", got)
+	}
+}
+
 func TestIsTransient(t *testing.T) {
 	for _, err := range []error{sqlStateError("40001"), syscall.ECONNREFUSED, sqliteError(6)} {
 		if !aggregate.IsTransient(err) {

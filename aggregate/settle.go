@@ -32,9 +32,6 @@ func (p *processor[S]) rejected(ctx context.Context, cmd *factum.Command, e *ent
 // that may have been appended.
 func (p *processor[S]) unknown(ctx context.Context, cmd *factum.Command, applied *Applied, err error) outcome {
 	retry := p.recoverable(err) && cmd.ExpectedVersion == 0
-	if applied == nil || len(applied.list) == 0 {
-		return outcome{err: err, retry: retry}
-	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	s, lerr := p.store.Lookup(lctx, cmd.AggregateID, cmd.RequestIDOrID())
