@@ -78,6 +78,10 @@ func (p *Partitions) renew(ctx context.Context) {
 				p.acquired(n, l.token)
 				continue
 			}
+		case (errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)) && p.adopt(ctx, n, l):
+			// An earlier renewal whose answer was lost did land: the
+			// lease is still ours, at the revision the bucket shows. Its
+			// validity stays as it was; the next renewal extends it.
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists):
 			delete(p.held, n)
 			wasLapsed := l.lapsed
@@ -202,4 +206,21 @@ func (p *Partitions) released(n int) {
 	if p.cfg.OnRelease != nil {
 		p.cfg.OnRelease(n)
 	}
+}
+
+// adopt reports whether partition n's key still names this instance at a
+// later revision than l's (a renewal that landed but whose answer was
+// lost), and takes that revision for l. p.mu is held; it is released
+// around the read.
+func (p *Partitions) adopt(ctx context.Context, n int, l *lease) bool {
+	p.mu.Unlock()
+	op, cancel := p.op(ctx)
+	e, err := p.cfg.KeyValue.Get(op, p.partitionKey(n))
+	cancel()
+	p.mu.Lock()
+	if err != nil || e.Operation() != jetstream.KeyValuePut || string(e.Value()) != p.cfg.Instance || e.Revision() <= l.rev {
+		return false
+	}
+	l.rev = e.Revision()
+	return true
 }
