@@ -64,6 +64,7 @@ type Partitions struct {
 	held map[int]*lease      // the partitions this instance holds
 	view map[string]observed // the bucket's keys of this context, as watched
 
+	wmu     sync.Mutex // guards watcher, which watch replaces when it closes
 	watcher jetstream.KeyWatcher
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -256,7 +257,9 @@ func (p *Partitions) Instances() []string {
 func (p *Partitions) Close(ctx context.Context) error {
 	p.stop()
 	<-p.done
+	p.wmu.Lock()
 	_ = p.watcher.Stop()
+	p.wmu.Unlock()
 	p.mu.Lock()
 	held := p.held
 	p.held = map[int]*lease{}
@@ -284,13 +287,21 @@ func (p *Partitions) instanceKey(id string) string {
 	return p.cfg.Context + ".instance." + id
 }
 
-// watch keeps the view up to date with the bucket.
+// watch keeps the view up to date with the bucket. A watch that closes
+// (its connection lost for good) is made again: it delivers every key once
+// more, each seen anew, so claims wait a whole lease as after a start.
 func (p *Partitions) watch(ctx context.Context) {
+	p.wmu.Lock()
+	w := p.watcher
+	p.wmu.Unlock()
 	for {
 		select {
-		case e, ok := <-p.watcher.Updates():
+		case e, ok := <-w.Updates():
 			if !ok {
-				return
+				if w = p.rewatch(ctx); w == nil {
+					return
+				}
+				continue
 			}
 			if e != nil {
 				p.observe(e)
@@ -320,4 +331,25 @@ func sortedKeys(m map[int]*lease) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// rewatch makes the bucket's watch again, retrying every quarter lease,
+// until it succeeds (it returns the new watch) or ctx ends (nil).
+func (p *Partitions) rewatch(ctx context.Context) jetstream.KeyWatcher {
+	for {
+		w, err := p.cfg.KeyValue.Watch(ctx, p.cfg.Context+".>")
+		if err == nil {
+			p.wmu.Lock()
+			p.watcher = w
+			p.wmu.Unlock()
+			return w
+		}
+		t := time.NewTimer(p.cfg.Lease / 4)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		}
+	}
 }

@@ -331,3 +331,16 @@ func distinctOwners(claims []claim) int {
 	}
 	return n
 }
+
+// A watch that closes is made again: the instance still sees others join
+// and gives them their share.
+func TestAClosedWatchIsMadeAgain(t *testing.T) {
+	c := newCluster(t, startServer(t).ClientURL(), "factum_leases", 8)
+	a := c.start("a")
+	c.await(map[string]int{"a": 8})
+	a.p.wmu.Lock()
+	_ = a.p.watcher.Stop()
+	a.p.wmu.Unlock()
+	c.start("b")
+	c.await(map[string]int{"a": 4, "b": 4})
+}
