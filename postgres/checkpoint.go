@@ -42,17 +42,10 @@ var _ event.CheckpointStore = (*CheckpointStore)(nil)
 // not applied yet. Context names longer than 44 bytes are refused, as
 // PostgreSQL would truncate the table names.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("postgres: nil DB")
-	}
-	if err := validTableContext(boundedContext); err != nil {
+	table, err := checkpointTable(ctx, db, boundedContext)
+	if err != nil {
 		return nil, err
 	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
-		return nil, err
-	}
-	table := `"` + prefix + `checkpoints"`
 	return &CheckpointStore{
 		db:      db,
 		context: boundedContext,
@@ -74,6 +67,24 @@ func checkpointUpsertSQL(table string) string {
 // checkpointLoadSQL reads a group's position ($1–$3 the group).
 func checkpointLoadSQL(table string) string {
 	return `SELECT tx, seq FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`
+}
+
+// checkpointTable checks db and the context name, applies the checkpoint
+// component's migrations (the checkpoint and lease tables) if they are not
+// applied yet, and returns the quoted checkpoint table: the set-up of every
+// store over those tables.
+func checkpointTable(ctx context.Context, db *DB, boundedContext string) (string, error) {
+	if db == nil {
+		return "", factum.IllegalArgument("postgres: nil DB")
+	}
+	if err := validTableContext(boundedContext); err != nil {
+		return "", err
+	}
+	prefix := "factum_" + boundedContext + "_"
+	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
+		return "", err
+	}
+	return `"` + prefix + `checkpoints"`, nil
 }
 
 // validTableContext checks a context name for the tables named after it:

@@ -49,17 +49,10 @@ var _ event.CheckpointStore = (*CheckpointStore)(nil)
 // "checkpoint:<context>", table factum_<context>_checkpoints) if they are
 // not applied yet.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("sqlite: nil DB")
-	}
-	if err := factum.ValidateName("context", boundedContext); err != nil {
+	table, err := checkpointTable(ctx, db, boundedContext)
+	if err != nil {
 		return nil, err
 	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
-		return nil, err
-	}
-	table := `"` + prefix + `checkpoints"`
 	upsert, err := db.Writer().PrepareContext(ctx, checkpointUpsertSQL(table))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint store %s: prepare save: %w", boundedContext, err)
@@ -132,4 +125,22 @@ func checkpointUpsertSQL(table string) string {
 // checkpointLoadSQL reads a group's position (?1–?3 the group).
 func checkpointLoadSQL(table string) string {
 	return `SELECT tx, seq FROM ` + table + ` WHERE context = ?1 AND processor = ?2 AND name = ?3`
+}
+
+// checkpointTable checks db and the context name, applies the checkpoint
+// component's migrations (the checkpoint and lease tables) if they are not
+// applied yet, and returns the quoted checkpoint table: the set-up of every
+// store over those tables.
+func checkpointTable(ctx context.Context, db *DB, boundedContext string) (string, error) {
+	if db == nil {
+		return "", factum.IllegalArgument("sqlite: nil DB")
+	}
+	if err := factum.ValidateName("context", boundedContext); err != nil {
+		return "", err
+	}
+	prefix := "factum_" + boundedContext + "_"
+	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
+		return "", err
+	}
+	return `"` + prefix + `checkpoints"`, nil
 }

@@ -31,17 +31,10 @@ var _ projection.Store = (*ProjectionStore)(nil)
 // NewProjectionStore returns the projection store of boundedContext in db,
 // applying the checkpoint table's migrations if they are not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("sqlite: nil DB")
-	}
-	if err := factum.ValidateName("context", boundedContext); err != nil {
+	table, err := checkpointTable(ctx, db, boundedContext)
+	if err != nil {
 		return nil, err
 	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
-		return nil, err
-	}
-	table := `"` + prefix + `checkpoints"`
 	return &ProjectionStore{
 		db:      db,
 		context: boundedContext,
