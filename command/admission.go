@@ -27,10 +27,15 @@ func isInternal(ctx context.Context) bool {
 // the first step of a runtime's shutdown; the bus stops later.
 func (g *Gateway) Close() { g.closed.Store(true) }
 
-// admit refuses a client's command once the gateway is closed. A command
-// it admits is counted until the caller hands it to the bus (or gives it
-// up), so that Settled cannot miss one admitted just before Close.
+// admit refuses a command whose caller has already given up (its context
+// is done: nothing is sent, so nothing can happen behind its back) and a
+// client's command once the gateway is closed. A command it admits is
+// counted until the caller hands it to the bus (or gives it up), so that
+// Settled cannot miss one admitted just before Close.
 func (g *Gateway) admit(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	g.admitted.Add(1) // before the check: Close then either refuses it or sees it
 	if g.closed.Load() && !isInternal(ctx) {
 		g.admitted.Add(-1)
