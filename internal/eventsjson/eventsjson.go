@@ -156,11 +156,15 @@ func (p *scanner) str(dst *string) bool {
 	return false
 }
 
-// int consumes a non-negative decimal integer.
+// int consumes a non-negative decimal integer in JSON's form: no leading
+// zero before another digit.
 func (p *scanner) int(dst *int) bool {
 	j := p.i
 	for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
 		j++
+	}
+	if j-p.i > 1 && p.b[p.i] == '0' {
+		return false
 	}
 	n, err := strconv.Atoi(string(p.b[p.i:j]))
 	if err != nil {
