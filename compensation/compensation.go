@@ -25,7 +25,7 @@ type Config struct {
 	// Aggregate names the execution aggregate type (default
 	// "execution_failed").
 	Aggregate string
-	// Snapshots is the runtime's snapshot store (runtime.Config's
+	// Snapshots is the runtime's snapshot store (engine.Config's
 	// SnapshotStore, with the All strategy): the scheduler and the
 	// operator lists query the executions' snapshots there. Required.
 	Snapshots snapshot.QueryStore
@@ -55,7 +55,7 @@ type Config struct {
 // the operator Service. Wire it in this order:
 //
 //	comp, _ := compensation.New(compensation.Config{Context: "shop", Snapshots: snaps})
-//	rt, _ := runtime.New(runtime.Config{Store: store, SnapshotStore: snaps,
+//	rt, _ := engine.New(engine.Config{Store: store, SnapshotStore: snaps,
 //		Failures: comp, Processors: procs}, append(types, comp.Type())...)
 //	_ = comp.Bind(rt) // before rt.Start
 //	_ = rt.Start(ctx)
@@ -75,7 +75,7 @@ type Compensation struct {
 	bound    atomic.Pointer[bound]
 }
 
-// Runtime is what Bind needs of a runtime; *runtime.Runtime implements it.
+// Runtime is what Bind needs of a runtime; *engine.Engine implements it.
 type Runtime interface {
 	// Gateway sends the compensation's commands.
 	Gateway() *command.Gateway
@@ -165,7 +165,7 @@ func (c *Compensation) Type() *aggregate.Definition[Execution] { return c.def }
 func (c *Compensation) Named() factum.NamedAggregate { return c.named }
 
 // Bind connects the compensation to the runtime built with its Type and
-// recorder; call it after runtime.New and before the runtime starts. Until
+// recorder; call it after engine.New and before the runtime starts. Until
 // then RecordFailure returns an error, so a consumer that fails early
 // re-delivers the stream instead of losing the failure. It is an
 // IllegalArgument error if the runtime does not serve Type.
@@ -174,14 +174,14 @@ func (c *Compensation) Bind(rt Runtime) error {
 		return factum.IllegalArgument("compensation: Bind needs a runtime")
 	}
 	if _, ok := rt.Registry().Lookup(c.named); !ok {
-		return factum.IllegalArgument(fmt.Sprintf("compensation: the runtime does not serve %s: pass comp.Type() to runtime.New", c.named))
+		return factum.IllegalArgument(fmt.Sprintf("compensation: the runtime does not serve %s: pass comp.Type() to engine.New", c.named))
 	}
 	c.bound.Store(&bound{gateway: rt.Gateway(), functions: rt.Functions(), store: rt.Store(), codec: rt.Codec()})
 	return nil
 }
 
 // errNotBound is returned before Bind.
-var errNotBound = factum.IllegalState("compensation: not bound to a runtime (call Bind after runtime.New, before Start)")
+var errNotBound = factum.IllegalState("compensation: not bound to a runtime (call Bind after engine.New, before Start)")
 
 func (c *Compensation) runtime() (*bound, error) {
 	b := c.bound.Load()

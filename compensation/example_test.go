@@ -10,9 +10,9 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -40,7 +40,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store: eventstore.NewMemory(), SnapshotStore: snaps,
 		Processors: []*event.Processor{counter},
 		Failures:   comp, // the consumers' failure recorder

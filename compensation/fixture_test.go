@@ -13,9 +13,9 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -165,7 +165,7 @@ type options struct {
 // fixture is one running instance of the application with compensation.
 type fixture struct {
 	t      testing.TB
-	rt     *runtime.Runtime
+	rt     *engine.Engine
 	comp   *compensation.Compensation
 	svc    *compensation.Service
 	sched  *compensation.Scheduler
@@ -199,7 +199,7 @@ func newFixture(t testing.TB, store eventstore.Store, o options) *fixture {
 	if o.wrap != nil {
 		rec = o.wrap(comp)
 	}
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store: store, SnapshotStore: o.snaps, Checkpoints: o.checkpoints,
 		Processors: []*event.Processor{o.totals.processor()},
 		Failures:   rec,
@@ -219,7 +219,7 @@ func newFixture(t testing.TB, store eventstore.Store, o options) *fixture {
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, runtime.ErrStopped) {
+			if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
 				t.Errorf("shutdown: %v", err)
 			}
 		})

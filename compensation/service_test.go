@@ -9,10 +9,10 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -195,14 +195,14 @@ func TestRecorder(t *testing.T) {
 	if err := comp.RecordFailure(ctx, failure(stream)); factum.CodeOf(err) != factum.CodeIllegalState {
 		t.Fatalf("record before Bind: %v", err)
 	}
-	other, err := runtime.New(runtime.Config{Store: store}, orders)
+	other, err := engine.New(engine.Config{Store: store}, orders)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := comp.Bind(other); factum.CodeOf(err) != factum.CodeIllegalArgument {
 		t.Fatalf("Bind to a runtime without the execution type: %v", err)
 	}
-	rt, err := runtime.New(runtime.Config{Store: store, SnapshotStore: snaps}, orders, comp.Type())
+	rt, err := engine.New(engine.Config{Store: store, SnapshotStore: snaps}, orders, comp.Type())
 	if err != nil {
 		t.Fatal(err)
 	}

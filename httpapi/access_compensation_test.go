@@ -12,11 +12,11 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -31,7 +31,7 @@ func TestAccessOperatorIsThePrincipal(t *testing.T) {
 	}
 	proj := event.MustProcessor("shop", "cart_counter", factum.StageProjected,
 		event.On(nil, func(context.Context, event.Message, cart.ItemAdded) error { return errors.New("read model offline") }))
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store: store, SnapshotStore: snaps, Failures: comp,
 		Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1},
 	}, cart.New(cart.Items{"sku-1": true}, cart.DefaultLimits), comp.Type())
@@ -44,7 +44,7 @@ func TestAccessOperatorIsThePrincipal(t *testing.T) {
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Runtime: rt, SnapshotStore: snaps, Compensation: comp.Service(),
+	h, err := httpapi.New(httpapi.Config{Engine: rt, SnapshotStore: snaps, Compensation: comp.Service(),
 		Access: httpapi.AccessConfig{Authenticator: testKeys(t)}})
 	if err != nil {
 		t.Fatal(err)

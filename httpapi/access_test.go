@@ -11,8 +11,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/auth"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 // The API keys of the access tests, and their key file.
@@ -43,7 +43,7 @@ func testKeys(t testing.TB) *auth.Authenticator {
 
 func accessFixture(t *testing.T, edit func(*httpapi.Config)) *fixture {
 	t.Helper()
-	return newFixture(t, func(_ *runtime.Config, h *httpapi.Config) {
+	return newFixture(t, func(_ *engine.Config, h *httpapi.Config) {
 		h.Access.Authenticator = testKeys(t)
 		if edit != nil {
 			edit(h)
@@ -254,7 +254,7 @@ func TestAccessRefusesNegativeLimits(t *testing.T) {
 		"streams":     {Streams: httpapi.StreamLimits{MaxStreams: -1}},
 		"stream idle": {Streams: httpapi.StreamLimits{IdleTimeout: -time.Second}},
 	} {
-		cfg.Runtime = rt
+		cfg.Engine = rt
 		if _, err := httpapi.New(cfg); !errors.Is(err, factum.ErrIllegalArgument) {
 			t.Errorf("%s: %v, want IllegalArgument", name, err)
 		}

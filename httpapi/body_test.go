@@ -10,9 +10,9 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 func TestCommandBodyUnknownFieldRefused(t *testing.T) {
@@ -45,14 +45,14 @@ func TestCommandBodyUnknownFieldsAllowedPerAggregate(t *testing.T) {
 		aggregate.Handle(func(_ context.Context, _ counter, b bump) ([]any, error) { return []any{bumped(b)}, nil }, aggregate.AllowCreate),
 		aggregate.AllowUnknownFields[counter](),
 	)
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, lenient)
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, lenient)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Runtime: rt})
+	h, err := httpapi.New(httpapi.Config{Engine: rt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 func TestCommandTour(t *testing.T) {
@@ -56,7 +56,7 @@ func TestCommandTour(t *testing.T) {
 }
 
 func TestCommandErrors(t *testing.T) {
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) { h.MaxBodyBytes = 64 })
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) { h.MaxBodyBytes = 64 })
 	// The aggregate exists in tenant "default".
 	wantOK(t, f.do(t, "POST", "/cart/c1/add_item", `{"sku":"sku-1","qty":1}`))
 
@@ -158,7 +158,7 @@ func TestConcurrentDuplicateRequests(t *testing.T) {
 func TestCommandMiddlewareWrapsCommandRoutesOnly(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) {
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) {
 		h.CommandMiddleware = func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()

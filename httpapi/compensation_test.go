@@ -13,11 +13,11 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -37,7 +37,7 @@ func compensationFixture(t *testing.T, broken *atomic.Bool) *fixture {
 			}
 			return nil
 		}))
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store: eventstore.NewMemory(), SnapshotStore: snaps, Failures: comp,
 		Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1},
 	}, cart.New(cart.Items{"sku-1": true}, cart.DefaultLimits), comp.Type())
@@ -50,7 +50,7 @@ func compensationFixture(t *testing.T, broken *atomic.Bool) *fixture {
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Runtime: rt, SnapshotStore: snaps, Compensation: comp.Service()})
+	h, err := httpapi.New(httpapi.Config{Engine: rt, SnapshotStore: snaps, Compensation: comp.Service()})
 	if err != nil {
 		t.Fatal(err)
 	}

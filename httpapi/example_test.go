@@ -8,15 +8,15 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 func Example() {
 	ctx := context.Background()
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory()},
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()},
 		cart.New(cart.Items{"sku-1": true}, cart.DefaultLimits))
 	if err != nil {
 		panic(err)
@@ -25,7 +25,7 @@ func Example() {
 		panic(err)
 	}
 	defer rt.Shutdown(ctx)
-	h, err := httpapi.New(httpapi.Config{Runtime: rt})
+	h, err := httpapi.New(httpapi.Config{Engine: rt})
 	if err != nil {
 		panic(err)
 	}

@@ -10,17 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 // fuzzHandler is a cart service on the memory store whose waits end
 // within 200 ms, so that no fuzzed header makes an input slow.
 func fuzzHandler(f *testing.F) http.Handler {
 	f.Helper()
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, cart.New(cart.Items{"sku-1": true, "sku-2": true}, cart.DefaultLimits))
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, cart.New(cart.Items{"sku-1": true, "sku-2": true}, cart.DefaultLimits))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func fuzzHandler(f *testing.F) http.Handler {
 		defer cancel()
 		_ = rt.Shutdown(ctx)
 	})
-	h, err := httpapi.New(httpapi.Config{Runtime: rt, MaxWaitTimeout: 200 * time.Millisecond})
+	h, err := httpapi.New(httpapi.Config{Engine: rt, MaxWaitTimeout: 200 * time.Millisecond})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -33,10 +33,10 @@ const (
 	DefaultMaxEventRange = 1000
 )
 
-// Config configures a Handler. Only Runtime is required.
+// Config configures a Handler. Only Engine is required.
 type Config struct {
-	// Runtime serves the commands and its store the reads; required.
-	Runtime *runtime.Runtime
+	// Engine serves the commands and its store the reads; required.
+	Engine *engine.Engine
 	// Snapshots, if set, is where state reads start: the latest saved
 	// state, brought up to date with the streams after it. Without it the
 	// state is folded from the aggregate's whole history.
@@ -92,7 +92,7 @@ type Config struct {
 // concurrent use.
 type Handler struct {
 	cfg   Config
-	rt    *runtime.Runtime
+	rt    *engine.Engine
 	codec *codec.Registry
 	// byName resolves the {aggregate} path segment: the aggregate name,
 	// or context.aggregate when two contexts share a name.
@@ -121,10 +121,10 @@ type commandInfo struct {
 	strict bool
 }
 
-// New returns the handler of cfg.Runtime.
+// New returns the handler of cfg.Engine.
 func New(cfg Config) (*Handler, error) {
-	if cfg.Runtime == nil {
-		return nil, factum.IllegalArgument("httpapi: Config.Runtime is required")
+	if cfg.Engine == nil {
+		return nil, factum.IllegalArgument("httpapi: Config.Engine is required")
 	}
 	if cfg.MaxBodyBytes < 0 || cfg.MaxWaitTimeout < 0 || cfg.MaxEventRange < 0 {
 		return nil, factum.IllegalArgument("httpapi: negative limit")
@@ -148,7 +148,7 @@ func New(cfg Config) (*Handler, error) {
 		cfg.LicenseName, cfg.LicenseURL = DefaultLicenseName, DefaultLicenseURL
 	}
 	h := &Handler{
-		cfg: cfg, rt: cfg.Runtime, codec: cfg.Runtime.Codec(),
+		cfg: cfg, rt: cfg.Engine, codec: cfg.Engine.Codec(),
 		byName:   map[string]aggregate.Type{},
 		ambig:    map[string][]string{},
 		commands: map[factum.NamedAggregate]map[string]commandInfo{},

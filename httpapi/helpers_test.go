@@ -11,36 +11,36 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 // fixture is a cart service behind an httptest server.
 type fixture struct {
-	rt  *runtime.Runtime
+	rt  *engine.Engine
 	srv *httptest.Server
 }
 
 // newFixture starts a cart runtime on the memory store and serves it;
 // edit adjusts the runtime and handler configurations.
-func newFixture(t testing.TB, edit func(*runtime.Config, *httpapi.Config)) *fixture {
+func newFixture(t testing.TB, edit func(*engine.Config, *httpapi.Config)) *fixture {
 	t.Helper()
-	rcfg := runtime.Config{Store: eventstore.NewMemory()}
+	rcfg := engine.Config{Store: eventstore.NewMemory()}
 	hcfg := httpapi.Config{}
 	if edit != nil {
 		edit(&rcfg, &hcfg)
 	}
 	catalog := cart.Items{"sku-1": true, "sku-2": true, "sku-3": true}
-	rt, err := runtime.New(rcfg, cart.New(catalog, cart.DefaultLimits))
+	rt, err := engine.New(rcfg, cart.New(catalog, cart.DefaultLimits))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	hcfg.Runtime = rt
+	hcfg.Engine = rt
 	h, err := httpapi.New(hcfg)
 	if err != nil {
 		t.Fatal(err)

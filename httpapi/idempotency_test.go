@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
-	"github.com/factum-go/factum/runtime"
 )
 
 type (
@@ -45,7 +45,7 @@ func TestIdempotencyKeyAndWaitTimeoutAppendOnce(t *testing.T) {
 		}, aggregate.AllowCreate),
 	)
 	store := eventstore.NewMemory()
-	rt, err := runtime.New(runtime.Config{Store: store}, counters)
+	rt, err := engine.New(engine.Config{Store: store}, counters)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestIdempotencyKeyAndWaitTimeoutAppendOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Runtime: rt, CommandMiddleware: mw.Wrap})
+	h, err := httpapi.New(httpapi.Config{Engine: rt, CommandMiddleware: mw.Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
 // A body that is not valid UTF-8 is refused with 400, never stored with
 // U+FFFD in place of its bytes.
 func TestInvalidUTF8BodyRefused(t *testing.T) {
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) { h.SnapshotStore = snapshot.NewMemory() })
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) { h.SnapshotStore = snapshot.NewMemory() })
 	for _, c := range []struct{ path, body string }{
 		{"/cart/c1/add_item", "{\"sku\":\"sku-1\xff\",\"qty\":1}"},
 		{"/cart/c1/add_item", "{\"sku\":\"sku-1\",\"qty\":1,\"x\xc3\":2}"},
@@ -81,7 +81,7 @@ func TestNonCanonicalNumbersRefused(t *testing.T) {
 // own, those net/http writes inside the handler chain (http.Error in a
 // middleware, the mux's), and a panic's.
 func TestErrorsAreTypedJSON(t *testing.T) {
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) {
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) {
 		h.SnapshotStore = snapshot.NewMemory()
 		h.CommandMiddleware = func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -147,7 +147,7 @@ func TestErrorsAreTypedJSON(t *testing.T) {
 
 // The query bomb of issue 13 is refused with 400 before it is built.
 func TestQueryBombRefused(t *testing.T) {
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) { h.SnapshotStore = snapshot.NewMemory() })
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) { h.SnapshotStore = snapshot.NewMemory() })
 	var b strings.Builder
 	for range 4990 {
 		b.WriteString(`{"operator":"AND","children":[`)

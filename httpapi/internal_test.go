@@ -11,9 +11,9 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -45,14 +45,14 @@ func TestInternalNotRouted(t *testing.T) {
 	if aggregate.Public(audits) || !aggregate.Public(ledgers) || !audits.IsInternal() {
 		t.Fatal("Public/IsInternal disagree with the definitions")
 	}
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, ledgers, audits)
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, ledgers, audits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Runtime: rt, SnapshotStore: snapshot.NewMemory()})
+	h, err := httpapi.New(httpapi.Config{Engine: rt, SnapshotStore: snapshot.NewMemory()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
 func snapshotFixture(t *testing.T) *fixture {
 	t.Helper()
 	store := snapshot.NewMemory()
-	f := newFixture(t, func(rc *runtime.Config, h *httpapi.Config) {
+	f := newFixture(t, func(rc *engine.Config, h *httpapi.Config) {
 		rc.SnapshotStore = store
 		h.SnapshotStore = store
 	})

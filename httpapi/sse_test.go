@@ -11,8 +11,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 // consumers declares two snapshot functions for every stream.
@@ -32,7 +32,7 @@ var snapshotFns = consumers{
 
 // signalFromLog plays the event side: it reads the store's global log and
 // signals SNAPSHOT for every stream from each function, until ctx ends.
-func signalFromLog(ctx context.Context, rt *runtime.Runtime) {
+func signalFromLog(ctx context.Context, rt *engine.Engine) {
 	var pos factum.Position
 	for ctx.Err() == nil {
 		streams, err := rt.Store().ReadLog(ctx, pos, 100)
@@ -83,7 +83,7 @@ func readSSE(t *testing.T, r response) []sseEvent {
 }
 
 func TestSSEDeliversEveryStage(t *testing.T) {
-	f := newFixture(t, func(rc *runtime.Config, _ *httpapi.Config) { rc.Consumers = snapshotFns })
+	f := newFixture(t, func(rc *engine.Config, _ *httpapi.Config) { rc.Consumers = snapshotFns })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go signalFromLog(ctx, f.rt)

@@ -14,8 +14,8 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 // stateBody is the state response of a cart.
@@ -83,7 +83,7 @@ func TestStateRoutes(t *testing.T) {
 }
 
 func TestEventRoute(t *testing.T) {
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) { h.MaxEventRange = 10 })
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) { h.MaxEventRange = 10 })
 	for range 3 {
 		wantOK(t, f.do(t, "POST", "/cart/c1/add_item", `{"sku":"sku-1","qty":1}`))
 	}
@@ -195,7 +195,7 @@ func (m *memorySnapshots) LatestState(_ context.Context, id factum.AggregateID) 
 // after it is folded on top: the snapshot's content shows it was used.
 func TestStateFromSnapshot(t *testing.T) {
 	snaps := &memorySnapshots{}
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) { h.Snapshots = snaps })
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) { h.Snapshots = snaps })
 	for range 3 {
 		wantOK(t, f.do(t, "POST", "/cart/c1/add_item", `{"sku":"sku-1","qty":1}`))
 	}
@@ -224,7 +224,7 @@ func TestStateFromSnapshot(t *testing.T) {
 func TestHealth(t *testing.T) {
 	var draining atomic.Bool
 	draining.Store(true)
-	f := newFixture(t, func(_ *runtime.Config, h *httpapi.Config) {
+	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) {
 		h.Ready = func(context.Context) error {
 			if draining.Load() {
 				return errors.New("draining")

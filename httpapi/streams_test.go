@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 )
 
 // Event streams through the handler: at most MaxStreams at once, and a
 // stream that has nothing to say for IdleTimeout ends long before the
 // wait it asked for.
 func TestStreamLimitsThroughTheHandler(t *testing.T) {
-	f := newFixture(t, func(rc *runtime.Config, h *httpapi.Config) {
+	f := newFixture(t, func(rc *engine.Config, h *httpapi.Config) {
 		// SNAPSHOT is awaited from functions that never signal.
 		rc.Consumers = snapshotFns
 		h.Streams = httpapi.StreamLimits{MaxStreams: 1, IdleTimeout: 200 * time.Millisecond}

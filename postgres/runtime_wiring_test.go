@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/factum-go/factum/internal/runtimetest"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/internal/servicetest"
 	"github.com/factum-go/factum/postgres"
 )
@@ -14,7 +14,7 @@ import (
 // with new connections.
 func TestRuntimeOnPostgres(t *testing.T) {
 	url, schema := servicetest.PostgresSchema(t)
-	runtimetest.CartService(t, func(t *testing.T) runtimetest.Stores {
+	enginetest.CartService(t, func(t *testing.T) enginetest.Stores {
 		t.Helper()
 		ctx := context.Background()
 		db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
@@ -33,7 +33,7 @@ func TestRuntimeOnPostgres(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return runtimetest.Stores{Events: events, Snapshots: snapshots, Checkpoints: checkpoints, Close: func() error {
+		return enginetest.Stores{Events: events, Snapshots: snapshots, Checkpoints: checkpoints, Close: func() error {
 			err := events.Close()
 			db.Close()
 			return err

@@ -8,10 +8,10 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -42,7 +42,7 @@ func ExampleNewSnapshotStore() {
 	}
 
 	carts := cart.New(cart.Items{"apple": true, "pear": true}, cart.DefaultLimits)
-	rt, err := runtime.New(runtime.Config{Store: events, SnapshotStore: snapshots, Checkpoints: checkpoints}, carts)
+	rt, err := engine.New(engine.Config{Store: events, SnapshotStore: snapshots, Checkpoints: checkpoints}, carts)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 )
 
@@ -95,7 +95,7 @@ var counters = aggregate.New[counter]("test", "counter",
 func TestRedeliveryAfterACrashIsSafe(t *testing.T) {
 	ctx := context.Background()
 	store := eventstore.NewMemory()
-	rt, err := runtime.New(runtime.Config{Store: store}, counters)
+	rt, err := engine.New(engine.Config{Store: store}, counters)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestFailedSendIsAFailedSagaHandled(t *testing.T) {
 	s := saga.New("test", "forwarder", saga.On(func(context.Context, event.Message, sourced) ([]factum.Command, error) {
 		return []factum.Command{factum.NewCommand(nowhere.WithID("x"), bump{})}, nil
 	}))
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s}, Events: event.Config{Attempts: 1}}, sources, counters)
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s}, Events: event.Config{Attempts: 1}}, sources, counters)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestRefusalIsRecordedWithoutRetriesInPlace(t *testing.T) {
 		return []factum.Command{factum.NewCommand(counters.ID("deleted"), bump{})}, nil
 	}))
 	failures := make(chan event.Failure, 10)
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s},
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s},
 		Failures: event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error { failures <- f; return nil }),
 		Events:   event.Config{Attempts: 3}}, sources, counters)
 	if err != nil {
@@ -205,7 +205,7 @@ func TestVoidCommandIsDecidedWhenAccepted(t *testing.T) {
 		return []factum.Command{factum.NewCommand(pings.ID("p-1"), ping{})}, nil
 	}))
 	store := eventstore.NewMemory()
-	rt, err := runtime.New(runtime.Config{Store: store, Sagas: []*saga.Saga{s}}, sources, pings)
+	rt, err := engine.New(engine.Config{Store: store, Sagas: []*saga.Saga{s}}, sources, pings)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 # SendAndWait(SNAPSHOT) throughput against SendAndWait(PROCESSED), in
 # memory (issue 4's goal: SNAPSHOT at least half of PROCESSED).
 #
-# Compiles the runtime benchmarks once, then alternates, for ROUNDS rounds,
+# Compiles the engine benchmarks once, then alternates, for ROUNDS rounds,
 # BenchmarkSendAndWaitProcessedParallel and BenchmarkSendAndWaitSnapshot
 # (and BenchmarkSendAndWaitProjected, a trivial projection, which shows
 # what the branch-stage machinery costs by itself), each for BENCHTIME.
@@ -18,12 +18,12 @@ rounds=${ROUNDS:-5}
 benchtime=${BENCHTIME:-2s}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-bin="$work/runtime.test"
-go test -c -o "$bin" ./runtime/
+bin="$work/engine.test"
+go test -c -o "$bin" ./engine/
 
 # run NAME prints "commands/s cpu-ns/op allocs/op" of one benchmark.
 run() {
-	(cd runtime && "$bin" -test.run '^$' -test.bench "^$1\$" -test.benchtime "$benchtime" -test.benchmem) |
+	(cd engine && "$bin" -test.run '^$' -test.bench "^$1\$" -test.benchtime "$benchtime" -test.benchmem) |
 		awk -v n="$1" 'index($1, n) == 1 { for (i = 2; i < NF; i++) { if ($(i+1) == "cmds/s") c = int($i); if ($(i+1) == "cpu-ns/op") u = int($i); if ($(i+1) == "allocs/op") a = $i } print c, u, a }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

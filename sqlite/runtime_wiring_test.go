@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/factum-go/factum/internal/runtimetest"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/sqlite"
 )
 
@@ -13,7 +13,7 @@ import (
 // runtimetest) with every store in one SQLite file, restarting on it.
 func TestRuntimeOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shop.db")
-	runtimetest.CartService(t, func(t *testing.T) runtimetest.Stores {
+	enginetest.CartService(t, func(t *testing.T) enginetest.Stores {
 		t.Helper()
 		ctx := context.Background()
 		db, err := sqlite.Open(ctx, path, sqlite.Options{})
@@ -32,7 +32,7 @@ func TestRuntimeOnSQLite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return runtimetest.Stores{Events: events, Snapshots: snapshots, Checkpoints: checkpoints, Close: func() error {
+		return enginetest.Stores{Events: events, Snapshots: snapshots, Checkpoints: checkpoints, Close: func() error {
 			if err := events.Close(); err != nil {
 				return err
 			}

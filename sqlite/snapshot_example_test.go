@@ -9,9 +9,9 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 	"github.com/factum-go/factum/sqlite"
 )
@@ -49,7 +49,7 @@ func ExampleNewSnapshotStore() {
 	defer checkpoints.Close()
 
 	carts := cart.New(cart.Items{"apple": true, "pear": true}, cart.DefaultLimits)
-	rt, err := runtime.New(runtime.Config{Store: events, SnapshotStore: snapshots, Checkpoints: checkpoints}, carts)
+	rt, err := engine.New(engine.Config{Store: events, SnapshotStore: snapshots, Checkpoints: checkpoints}, carts)
 	if err != nil {
 		fmt.Println(err)
 		return

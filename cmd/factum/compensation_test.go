@@ -14,11 +14,11 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -38,7 +38,7 @@ func TestCompensationCommands(t *testing.T) {
 			}
 			return nil
 		}))
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory(), SnapshotStore: snaps, Failures: comp,
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), SnapshotStore: snaps, Failures: comp,
 		Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1}}, cart.New(catalog(), cart.DefaultLimits), comp.Type())
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestCompensationCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Shutdown(ctx)
-	h, err := httpapi.New(httpapi.Config{Runtime: rt, SnapshotStore: snaps, Compensation: comp.Service()})
+	h, err := httpapi.New(httpapi.Config{Engine: rt, SnapshotStore: snaps, Compensation: comp.Service()})
 	if err != nil {
 		t.Fatal(err)
 	}

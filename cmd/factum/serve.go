@@ -13,9 +13,9 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
-	"github.com/factum-go/factum/runtime"
 	"github.com/spf13/cobra"
 )
 
@@ -86,7 +86,7 @@ func serve(ctx context.Context, opts serveOptions, log io.Writer) error {
 type server struct {
 	// URL is where it listens, such as http://127.0.0.1:8080.
 	URL      string
-	rt       *runtime.Runtime
+	rt       *engine.Engine
 	store    *openedStore
 	http     *http.Server
 	conns    *httpapi.ConnLimiter
@@ -120,7 +120,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store: st.store, Codec: reg, SnapshotStore: snapshots, Checkpoints: st.checkpoints,
 		Sagas: ex.sagas, Failures: comp,
 	}, append(ex.aggregates, comp.Type())...)
@@ -153,7 +153,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}
 	s := &server{rt: rt, store: st, failed: make(chan error, 1)}
 	h, err := httpapi.New(httpapi.Config{
-		Runtime:           rt,
+		Engine:            rt,
 		SnapshotStore:     snapshots,
 		CommandMiddleware: idem.Wrap,
 		Compensation:      comp.Service(),

@@ -7,16 +7,16 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
-	"github.com/factum-go/factum/runtime"
 )
 
 // The cart served by a runtime over the in-memory store.
 func Example() {
 	ctx := context.Background()
 	carts := cart.New(cart.Items{"sku-1": true}, cart.DefaultLimits)
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, carts)
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, carts)
 	if err != nil {
 		panic(err)
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkFulfilment(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rt, err := runtime.New(runtime.Config{
+			rt, err := engine.New(engine.Config{
 				Store: eventstore.NewMemory(), Processors: []*event.Processor{proj},
 				Sagas: []*saga.Saga{order.Fulfilment}, Events: event.Config{Concurrency: lanes},
 			}, order.Orders, order.Inventory)

@@ -17,8 +17,8 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/sqlite"
 )
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 // durableService is the order example over one SQLite database: events,
 // snapshots, the consumers' checkpoints and compensation's executions.
 type durableService struct {
-	rt    *runtime.Runtime
+	rt    *engine.Engine
 	comp  *compensation.Compensation
 	store *sqlite.EventStore
 	close func()
@@ -64,7 +64,7 @@ func openDurable(ctx context.Context, path string) (*durableService, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store: es, SnapshotStore: snaps, Checkpoints: cps,
 		Sagas: []*saga.Saga{order.Fulfilment}, Failures: comp,
 	}, order.Orders, order.Inventory, comp.Type())

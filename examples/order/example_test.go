@@ -7,17 +7,17 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 )
 
 func Example() {
 	summaries := order.NewSummaries()
 	proj, _ := summaries.Processor(nil)
-	rt, _ := runtime.New(runtime.Config{
+	rt, _ := engine.New(engine.Config{
 		Store:      eventstore.NewMemory(),
 		Processors: []*event.Processor{proj},
 		Sagas:      []*saga.Saga{order.Fulfilment},

@@ -9,10 +9,10 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/snapshot"
 )
@@ -28,7 +28,7 @@ func TestRefusedSagaCommandIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store: eventstore.NewMemory(), SnapshotStore: snaps,
 		Sagas:    []*saga.Saga{order.Fulfilment},
 		Failures: comp,

@@ -8,10 +8,10 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate/aggregatetest"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/saga/sagatest"
 )
@@ -97,14 +97,14 @@ func TestFulfilmentSaga(t *testing.T) {
 }
 
 // newService runs the example on a memory store.
-func newService(t *testing.T) (*runtime.Runtime, *order.Summaries) {
+func newService(t *testing.T) (*engine.Engine, *order.Summaries) {
 	t.Helper()
 	summaries := order.NewSummaries()
 	proc, err := summaries.Processor(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.New(runtime.Config{
+	rt, err := engine.New(engine.Config{
 		Store:      eventstore.NewMemory(),
 		Processors: []*event.Processor{proc},
 		Sagas:      []*saga.Saga{order.Fulfilment},

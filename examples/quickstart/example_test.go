@@ -7,8 +7,8 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -32,7 +32,7 @@ var Accounts = aggregate.New[Account]("bank", "account",
 func Example() {
 	ctx := context.Background()
 	snapshots := snapshot.NewMemory()
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory(), SnapshotStore: snapshots}, Accounts)
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), SnapshotStore: snapshots}, Accounts)
 	if err != nil {
 		panic(err)
 	}

@@ -8,16 +8,16 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/user"
 	"github.com/factum-go/factum/prepare"
-	"github.com/factum-go/factum/runtime"
 )
 
 func Example() {
 	names, _ := user.Usernames(prepare.NewMemory(time.Now)) // per tenant
 	users := user.New(names)
-	rt, _ := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, users)
+	rt, _ := engine.New(engine.Config{Store: eventstore.NewMemory()}, users)
 	ctx := context.Background()
 	_ = rt.Start(ctx)
 	defer rt.Shutdown(ctx)

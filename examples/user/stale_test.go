@@ -7,10 +7,10 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/user"
 	"github.com/factum-go/factum/prepare"
-	"github.com/factum-go/factum/runtime"
 )
 
 // Two instances share one event store and one reservation backend. A's
@@ -22,8 +22,8 @@ func TestRenameWithAStaleCacheStaysConsistent(t *testing.T) {
 	ctx := context.Background()
 	store := eventstore.NewMemory()
 	names := usernames(t)
-	start := func() *runtime.Runtime {
-		rt, err := runtime.New(runtime.Config{Store: store}, user.New(names))
+	start := func() *engine.Engine {
+		rt, err := engine.New(engine.Config{Store: store}, user.New(names))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestRenameWithAStaleCacheStaysConsistent(t *testing.T) {
 	a, b := start(), start()
 	users := factum.NamedAggregate{Context: user.Context, Aggregate: "user"}
 	id := users.WithID("u-1")
-	send := func(rt *runtime.Runtime, body any) error {
+	send := func(rt *engine.Engine, body any) error {
 		_, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, body), command.Wait(factum.StageProcessed))
 		return err
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate/aggregatetest"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/user"
 	"github.com/factum-go/factum/prepare"
-	"github.com/factum-go/factum/runtime"
 )
 
 func usernames(t *testing.T) *prepare.Key[string] {
@@ -92,9 +92,9 @@ func TestRenameSpec(t *testing.T) {
 		Error(factum.CodeIllegalState)
 }
 
-func newRuntime(t *testing.T, names *prepare.Key[string]) *runtime.Runtime {
+func newRuntime(t *testing.T, names *prepare.Key[string]) *engine.Engine {
 	t.Helper()
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, user.New(names))
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, user.New(names))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
-	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/engine"
 )
 
 // A branch stage with no consuming function completes right after a
 // successful PROCESSED, with a note.
 func TestBranchWithoutConsumers(t *testing.T) {
-	rt, def := newRuntime(t, runtime.Config{}, nil)
+	rt, def := newRuntime(t, engine.Config{}, nil)
 	r, err := rt.Gateway().SendAndWait(context.Background(), factum.NewCommand(def.ID("b"), Add{N: 1}), command.Wait(factum.StageSnapshot))
 	if err != nil || r.Stage != factum.StageSnapshot || r.Note == "" || r.AggregateVersion != 1 {
 		t.Fatalf("%+v %v", r, err)
@@ -29,7 +29,7 @@ func TestBranchWithConsumersAndStream(t *testing.T) {
 	f2 := factum.Function{Context: "test", Processor: "proj", Name: "two"}
 	cons := &consumers{fns: map[factum.CommandStage][]factum.Function{factum.StageProjected: {f1, f2}}}
 	g := newGate()
-	rt, def := newRuntime(t, runtime.Config{Consumers: cons}, g)
+	rt, def := newRuntime(t, engine.Config{Consumers: cons}, g)
 	gw := rt.Gateway()
 	cmd := factum.NewCommand(def.ID("s"), Block{})
 	var got []command.Result
@@ -72,7 +72,7 @@ func TestBranchFailureAndTarget(t *testing.T) {
 	f2 := factum.Function{Context: "test", Processor: "other", Name: "two"}
 	cons := &consumers{fns: map[factum.CommandStage][]factum.Function{factum.StageProjected: {f1, f2}}}
 	g := newGate()
-	rt, def := newRuntime(t, runtime.Config{Consumers: cons}, g)
+	rt, def := newRuntime(t, engine.Config{Consumers: cons}, g)
 	gw := rt.Gateway()
 	for _, tc := range []struct {
 		name   string
@@ -102,7 +102,7 @@ func TestBranchFailureAndTarget(t *testing.T) {
 }
 
 func TestGatewayRefusals(t *testing.T) {
-	rt, def := newRuntime(t, runtime.Config{MaxTimeout: time.Minute}, nil)
+	rt, def := newRuntime(t, engine.Config{MaxTimeout: time.Minute}, nil)
 	gw := rt.Gateway()
 	id := def.ID("ref")
 	cases := []struct {
@@ -139,7 +139,7 @@ func TestGatewayRefusals(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	rt, def := newRuntime(t, runtime.Config{}, nil)
+	rt, def := newRuntime(t, engine.Config{}, nil)
 	gw := rt.Gateway()
 	id := def.ID("lk")
 	sent, err := gw.SendAndWait(context.Background(), factum.NewCommand(id, Add{N: 1}).WithRequestID("req-lk"), processed())

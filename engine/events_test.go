@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 )
 
@@ -50,7 +50,7 @@ func (p *totals) processor(t testing.TB, name string, fail func(Added) error) *e
 func TestProjectedWaitIsReadAfterWrite(t *testing.T) {
 	proj := &totals{}
 	other := &totals{}
-	rt, _ := newRuntime(t, runtime.Config{Processors: []*event.Processor{
+	rt, _ := newRuntime(t, engine.Config{Processors: []*event.Processor{
 		proj.processor(t, "totals", nil),
 		other.processor(t, "other_totals", nil),
 	}}, nil)
@@ -84,7 +84,7 @@ func TestProjectedWaitIsReadAfterWrite(t *testing.T) {
 
 func TestProjectedWaitWithoutConsumersCompletesAtOnce(t *testing.T) {
 	proj := &totals{}
-	rt, _ := newRuntime(t, runtime.Config{Processors: []*event.Processor{proj.processor(t, "totals", nil)}}, nil)
+	rt, _ := newRuntime(t, engine.Config{Processors: []*event.Processor{proj.processor(t, "totals", nil)}}, nil)
 	// Open emits Opened, which no function consumes.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -103,7 +103,7 @@ func TestFailingProjectionFailsTheWaiter(t *testing.T) {
 	boom := errors.New("read model unavailable")
 	var calls atomic.Int32
 	var recorded atomic.Int32
-	rt, _ := newRuntime(t, runtime.Config{
+	rt, _ := newRuntime(t, engine.Config{
 		Processors: []*event.Processor{proj.processor(t, "totals", func(e Added) error {
 			calls.Add(1)
 			if e.N == 13 {
@@ -153,7 +153,7 @@ func mirrorSaga() *saga.Saga {
 
 func TestSagaSendsOnceEvenWhenRedelivered(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, _ := newRuntime(t, runtime.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
+	rt, _ := newRuntime(t, engine.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
 	ctx := context.Background()
 	res, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(counters.WithID("src"), Add{N: 5}), command.Wait(factum.StageSagaHandled))
 	if err != nil {
@@ -201,7 +201,7 @@ func TestSagaSendsOnceEvenWhenRedelivered(t *testing.T) {
 
 func TestShutdownDrainsConsumers(t *testing.T) {
 	proj := &totals{}
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory(), Processors: []*event.Processor{proj.processor(t, "totals", nil)}}, counterType(nil))
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), Processors: []*event.Processor{proj.processor(t, "totals", nil)}}, counterType(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

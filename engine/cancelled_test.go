@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -6,15 +6,15 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 )
 
 // A caller whose context is already done sends nothing: every way of
 // sending fails, and nothing is appended behind its back.
 func TestACancelledCallerSendsNothing(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, def := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt, def := newRuntime(t, engine.Config{Store: store}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	gw := rt.Gateway()

@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
 // benchBranch sends commands from 64 parallel callers over 10,000
 // aggregates and waits for a branch stage.
-func benchBranch(b *testing.B, cfg runtime.Config, stage factum.CommandStage) {
+func benchBranch(b *testing.B, cfg engine.Config, stage factum.CommandStage) {
 	rt, def := newRuntime(b, cfg, nil)
 	gw := rt.Gateway()
 	ctx := context.Background()
@@ -46,12 +46,12 @@ func benchBranch(b *testing.B, cfg runtime.Config, stage factum.CommandStage) {
 // BenchmarkSendAndWaitSnapshot: PROCESSED, then the snapshotter folds the
 // stream into the in-memory snapshot store (strategy All) and signals.
 func BenchmarkSendAndWaitSnapshot(b *testing.B) {
-	benchBranch(b, runtime.Config{SnapshotStore: snapshot.NewMemory()}, factum.StageSnapshot)
+	benchBranch(b, engine.Config{SnapshotStore: snapshot.NewMemory()}, factum.StageSnapshot)
 }
 
 // BenchmarkSendAndWaitProjected: PROCESSED, then one in-memory projection
 // handles the event and signals.
 func BenchmarkSendAndWaitProjected(b *testing.B) {
 	proj := &totals{}
-	benchBranch(b, runtime.Config{Processors: []*event.Processor{proj.processor(b, "totals", nil)}}, factum.StageProjected)
+	benchBranch(b, engine.Config{Processors: []*event.Processor{proj.processor(b, "totals", nil)}}, factum.StageProjected)
 }

@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 )
 
 type Note struct{ Text string }
@@ -23,7 +23,7 @@ func Example() {
 			return []any{Written(c)}, nil
 		}, aggregate.AllowCreate),
 	)
-	rt, err := runtime.New(runtime.Config{Store: eventstore.NewMemory()}, notes)
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, notes)
 	if err != nil {
 		panic(err)
 	}

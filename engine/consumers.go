@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 // buildConsumers turns the configured processors and sagas into consumer
 // groups whose signals reach the runtime's waiters.
-func (r *Runtime) buildConsumers(cfg Config) error {
+func (r *Engine) buildConsumers(cfg Config) error {
 	procs := append([]*event.Processor(nil), cfg.Processors...)
 	snapshotters := map[*event.Processor]bool{}
 	if cfg.SnapshotStore != nil {

@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 )
 
 // The test aggregate: a counter.
@@ -83,15 +83,15 @@ func counterType(g *gate) *aggregate.Definition[Counter] {
 
 // newRuntime starts a runtime over a memory store and shuts it down at
 // cleanup.
-func newRuntime(t testing.TB, cfg runtime.Config, g *gate) (*runtime.Runtime, *aggregate.Definition[Counter]) {
+func newRuntime(t testing.TB, cfg engine.Config, g *gate) (*engine.Engine, *aggregate.Definition[Counter]) {
 	t.Helper()
 	if cfg.Store == nil {
 		cfg.Store = eventstore.NewMemory()
 	}
 	def := counterType(g)
-	rt, err := runtime.New(cfg, def)
+	rt, err := engine.New(cfg, def)
 	if err != nil {
-		t.Fatalf("runtime.New: %v", err)
+		t.Fatalf("engine.New: %v", err)
 	}
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatalf("Start: %v", err)
@@ -99,7 +99,7 @@ func newRuntime(t testing.TB, cfg runtime.Config, g *gate) (*runtime.Runtime, *a
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, runtime.ErrStopped) {
+		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
 			t.Errorf("Shutdown: %v", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // or past the stream; whether it failed there the consumer remembers, or
 // else the failure recorder finds (when it is an event.FailureFinder, as
 // compensation is).
-type progress struct{ r *Runtime }
+type progress struct{ r *Engine }
 
 func (p progress) Handled(ctx context.Context, fn factum.Function, s *factum.EventStream) (bool, error, error) {
 	group := factum.Function{Context: fn.Context, Processor: fn.Processor}

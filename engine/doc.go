@@ -3,7 +3,7 @@
 // (a dispatcher of lanes by aggregate), and a processor per aggregate type,
 // all over one event store and one codec registry per runtime.
 //
-//	rt, err := runtime.New(runtime.Config{Store: store}, Carts)
+//	rt, err := engine.New(engine.Config{Store: store}, Carts)
 //	...
 //	if err := rt.Start(ctx); err != nil { ... }
 //	defer rt.Shutdown(shutdownCtx)
@@ -31,4 +31,4 @@
 // its end (commands, the streams they append, and the commands sagas send
 // in reaction) before it stops the lanes and the consumers, or stops at the
 // caller's deadline.
-package runtime
+package engine

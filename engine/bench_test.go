@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
-	"github.com/factum-go/factum/runtime"
+	"github.com/factum-go/factum/engine"
 )
 
 // BenchmarkSendAndWaitProcessedOneAggregate: every command goes to one
 // aggregate, so they run one at a time on one lane.
 func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
-	rt, def := newRuntime(b, runtime.Config{}, nil)
+	rt, def := newRuntime(b, engine.Config{}, nil)
 	gw := rt.Gateway()
 	ctx := context.Background()
 	id := def.ID("bench-one")
@@ -35,7 +35,7 @@ func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
 // 10,000 aggregates (RunParallel starts parallelism × GOMAXPROCS
 // goroutines, so the parallelism is 64 / GOMAXPROCS).
 func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
-	rt, def := newRuntime(b, runtime.Config{}, nil)
+	rt, def := newRuntime(b, engine.Config{}, nil)
 	gw := rt.Gateway()
 	ctx := context.Background()
 	const n = 10_000
@@ -63,7 +63,7 @@ func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
 // BenchmarkSend: SENT only, over 10,000 aggregates; the lanes process the
 // commands concurrently with the benchmark.
 func BenchmarkSend(b *testing.B) {
-	rt, def := newRuntime(b, runtime.Config{}, nil)
+	rt, def := newRuntime(b, engine.Config{}, nil)
 	gw := rt.Gateway()
 	ctx := context.Background()
 	const n = 10_000

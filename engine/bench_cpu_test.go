@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"syscall"

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // PROCESSED signal (not appended), consumers stop after the stream in hand
 // (the rest is handled after a restart, from their checkpoints), and
 // Shutdown returns an error wrapping ctx's. A second Shutdown is an error.
-func (r *Runtime) Shutdown(ctx context.Context) error {
+func (r *Engine) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
@@ -63,7 +63,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 // appended streams, perhaps past the noted end, and another round follows.
 // Streams other instances append meanwhile do not hold it: they are theirs
 // to finish, and these consumers take them up after a restart.
-func (r *Runtime) quiesce(ctx context.Context) error {
+func (r *Engine) quiesce(ctx context.Context) error {
 	for {
 		finished := r.dispatcher.Done()
 		end, err := retry(ctx, r.logEnd)
@@ -85,7 +85,7 @@ func (r *Runtime) quiesce(ctx context.Context) error {
 }
 
 // logEnd returns the position of the log's last readable stream.
-func (r *Runtime) logEnd(ctx context.Context) (factum.Position, error) {
+func (r *Engine) logEnd(ctx context.Context) (factum.Position, error) {
 	var end factum.Position
 	for i, c := range r.consumers {
 		pos, err := r.checkpoints.Checkpoint(ctx, c.Processor().Name())
@@ -107,7 +107,7 @@ func (r *Runtime) logEnd(ctx context.Context) (factum.Position, error) {
 
 // consumersPast reports whether every consumer still running has its
 // checkpoint at or past end.
-func (r *Runtime) consumersPast(ctx context.Context, end factum.Position) (bool, error) {
+func (r *Engine) consumersPast(ctx context.Context, end factum.Position) (bool, error) {
 	for i, c := range r.consumers {
 		if r.group.exited(i) {
 			continue
@@ -125,7 +125,7 @@ func (r *Runtime) consumersPast(ctx context.Context, end factum.Position) (bool,
 
 // waitUntil polls cond, backing off to 10 ms, until it holds or ctx ends.
 // A failing cond (a checkpoint store briefly unreachable) is polled again.
-func (r *Runtime) waitUntil(ctx context.Context, cond func(context.Context) (bool, error)) error {
+func (r *Engine) waitUntil(ctx context.Context, cond func(context.Context) (bool, error)) error {
 	wait := 200 * time.Microsecond
 	for {
 		if ok, err := cond(ctx); err == nil && ok {

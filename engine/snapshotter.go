@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -226,7 +226,7 @@ func (sn *snapshotter) regenerate(ctx context.Context, typ aggregate.Type, id fa
 // replaces the stored one). It returns the snapshot as stored, which is a
 // newer one if the snapshotter saved a later version meanwhile. Without a
 // snapshot store it is an IllegalState error.
-func (r *Runtime) RegenerateSnapshot(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
+func (r *Engine) RegenerateSnapshot(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
 	if r.snapshotter == nil {
 		return snapshot.Snapshot{}, factum.IllegalState("runtime: no snapshot store configured")
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/saga"
 )
 
@@ -20,7 +20,7 @@ import (
 // deadline. Clients are refused from the first moment.
 func TestShutdownFinishesWhatSagasSetOff(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, _ := newRuntime(t, runtime.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
+	rt, _ := newRuntime(t, engine.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
 	ctx := context.Background()
 	const n = 50
 	for i := range n {
@@ -54,8 +54,8 @@ func TestShutdownFinishesWhatSagasSetOff(t *testing.T) {
 // a shutdown: they are that instance's work, taken up after a restart.
 func TestShutdownIsNotHeldByAnotherInstancesAppends(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, _ := newRuntime(t, runtime.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
-	other, _ := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt, _ := newRuntime(t, engine.Config{Store: store, Sagas: []*saga.Saga{mirrorSaga()}}, nil)
+	other, _ := newRuntime(t, engine.Config{Store: store}, nil)
 	ctx := context.Background()
 	stop := make(chan struct{})
 	done := make(chan struct{})

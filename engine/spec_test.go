@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 )
 
 // A command sent without a request ID gets its command ID as request ID,
 // in the result and in the stream stored.
 func TestRequestIDDefaultsToCommandID(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, def := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt, def := newRuntime(t, engine.Config{Store: store}, nil)
 	cmd := factum.NewCommand(def.ID("c-1"), Add{N: 1})
 	cmd.RequestID = ""
 	res, err := rt.Gateway().SendAndWait(context.Background(), cmd, processed())
@@ -37,7 +37,7 @@ func TestRequestIDDefaultsToCommandID(t *testing.T) {
 // command is sent.
 func TestCallerTimeoutIsCapped(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, def := newRuntime(t, runtime.Config{Store: store, MaxTimeout: time.Minute}, nil)
+	rt, def := newRuntime(t, engine.Config{Store: store, MaxTimeout: time.Minute}, nil)
 	id := def.ID("c-1")
 	_, err := rt.Gateway().SendAndWait(context.Background(), factum.NewCommand(id, Add{N: 1}), processed().Within(2*time.Minute))
 	mustCode(t, err, factum.CodeIllegalArgument)
@@ -70,7 +70,7 @@ func (s *lostLookups) Append(ctx context.Context, st *factum.EventStream) error 
 // through unchecked.
 func TestPrecheckWithoutItsAuthorityRefusesRetryably(t *testing.T) {
 	store := &lostLookups{Store: eventstore.NewMemory()}
-	rt, def := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt, def := newRuntime(t, engine.Config{Store: store}, nil)
 	id := def.ID("c-1")
 	if _, err := rt.Gateway().SendAndWait(context.Background(), factum.NewCommand(id, Add{N: 1}).WithRequestID("r-1"), processed()); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 )
 
 // 1,000 commands to one aggregate from 32 goroutines: versions 1..1,000
 // with no gap, and a state that reflects every command.
 func TestOneAggregateManyGoroutines(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, def := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt, def := newRuntime(t, engine.Config{Store: store}, nil)
 	gw := rt.Gateway()
 	id := def.ID("hot")
 	const goroutines, perG = 32, 1000 / 32
@@ -68,7 +68,7 @@ func TestOneAggregateManyGoroutines(t *testing.T) {
 		t.Fatalf("store holds %d streams", len(streams))
 	}
 	// A fresh runtime rebuilds the state from the store: every command is in it.
-	rt2, _ := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt2, _ := newRuntime(t, engine.Config{Store: store}, nil)
 	r, err := rt2.Gateway().SendAndWait(context.Background(), factum.NewCommand(id, Add{N: 0}), processed())
 	if err != nil || r.AggregateVersion != 1001 {
 		t.Fatalf("after reload: %+v, %v", r, err)
@@ -92,7 +92,7 @@ func TestConcurrentSameRequestID(t *testing.T) {
 	}{{"precheck", false}, {"append-only", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := eventstore.NewMemory()
-			rt, def := newRuntime(t, runtime.Config{Store: store, DisablePrecheck: tc.disabled}, nil)
+			rt, def := newRuntime(t, engine.Config{Store: store, DisablePrecheck: tc.disabled}, nil)
 			gw := rt.Gateway()
 			id := def.ID("dup")
 			// The aggregate exists at version 3 first.
@@ -141,7 +141,7 @@ func TestConcurrentSameRequestID(t *testing.T) {
 // A stale expected version: CommandExpectVersionConflict, nothing appended.
 func TestStaleExpectedVersion(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt, def := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt, def := newRuntime(t, engine.Config{Store: store}, nil)
 	gw := rt.Gateway()
 	id := def.ID("stale")
 	for range 2 {
@@ -173,7 +173,7 @@ func TestHandlerErrorFailsBranchWait(t *testing.T) {
 	cons := &consumers{fns: map[factum.CommandStage][]factum.Function{
 		factum.StageProjected: {{Context: "test", Processor: "proj", Name: "on_added"}},
 	}}
-	rt, def := newRuntime(t, runtime.Config{Consumers: cons}, nil)
+	rt, def := newRuntime(t, engine.Config{Consumers: cons}, nil)
 	plan := command.Wait(factum.StageProjected).Within(time.Minute)
 	r, err := rt.Gateway().SendAndWait(context.Background(), factum.NewCommand(def.ID("r1"), Reject{}), plan)
 	mustCode(t, err, factum.CodeIllegalState)
@@ -188,7 +188,7 @@ func TestHandlerErrorFailsBranchWait(t *testing.T) {
 // A panicking handler fails its own command with InternalServerError; the
 // lane goes on.
 func TestHandlerPanic(t *testing.T) {
-	rt, def := newRuntime(t, runtime.Config{Lanes: 1}, nil)
+	rt, def := newRuntime(t, engine.Config{Lanes: 1}, nil)
 	gw := rt.Gateway()
 	_, err := gw.SendAndWait(context.Background(), factum.NewCommand(def.ID("p"), Explode{}), processed())
 	mustCode(t, err, factum.CodeInternalServerError)
@@ -203,7 +203,7 @@ func TestTimeoutLeavesNoWaiter(t *testing.T) {
 	cons := &consumers{fns: map[factum.CommandStage][]factum.Function{
 		factum.StageProjected: {{Context: "test", Processor: "silent", Name: "never_signals"}},
 	}}
-	rt, def := newRuntime(t, runtime.Config{Consumers: cons}, nil)
+	rt, def := newRuntime(t, engine.Config{Consumers: cons}, nil)
 	gw := rt.Gateway()
 	var wg sync.WaitGroup
 	for i := range 20 {
@@ -233,7 +233,7 @@ func mustCodeNoFatal(t *testing.T, err error, want factum.Code) {
 func TestShutdownDrains(t *testing.T) {
 	store := eventstore.NewMemory()
 	g := newGate()
-	rt, def := newRuntime(t, runtime.Config{Store: store, Lanes: 2}, g)
+	rt, def := newRuntime(t, engine.Config{Store: store, Lanes: 2}, g)
 	gw := rt.Gateway()
 	const n = 50
 	for i := range n {
@@ -269,7 +269,7 @@ func TestShutdownDrains(t *testing.T) {
 	if total != n {
 		t.Fatalf("%d commands appended, want all %d accepted", total, n)
 	}
-	if err := rt.Start(context.Background()); !errors.Is(err, runtime.ErrStopped) {
+	if err := rt.Start(context.Background()); !errors.Is(err, engine.ErrStopped) {
 		t.Fatalf("Start after Shutdown: %v", err)
 	}
 }
@@ -278,7 +278,7 @@ func TestShutdownDrains(t *testing.T) {
 // queued ones are answered (not appended) instead of waiting forever.
 func TestShutdownDeadline(t *testing.T) {
 	g := newGate()
-	rt, def := newRuntime(t, runtime.Config{Lanes: 1}, g)
+	rt, def := newRuntime(t, engine.Config{Lanes: 1}, g)
 	gw := rt.Gateway()
 	waits := make(chan error, 3)
 	for i := range 3 {
@@ -312,7 +312,7 @@ func TestShutdownDeadline(t *testing.T) {
 func TestCancelStopsWaitNotCommand(t *testing.T) {
 	store := eventstore.NewMemory()
 	g := newGate()
-	rt, def := newRuntime(t, runtime.Config{Store: store}, g)
+	rt, def := newRuntime(t, engine.Config{Store: store}, g)
 	gw := rt.Gateway()
 	id := def.ID("c")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -356,7 +356,7 @@ func TestFullLanes(t *testing.T) {
 	for _, reject := range []bool{true, false} {
 		t.Run(fmt.Sprint("reject=", reject), func(t *testing.T) {
 			g := newGate()
-			rt, def := newRuntime(t, runtime.Config{Lanes: 1, QueueSize: 1, RejectWhenFull: reject}, g)
+			rt, def := newRuntime(t, engine.Config{Lanes: 1, QueueSize: 1, RejectWhenFull: reject}, g)
 			gw := rt.Gateway()
 			if _, err := gw.Send(context.Background(), factum.NewCommand(def.ID("f"), Block{})); err != nil {
 				t.Fatal(err)
@@ -382,7 +382,7 @@ func TestFullLanes(t *testing.T) {
 
 // Many waits of every kind leave no waiter behind.
 func TestNoWaiterLeak(t *testing.T) {
-	rt, def := newRuntime(t, runtime.Config{}, nil)
+	rt, def := newRuntime(t, engine.Config{}, nil)
 	gw := rt.Gateway()
 	var wg sync.WaitGroup
 	for i := range 200 {
@@ -414,7 +414,7 @@ func TestCreateWithoutIDIsDerived(t *testing.T) {
 	store := eventstore.NewMemory()
 	for _, disabled := range []bool{false, true} {
 		t.Run(fmt.Sprint("precheck-disabled=", disabled), func(t *testing.T) {
-			rt, def := newRuntime(t, runtime.Config{Store: store, DisablePrecheck: disabled}, nil)
+			rt, def := newRuntime(t, engine.Config{Store: store, DisablePrecheck: disabled}, nil)
 			gw := rt.Gateway()
 			req := fmt.Sprint("create-once-", disabled)
 			first, err := gw.SendAndWait(context.Background(), factum.NewCommand(def.ID(""), Open{}).WithRequestID(req), processed())
@@ -441,7 +441,7 @@ func TestCreateWithoutIDIsDerived(t *testing.T) {
 // A retry rejected by the state its first attempt produced still gets the
 // first attempt's outcome.
 func TestDuplicateAfterStateChange(t *testing.T) {
-	rt, def := newRuntime(t, runtime.Config{DisablePrecheck: true}, nil)
+	rt, def := newRuntime(t, engine.Config{DisablePrecheck: true}, nil)
 	gw := rt.Gateway()
 	id := def.ID("del")
 	if _, err := gw.SendAndWait(context.Background(), factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
@@ -459,7 +459,7 @@ func TestDuplicateAfterStateChange(t *testing.T) {
 
 // Delete refuses everything but recover; recover restores the aggregate.
 func TestDeleteRecover(t *testing.T) {
-	rt, def := newRuntime(t, runtime.Config{}, nil)
+	rt, def := newRuntime(t, engine.Config{}, nil)
 	gw := rt.Gateway()
 	id := def.ID("dr")
 	send := func(body any) (command.Result, error) {
@@ -491,8 +491,8 @@ func TestDeleteRecover(t *testing.T) {
 // accepts a command expecting the version the other one appended.
 func TestExpectedVersionAheadOfTheCacheReloads(t *testing.T) {
 	store := eventstore.NewMemory()
-	rt1, def := newRuntime(t, runtime.Config{Store: store, DisablePrecheck: true}, nil)
-	rt2, _ := newRuntime(t, runtime.Config{Store: store, DisablePrecheck: true}, nil)
+	rt1, def := newRuntime(t, engine.Config{Store: store, DisablePrecheck: true}, nil)
+	rt2, _ := newRuntime(t, engine.Config{Store: store, DisablePrecheck: true}, nil)
 	ctx := context.Background()
 	id := def.ID("shared")
 	if _, err := rt1.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {

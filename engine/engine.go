@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/factum-go/factum/snapshot"
 )
 
-// Config configures a Runtime. Only Store is required; every other zero
+// Config configures an Engine. Only Store is required; every other zero
 // field takes the default of the component it configures.
 type Config struct {
 	// Store is the event store.
@@ -85,10 +85,10 @@ type Config struct {
 	Events event.Config
 }
 
-// Runtime is the command side wired together: gateway, request checker,
+// Engine is the command side wired together: gateway, request checker,
 // dispatcher (the in-process bus) and a processor per aggregate type, over
 // one event store and one codec registry.
-type Runtime struct {
+type Engine struct {
 	store       eventstore.Store
 	codec       *codec.Registry
 	registry    *aggregate.Registry
@@ -111,7 +111,7 @@ type Runtime struct {
 
 // New builds a runtime serving the aggregate types. Call Start before
 // sending commands and Shutdown to stop.
-func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
+func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	if cfg.Store == nil {
 		return nil, factum.IllegalArgument("runtime: Config.Store is required")
 	}
@@ -166,7 +166,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 	if consumers == nil {
 		consumers = functions
 	}
-	r := &Runtime{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, functions: functions, hints: hints, processor: proc, failures: cfg.Failures}
+	r := &Engine{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, functions: functions, hints: hints, processor: proc, failures: cfg.Failures}
 	gw, err := command.NewGateway(command.GatewayConfig{
 		Registry: reg, Bus: disp, Waiters: waiters, Store: cfg.Store, Checker: checker,
 		Consumers: consumers, Progress: progress{r}, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
@@ -182,23 +182,23 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Runtime, error) {
 }
 
 // Gateway returns the command gateway.
-func (r *Runtime) Gateway() *command.Gateway { return r.gateway }
+func (r *Engine) Gateway() *command.Gateway { return r.gateway }
 
 // Registry returns the aggregate types the runtime serves.
-func (r *Runtime) Registry() *aggregate.Registry { return r.registry }
+func (r *Engine) Registry() *aggregate.Registry { return r.registry }
 
 // Codec returns the runtime's message type registry.
-func (r *Runtime) Codec() *codec.Registry { return r.codec }
+func (r *Engine) Codec() *codec.Registry { return r.codec }
 
 // Store returns the event store.
-func (r *Runtime) Store() eventstore.Store { return r.store }
+func (r *Engine) Store() eventstore.Store { return r.store }
 
 // Signals returns the sink that wait signals go into: event functions emit
 // their branch-stage signals here.
-func (r *Runtime) Signals() command.Sink { return r.waiters }
+func (r *Engine) Signals() command.Sink { return r.waiters }
 
 // Dispatcher returns the in-process command bus.
-func (r *Runtime) Dispatcher() *command.Dispatcher { return r.dispatcher }
+func (r *Engine) Dispatcher() *command.Dispatcher { return r.dispatcher }
 
 // ErrStopped is returned by Start after Shutdown.
 var ErrStopped = errors.New("runtime: shut down")
@@ -207,7 +207,7 @@ var ErrStopped = errors.New("runtime: shut down")
 // that keeps its values but not its cancellation: processing stops at
 // Shutdown, not when ctx ends. Start is idempotent; after Shutdown it
 // returns ErrStopped.
-func (r *Runtime) Start(ctx context.Context) error {
+func (r *Engine) Start(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
@@ -223,4 +223,4 @@ func (r *Runtime) Start(ctx context.Context) error {
 
 // Functions returns the event functions the runtime runs: processors and
 // sagas, by the stage they signal.
-func (r *Runtime) Functions() *event.Registry { return r.functions }
+func (r *Engine) Functions() *event.Registry { return r.functions }

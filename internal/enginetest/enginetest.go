@@ -2,7 +2,7 @@
 // durable backend: the cart example with its event store, snapshot store
 // and checkpoints on one database, read back through a query service, then
 // restarted on the same database.
-package runtimetest
+package enginetest
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -71,7 +71,7 @@ type run struct {
 	stores Stores
 	log    *countingLog
 	saves  *countingSnapshots
-	rt     *runtime.Runtime
+	rt     *engine.Engine
 }
 
 func start(t *testing.T, open Open) *run {
@@ -81,7 +81,7 @@ func start(t *testing.T, open Open) *run {
 	r.saves = &countingSnapshots{Store: r.stores.Snapshots}
 	carts := cart.New(cart.Items{"sku-1": true, "sku-2": true}, cart.DefaultLimits)
 	var err error
-	if r.rt, err = runtime.New(runtime.Config{Store: r.log, SnapshotStore: r.saves, Checkpoints: r.stores.Checkpoints}, carts); err != nil {
+	if r.rt, err = engine.New(engine.Config{Store: r.log, SnapshotStore: r.saves, Checkpoints: r.stores.Checkpoints}, carts); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.rt.Start(context.Background()); err != nil {
@@ -103,7 +103,7 @@ func (r *run) stop(t *testing.T) {
 }
 
 // addItem sends AddItem and waits for the aggregate's snapshot.
-func addItem(t *testing.T, rt *runtime.Runtime, id, sku string, qty, wantVersion int) {
+func addItem(t *testing.T, rt *engine.Engine, id, sku string, qty, wantVersion int) {
 	t.Helper()
 	carts := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
 	res, err := rt.Gateway().SendAndWait(context.Background(),
@@ -181,7 +181,7 @@ func CartService(t *testing.T, open Open) {
 	// The checkpoint is durable: the database holds the snapshotter's
 	// position at the last stream.
 	stores := open(t)
-	group := factum.Function{Context: "shop", Processor: runtime.SnapshotProcessor}
+	group := factum.Function{Context: "shop", Processor: engine.SnapshotProcessor}
 	if pos, err := stores.Checkpoints.Checkpoint(context.Background(), group); err != nil || pos != streams[3].Position {
 		t.Fatalf("snapshotter checkpoint after the first run = %s, %v; want %s", pos, err, streams[3].Position)
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -49,7 +49,7 @@ func TestDuplicateWaitsForTheSnapshot(t *testing.T) {
 
 func duplicateWaitsForTheSnapshot(t *testing.T, noPrecheck bool) {
 	snaps := &blockedSaves{Memory: snapshot.NewMemory(), entered: make(chan struct{}), release: make(chan struct{})}
-	rt, def := newRuntime(t, runtime.Config{SnapshotStore: snaps, DisablePrecheck: noPrecheck}, nil)
+	rt, def := newRuntime(t, engine.Config{SnapshotStore: snaps, DisablePrecheck: noPrecheck}, nil)
 	t.Cleanup(func() {
 		select {
 		case <-snaps.release:
@@ -96,7 +96,7 @@ func TestDuplicateSeesTheFirstAttemptsFailure(t *testing.T) {
 		event.OnStream("on_added", func(context.Context, *factum.EventStream) error {
 			return factum.IllegalState("projection refused")
 		}, []string{"added"}))
-	rt, def := newRuntime(t, runtime.Config{Processors: []*event.Processor{fail}, Events: event.Config{Attempts: 1}}, nil)
+	rt, def := newRuntime(t, engine.Config{Processors: []*event.Processor{fail}, Events: event.Config{Attempts: 1}}, nil)
 	ctx := context.Background()
 	cmd := factum.NewCommand(def.ID("c-1"), Add{N: 1}).WithRequestID("req-1")
 	plan := command.Wait(factum.StageProjected).Within(10 * time.Second)
@@ -139,7 +139,7 @@ func TestDuplicateSeesARecordedFailureAfterARestart(t *testing.T) {
 				return factum.IllegalState("projection refused")
 			}, []string{"added"}))
 	}
-	cfg := runtime.Config{Store: store, Checkpoints: checkpoints, Failures: rec, Events: event.Config{Attempts: 1}}
+	cfg := engine.Config{Store: store, Checkpoints: checkpoints, Failures: rec, Events: event.Config{Attempts: 1}}
 	cfg.Processors = []*event.Processor{newProcessor()}
 	first, def := newRuntime(t, cfg, nil)
 	ctx := context.Background()

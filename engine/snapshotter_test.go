@@ -1,4 +1,4 @@
-package runtime_test
+package engine_test
 
 import (
 	"context"
@@ -12,15 +12,15 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/runtime"
 	"github.com/factum-go/factum/snapshot"
 )
 
 func TestSnapshotWaitIsReadAfterWrite(t *testing.T) {
 	snaps := snapshot.NewMemory()
-	rt, _ := newRuntime(t, runtime.Config{SnapshotStore: snaps}, nil)
+	rt, _ := newRuntime(t, engine.Config{SnapshotStore: snaps}, nil)
 	qs, err := snapshot.NewQueryService(snaps, counters, query.Planner{})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestSnapshotWaitIsReadAfterWrite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("command %d: %v", i, err)
 		}
-		if res.Stage != factum.StageSnapshot || res.Function.Processor != runtime.SnapshotProcessor {
+		if res.Stage != factum.StageSnapshot || res.Function.Processor != engine.SnapshotProcessor {
 			t.Fatalf("result = %+v", res)
 		}
 		got, err := qs.Single(ctx, query.Query{Condition: query.AggregateID(id.ID)})
@@ -72,7 +72,7 @@ func TestSnapshotWaitIsReadAfterWrite(t *testing.T) {
 func TestVersionOffsetSignalsAndProcessorLoadsFromSnapshot(t *testing.T) {
 	snaps := snapshot.NewMemory()
 	store := eventstore.NewMemory()
-	rt, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(3)}, nil)
+	rt, _ := newRuntime(t, engine.Config{Store: store, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(3)}, nil)
 	ctx := context.Background()
 	id := counters.WithID("offset")
 	for i := 1; i <= 7; i++ {
@@ -88,7 +88,7 @@ func TestVersionOffsetSignalsAndProcessorLoadsFromSnapshot(t *testing.T) {
 	// A second runtime over the same stores, with no cache, starts from
 	// the snapshot and the tail.
 	spy := &loadSpy{Store: store}
-	rt2, _ := newRuntime(t, runtime.Config{Store: spy, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(3), CacheSize: -1, Lanes: 1}, nil)
+	rt2, _ := newRuntime(t, engine.Config{Store: spy, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(3), CacheSize: -1, Lanes: 1}, nil)
 	res, err := rt2.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), command.Wait(factum.StageProcessed))
 	if err != nil || res.AggregateVersion != 8 {
 		t.Fatalf("command on the second runtime = %+v, %v", res, err)
@@ -119,7 +119,7 @@ func (s *loadSpy) Load(ctx context.Context, id factum.AggregateID, from, to int)
 func TestRegenerateSnapshot(t *testing.T) {
 	snaps := snapshot.NewMemory()
 	store := eventstore.NewMemory()
-	rt, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(10)}, nil)
+	rt, _ := newRuntime(t, engine.Config{Store: store, SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(10)}, nil)
 	ctx := context.Background()
 	id := counters.WithID("regen").WithTenant("acme")
 	for range 4 {
@@ -144,7 +144,7 @@ func TestRegenerateSnapshot(t *testing.T) {
 	if _, err := rt.RegenerateSnapshot(ctx, counters.WithID("missing")); !errors.Is(err, factum.ErrNotFound) {
 		t.Fatalf("regenerate of a missing aggregate: %v", err)
 	}
-	rt2, _ := newRuntime(t, runtime.Config{Store: store}, nil)
+	rt2, _ := newRuntime(t, engine.Config{Store: store}, nil)
 	if _, err := rt2.RegenerateSnapshot(ctx, id); !errors.Is(err, factum.ErrIllegalState) {
 		t.Fatalf("regenerate without a snapshot store: %v", err)
 	}
@@ -156,7 +156,7 @@ func TestRegenerateSnapshot(t *testing.T) {
 // rebuilt from the whole history, but for the time it was taken.
 func TestSnapshotsFromProcessorStatesMatchTheFold(t *testing.T) {
 	snaps := snapshot.NewMemory()
-	rt, _ := newRuntime(t, runtime.Config{SnapshotStore: snaps}, nil)
+	rt, _ := newRuntime(t, engine.Config{SnapshotStore: snaps}, nil)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -195,7 +195,7 @@ func TestRegenerateSnapshotRepairSticks(t *testing.T) {
 	store, snaps := eventstore.NewMemory(), snapshot.NewMemory()
 	ctx := context.Background()
 	id := counters.WithID("repair")
-	send := func(rt *runtime.Runtime) {
+	send := func(rt *engine.Engine) {
 		t.Helper()
 		if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), command.Wait(factum.StageSnapshot)); err != nil {
 			t.Fatal(err)
@@ -213,7 +213,7 @@ func TestRegenerateSnapshotRepairSticks(t *testing.T) {
 		}
 		return s.Version, c.Total
 	}
-	first, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps}, nil)
+	first, _ := newRuntime(t, engine.Config{Store: store, SnapshotStore: snaps}, nil)
 	for range 3 {
 		send(first)
 	}
@@ -228,7 +228,7 @@ func TestRegenerateSnapshotRepairSticks(t *testing.T) {
 	if err := first.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rt, _ := newRuntime(t, runtime.Config{Store: store, SnapshotStore: snaps}, nil)
+	rt, _ := newRuntime(t, engine.Config{Store: store, SnapshotStore: snaps}, nil)
 	send(rt) // loads the damaged snapshot
 	if v, n := total(); v != 4 || n != 1001 {
 		t.Fatalf("before the repair: v%d total %d, want the damage carried to v4 (1001)", v, n)
