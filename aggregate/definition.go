@@ -31,6 +31,9 @@ type Definition[S any] struct {
 	// unknownFields lets command bodies carry fields the command type
 	// does not have (AllowUnknownFields).
 	unknownFields bool
+	// middleware wraps the processing of the type's commands
+	// (WithMiddleware).
+	middleware []Middleware
 }
 
 // sourcer applies one event type to the state. ok is false when the value is

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -65,6 +64,10 @@ type ProcessorConfig struct {
 	// Transient tells which store errors are worth a retry; nil means
 	// IsTransient.
 	Transient func(error) bool
+	// Middleware wraps the processing of every aggregate type's commands,
+	// outside each definition's own (see Middleware); the first is the
+	// outermost. The engine sets it from its CommandMiddleware.
+	Middleware []Middleware
 }
 
 // NewProcessor implements Type.
@@ -75,23 +78,16 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 	if err := d.Register(cfg.Codec); err != nil {
 		return nil, err
 	}
+	for _, m := range cfg.Middleware {
+		if m == nil {
+			return nil, factum.IllegalArgument("aggregate processor: nil middleware")
+		}
+	}
 	size := cfg.CacheSize
 	if size == 0 {
 		size = DefaultCacheSize
 	}
-	retries := cfg.Retries
-	if retries == 0 {
-		retries = DefaultRetries
-	}
-	backoff := cfg.Backoff
-	if backoff <= 0 {
-		backoff = DefaultBackoff
-	}
-	transient := cfg.Transient
-	if transient == nil {
-		transient = IsTransient
-	}
-	return &processor[S]{
+	p := &processor[S]{
 		def:       d,
 		store:     cfg.Store,
 		codec:     cfg.Codec,
@@ -99,10 +95,13 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 		states:    cfg.States,
 		cache:     newCache[S](size),
 		ids:       factum.NewIDGenerator(),
-		retries:   max(retries, 0),
-		backoff:   backoff,
-		transient: transient,
-	}, nil
+	}
+	defaults := []Middleware{
+		Recover(),
+		Retry(RetryConfig{Retries: cfg.Retries, Backoff: cfg.Backoff, Transient: cfg.Transient}),
+	}
+	p.run = chain(d.named, p.process, cfg.Middleware, d.middleware, defaults)
+	return p, nil
 }
 
 type processor[S any] struct {
@@ -113,9 +112,8 @@ type processor[S any] struct {
 	states    StateObserver
 	cache     *cache[S]
 	ids       *factum.IDGenerator
-	retries   int
-	backoff   time.Duration
-	transient func(error) bool
+	// run is process inside the middleware chain.
+	run CommandFunc
 }
 
 // outcome is one attempt's result.
@@ -125,64 +123,50 @@ type outcome struct {
 	names     []string
 	duplicate bool
 	err       error
-	retry     bool // a version conflict or transient failure a retry may resolve
+	// conflict: another writer moved the aggregate; a retry resolves it.
+	conflict bool
+	// retrySafe: nothing stands in the way of a retry; one helps if err
+	// is a conflict or transient (Retry decides).
+	retrySafe bool
 }
 
-// Process implements Processor.
-func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig factum.Signal) {
-	sig = factum.Signal{
-		CommandID:   cmd.ID,
-		RequestID:   cmd.RequestIDOrID(),
-		Stage:       factum.StageProcessed,
-		Function:    factum.Function{Context: p.def.named.Context, Processor: p.def.named.Aggregate, Name: cmd.Name},
-		AggregateID: cmd.AggregateID,
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			// A sourcing function (user code) panicked; the state it left
-			// is not trustworthy, so its entry is not in the cache.
-			e := factum.Errorf(factum.CodeInternalServerError, "processing %s panicked: %v", cmd.Name, r)
-			e.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
-			fail(&sig, e)
-		}
-		if sig.Time.IsZero() {
-			sig.Time = time.Now()
-		}
-	}()
+// Process implements Processor: it runs the command through the
+// middleware chain.
+func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
+	return p.run(ctx, cmd)
+}
+
+// process runs one attempt of cmd; it is the innermost CommandFunc of the
+// chain. It reports a failure a retry may cure to the Retry above it.
+func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) factum.Signal {
+	sig := processed(p.def.named, cmd)
 	if cmd.AggregateID.NamedAggregate != p.def.named {
 		fail(&sig, factum.IllegalArgument(fmt.Sprintf("command for %s sent to the processor of %s", cmd.AggregateID.NamedAggregate, p.def.named)))
+		sig.Time = time.Now()
 		return sig
 	}
 	// The command's tenant rides in the context of everything the command
 	// does: its handler and the effects the handler binds (a
 	// prepare.PerTenant key reads it there).
 	ctx = factum.ContextWithTenant(ctx, cmd.AggregateID.TenantOrDefault())
-	for attempt := 0; ; attempt++ {
-		o := p.attempt(ctx, cmd)
-		if o.retry && attempt < p.retries && ctx.Err() == nil {
-			t := time.NewTimer(retryDelay(p.backoff, attempt))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				fail(&sig, errors.Join(o.err, ctx.Err()))
-				return sig
-			}
-			continue
-		}
-		if o.err != nil {
-			fail(&sig, o.err)
-			return sig
-		}
-		sig.Code = factum.CodeOk
-		sig.Version = o.version
-		sig.EventNames = o.names
-		sig.Duplicate = o.duplicate
-		// An appended stream's create time stands for the moment the
-		// stage was reached (microseconds apart), saving a clock read.
-		sig.Time = o.at
+	o := p.attempt(ctx, cmd)
+	if o.err != nil {
+		reportRetry(ctx, o)
+		fail(&sig, o.err)
+		sig.Time = time.Now()
 		return sig
 	}
+	sig.Code = factum.CodeOk
+	sig.Version = o.version
+	sig.EventNames = o.names
+	sig.Duplicate = o.duplicate
+	// An appended stream's create time stands for the moment the stage
+	// was reached (microseconds apart), saving a clock read.
+	sig.Time = o.at
+	if sig.Time.IsZero() {
+		sig.Time = time.Now()
+	}
+	return sig
 }
 
 func fail(sig *factum.Signal, err error) {
@@ -208,7 +192,7 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 				// the gate answers another tenant.
 				err = OtherTenant(cmd)
 			}
-			return outcome{err: err, retry: p.recoverable(err)}
+			return outcome{err: err, retrySafe: true}
 		}
 	}
 	events, effs, err := p.def.decide(ctx, &e.st, cmd)
@@ -262,7 +246,7 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 				fmt.Sprintf("command expects version %d, another command appended first", cmd.ExpectedVersion)).
 				With(cmd.AggregateID, cmd.ExpectedVersion, cmd.ID, cmd.RequestIDOrID())})
 		}
-		return undone(ctx, applied, outcome{err: err, retry: true})
+		return undone(ctx, applied, outcome{err: err, conflict: true})
 	case errors.Is(err, factum.ErrTenantMismatch):
 		// Another tenant's aggregate took the ID (a create racing it):
 		// nothing was appended; answered as the gate answers another

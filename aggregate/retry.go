@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/factum-go/factum"
 )
 
 // retryDelay is the wait before retry n (0-based): the backoff doubled n
@@ -73,10 +71,4 @@ func IsTransient(err error) bool {
 		}
 	}
 	return false
-}
-
-// recoverable reports whether the processor retries a command after err:
-// an EventVersionConflict, or a transient store error (see IsTransient).
-func (p *processor[S]) recoverable(err error) bool {
-	return errors.Is(err, factum.ErrEventVersionConflict) || p.transient(err)
 }

@@ -31,7 +31,7 @@ func (p *processor[S]) rejected(ctx context.Context, cmd *factum.Command, e *ent
 // command recognises them as its own) rather than taken away from a stream
 // that may have been appended.
 func (p *processor[S]) unknown(ctx context.Context, cmd *factum.Command, applied *Applied, err error) outcome {
-	retry := p.recoverable(err) && cmd.ExpectedVersion == 0
+	retry := cmd.ExpectedVersion == 0
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	s, lerr := p.store.Lookup(lctx, cmd.AggregateID, cmd.RequestIDOrID())
@@ -43,9 +43,9 @@ func (p *processor[S]) unknown(ctx context.Context, cmd *factum.Command, applied
 		}
 		return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}
 	case errors.Is(lerr, factum.ErrNotFound):
-		return undone(ctx, applied, outcome{err: err, retry: retry})
+		return undone(ctx, applied, outcome{err: err, retrySafe: retry})
 	}
-	return outcome{err: err, retry: retry}
+	return outcome{err: err, retrySafe: retry}
 }
 
 // undone undoes what an attempt applied and returns o, failed with the
@@ -56,7 +56,7 @@ func undone(ctx context.Context, applied *Applied, o outcome) outcome {
 		// (A duplicate's outcome stands whatever became of this
 		// attempt's effects: it is the request's.)
 		o.err = errors.Join(o.err, uerr)
-		o.retry = false
+		o.conflict, o.retrySafe = false, false
 	}
 	return o
 }

@@ -54,6 +54,7 @@ func (r *Engine) buildConsumers(cfg Config) error {
 		}
 		ec := cfg.Events
 		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.waiters.Signal
+		ec.Middleware = append(cfg.EventMiddleware[:len(cfg.EventMiddleware):len(cfg.EventMiddleware)], ec.Middleware...)
 		if snapshotters[p] && ec.Concurrency == 0 {
 			// Its saves are version-guarded, so a stream given again is
 			// harmless, and one goroutine per context would otherwise be

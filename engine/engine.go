@@ -42,6 +42,14 @@ type Config struct {
 	// (defaults aggregate.DefaultRetries and aggregate.DefaultBackoff).
 	Retries      int
 	RetryBackoff time.Duration
+	// CommandMiddleware wraps the processing of every aggregate type's
+	// commands, outside each type's own (aggregate.WithMiddleware); the
+	// first is the outermost.
+	CommandMiddleware []aggregate.Middleware
+	// EventMiddleware wraps every event function (processors, sagas, the
+	// snapshotter), outside each processor's and function's own; the
+	// first is the outermost.
+	EventMiddleware []event.Middleware
 	// Snapshots, if set, is where processors find the latest state before
 	// loading the tail of an aggregate's history. It defaults to
 	// SnapshotStore when that is set.
@@ -134,7 +142,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	}
 	pcfg := aggregate.ProcessorConfig{
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,
-		Retries: cfg.Retries, Backoff: cfg.RetryBackoff,
+		Retries: cfg.Retries, Backoff: cfg.RetryBackoff, Middleware: cfg.CommandMiddleware,
 	}
 	var hints *stateHints
 	// State reports cost the processor an encode per command; they pay

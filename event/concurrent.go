@@ -46,7 +46,7 @@ func (c *Consumer) handleConcurrently(ctx, work context.Context, deadlines *atte
 	var wg sync.WaitGroup
 	for l := 1; l < n; l++ {
 		wg.Go(func() {
-			d := attemptDeadlines{parent: deadlines.parent, timeout: deadlines.timeout}
+			d := attemptDeadlines{parent: deadlines.parent}
 			defer d.release()
 			run(l, &d)
 		})

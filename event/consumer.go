@@ -40,6 +40,11 @@ type Config struct {
 	Backoff time.Duration
 	// HandlerTimeout bounds one attempt (default 2 min).
 	HandlerTimeout time.Duration
+	// Middleware wraps every function the consumer runs, outside the
+	// processor's and the function's own (see Middleware); the first is
+	// the outermost. Attempts, Backoff and HandlerTimeout configure the
+	// default middleware (Retry, Timeout and Recover) inside them all.
+	Middleware []Middleware
 	// BatchSize is how many streams are read at a time; the checkpoint is
 	// saved after each batch and on stop (default 256).
 	BatchSize int
@@ -93,6 +98,8 @@ type Consumer struct {
 	laneSeed maphash.Seed
 	// recent holds the last failures, for FailureOn.
 	recent recentFailures
+	// funcs[i] is proc.handlers[i] inside its middleware chain.
+	funcs []StreamFunc
 }
 
 // NewConsumer returns a consumer of p. It is an IllegalArgument error to
@@ -128,8 +135,18 @@ func NewConsumer(p *Processor, cfg Config) (*Consumer, error) {
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 10 * time.Second
 	}
+	for _, m := range cfg.Middleware {
+		if m == nil {
+			return nil, factum.IllegalArgument("event: a consumer's middleware must not be nil")
+		}
+	}
+	defaults := []Middleware{Retry(cfg.Attempts, cfg.Backoff), Timeout(cfg.HandlerTimeout), Recover()}
+	funcs := make([]StreamFunc, len(p.handlers))
+	for i, h := range p.handlers {
+		funcs[i] = wrap(h, cfg.Middleware, p.middleware, h.middleware, defaults)
+	}
 	drain, done := context.WithCancel(context.Background())
-	return &Consumer{proc: p, cfg: cfg, drain: drain, drainDone: done, laneSeed: maphash.MakeSeed()}, nil
+	return &Consumer{proc: p, cfg: cfg, drain: drain, drainDone: done, laneSeed: maphash.MakeSeed(), funcs: funcs}, nil
 }
 
 // Drain asks Run to return nil as soon as it has handled every stream in
@@ -191,7 +208,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 		saved = pos
 	}
 	defer save()
-	deadlines := attemptDeadlines{parent: work, timeout: c.cfg.HandlerTimeout}
+	deadlines := attemptDeadlines{parent: work}
 	defer deadlines.release()
 	failures := 0
 	for ctx.Err() == nil && fence.valid() {
@@ -256,16 +273,17 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 	return nil
 }
 
-// handle runs every function of the processor that consumes s. It returns
-// an error only when a failure could not be recorded.
-func (c *Consumer) handle(ctx context.Context, deadlines *attemptDeadlines, s *factum.EventStream) error {
-	for _, h := range c.proc.handlers {
+// handle runs every function of the processor that consumes s, each
+// inside its middleware chain. It returns an error only when a failure
+// could not be recorded.
+func (c *Consumer) handle(ctx context.Context, lane *attemptDeadlines, s *factum.EventStream) error {
+	for i, h := range c.proc.handlers {
 		if !h.wants(s) {
 			continue
 		}
-		base := deadlines.get()
-		hctx, res := deadlines.results(base)
-		attempts, err := c.try(deadlines, base, hctx, res, h, s)
+		dctx, res := lane.start()
+		err := c.funcs[i](dctx, s)
+		attempts := max(res.attempts, 1)
 		if err != nil && c.cfg.Failures != nil {
 			f := Failure{
 				Function: h.Function, Stage: h.Stage, Stream: *s,
@@ -283,70 +301,64 @@ func (c *Consumer) handle(ctx context.Context, deadlines *attemptDeadlines, s *f
 	return nil
 }
 
-// try calls h up to Attempts times with ctx, which is base (the attempt
-// deadline's context) carrying res for AddResult; a retry whose deadline
-// was renewed gets res on top of the new one.
-func (c *Consumer) try(deadlines *attemptDeadlines, base, ctx context.Context, res *results, h *Handler, s *factum.EventStream) (int, error) {
-	var err error
-	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			if d := deadlines.get(); d != base {
-				base, ctx = d, context.WithValue(d, resultKey{}, res)
-			}
-		}
-		if err = invoke(ctx, h, s); err == nil {
-			return attempt, nil
-		}
-		if attempt >= c.cfg.Attempts || !retryable(err) {
-			return attempt, err
-		}
-		sleep(ctx, backoff(c.cfg.Backoff, attempt))
-	}
-}
-
-// attemptDeadlines hands out the contexts that bound one attempt of a
-// function to the handler timeout. A timeout context per attempt (a timer
-// and two allocations, then a cancel) cost more than a fast in-memory
-// projection itself, so one context serves consecutive attempts as long as
-// its deadline is at least the timeout less 1/64 of it away (the bound an
+// attemptDeadlines is one consumer lane's delivery state: the context a
+// function's chain gets, which carries the results the function adds
+// (AddResult) and the attempts Retry makes, and the contexts that bound
+// one attempt for Timeout. A timeout context per attempt (a timer and two
+// allocations, then a cancel) cost more than a fast in-memory projection
+// itself, so one context serves consecutive attempts as long as its
+// deadline is at least the timeout less 1/64 of it away (the bound an
 // attempt gets is between 98.4 % and 100 % of the timeout); a fresh one is
 // made otherwise, and the consumer cancels the last one after each batch.
 // A function must therefore not use its context after it returned: it is
 // cancelled at the end of the batch, not at once.
 type attemptDeadlines struct {
 	parent   context.Context
-	timeout  time.Duration
+	timeout  time.Duration // the one ctx was made for
 	ctx      context.Context
 	cancel   context.CancelFunc
 	deadline time.Time
 
-	// The results of the function running, and the context carrying them
-	// on top of resBase; reused, emptied, while the deadline context
-	// stays the same, for the same reason.
+	// The results of the function running, reused, emptied, for each
+	// function; outer is parent carrying them (what a chain gets), and
+	// resCtx is resBase (the deadline context) carrying them, for the
+	// same reason.
 	res     *results
+	outer   context.Context
 	resBase context.Context
 	resCtx  context.Context
 }
 
-// results returns base carrying an empty results for AddResult.
-func (d *attemptDeadlines) results(base context.Context) (context.Context, *results) {
-	if d.res == nil || d.resBase != base {
-		d.resCtx, d.res = withResults(base)
-		d.resBase = base
+// start returns the context for one delivery of a stream to a function,
+// and its results, emptied.
+func (d *attemptDeadlines) start() (context.Context, *results) {
+	if d.res == nil {
+		d.res = &results{lane: d}
+		d.outer = context.WithValue(d.parent, resultKey{}, d.res)
 	} else {
 		d.res.take() // what an earlier function left unsent
 	}
-	return d.resCtx, d.res
+	d.res.attempts = 0
+	return d.outer, d.res
 }
 
-func (d *attemptDeadlines) get() context.Context {
-	if d.timeout <= 0 {
-		return d.parent
+// bounded returns the context for one attempt bounded by timeout, carrying
+// the lane's results.
+func (d *attemptDeadlines) bounded(timeout time.Duration) context.Context {
+	base := d.get(timeout)
+	if d.resBase != base {
+		d.resCtx = context.WithValue(base, resultKey{}, d.res)
+		d.resBase = base
 	}
-	if d.ctx == nil || time.Until(d.deadline) < d.timeout-d.timeout/64 {
+	return d.resCtx
+}
+
+func (d *attemptDeadlines) get(timeout time.Duration) context.Context {
+	if d.ctx == nil || d.timeout != timeout || time.Until(d.deadline) < timeout-timeout/64 {
 		d.release()
-		d.ctx, d.cancel = context.WithTimeout(d.parent, d.timeout)
+		d.ctx, d.cancel = context.WithTimeout(d.parent, timeout)
 		d.deadline, _ = d.ctx.Deadline()
+		d.timeout = timeout
 	}
 	return d.ctx
 }

@@ -37,6 +37,9 @@ type Handler struct {
 	// Handle is called once per stream holding at least one consumed
 	// event.
 	Handle StreamFunc
+
+	// middleware wraps Handle (WithFunctionMiddleware).
+	middleware []Middleware
 }
 
 // Consumes reports whether the function consumes the event name from an
@@ -64,6 +67,8 @@ type Processor struct {
 	context, name string
 	stage         factum.CommandStage
 	handlers      []*Handler
+	// middleware wraps every function (WithMiddleware).
+	middleware []Middleware
 }
 
 // Option adds a function to a processor.

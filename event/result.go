@@ -7,10 +7,15 @@ import (
 
 type resultKey struct{}
 
-// results collects what a function returns to the waiting caller.
+// results collects what a function returns to the waiting caller, and
+// what the consumer learns of the delivery from the middleware.
 type results struct {
 	mu sync.Mutex
 	m  map[string]any
+	// attempts is how many attempts Retry made (0: no Retry ran).
+	attempts int
+	// lane is the consumer lane delivering, for Timeout; nil outside one.
+	lane *attemptDeadlines
 }
 
 // AddResult attaches key=value to the signal the consumer sends for the
@@ -28,11 +33,6 @@ func AddResult(ctx context.Context, key string, value any) {
 	}
 	r.m[key] = value
 	r.mu.Unlock()
-}
-
-func withResults(ctx context.Context) (context.Context, *results) {
-	r := &results{}
-	return context.WithValue(ctx, resultKey{}, r), r
 }
 
 // take returns the results added and empties r for the next function.

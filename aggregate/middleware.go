@@ -1,0 +1,207 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// CommandFunc processes one command; the outcome, success or failure, is
+// its PROCESSED signal.
+type CommandFunc func(ctx context.Context, cmd *factum.Command) factum.Signal
+
+// Middleware wraps the processing of the commands of one aggregate type.
+// It is called once per aggregate type, at engine.New, with that type's
+// name, and returns the function that processes the type's commands from
+// then on, calling next (or not) for each.
+//
+// A processor's chain runs, outermost first: the middleware of
+// ProcessorConfig.Middleware (the engine's), those of the definition
+// (WithMiddleware), then the defaults Recover and Retry around the
+// processing itself. A middleware therefore sees each command once, with
+// its final signal, whatever the retries under it; a panic under Recover
+// reaches it as a failed signal, and a panic in a middleware itself is not
+// recovered unless a Recover runs outside it.
+type Middleware func(named factum.NamedAggregate, next CommandFunc) CommandFunc
+
+// WithMiddleware adds middleware to the definition: it wraps the processing
+// of this type's commands only, inside the engine's middleware and outside
+// the defaults (see Middleware). The first one given is the outermost.
+func WithMiddleware[S any](mw ...Middleware) Option[S] {
+	return func(d *Definition[S]) {
+		for _, m := range mw {
+			if m == nil {
+				d.errs = append(d.errs, factum.IllegalArgument(fmt.Sprintf("aggregate %s: nil middleware", d.named)))
+				return
+			}
+		}
+		d.middleware = append(d.middleware, mw...)
+	}
+}
+
+// chain wraps core in mw, the first one outermost.
+func chain(named factum.NamedAggregate, core CommandFunc, mw ...[]Middleware) CommandFunc {
+	f := core
+	for i := len(mw) - 1; i >= 0; i-- {
+		for j := len(mw[i]) - 1; j >= 0; j-- {
+			f = mw[i][j](named, f)
+		}
+	}
+	return f
+}
+
+// Recover returns the middleware that turns a panic under it (in a
+// sourcing function, say: user code run while loading or after the append)
+// into an InternalServerError signal for that command only. The state the
+// panic left is not cached: the processor checks a state out of its cache
+// for the time of a command and puts it back only when the command ends
+// normally. A handler's own panic never reaches it: Decide recovers it into
+// the command's rejection.
+func Recover() Middleware {
+	return func(named factum.NamedAggregate, next CommandFunc) CommandFunc {
+		return func(ctx context.Context, cmd *factum.Command) (sig factum.Signal) {
+			defer func() {
+				if r := recover(); r != nil {
+					e := factum.Errorf(factum.CodeInternalServerError, "processing %s panicked: %v", cmd.Name, r)
+					e.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+					sig = processed(named, cmd)
+					fail(&sig, e)
+					sig.Time = time.Now()
+				}
+			}()
+			return next(ctx, cmd)
+		}
+	}
+}
+
+// RetryConfig configures Retry. Zero fields take the defaults.
+type RetryConfig struct {
+	// Retries is how often a command is tried again after a recoverable
+	// failure; 0 means DefaultRetries, negative means none.
+	Retries int
+	// Backoff is the first retry's delay, doubled for each further one and
+	// jittered (between half and all of it is waited); 0 means
+	// DefaultBackoff.
+	Backoff time.Duration
+	// Transient tells which store errors are worth a retry; nil means
+	// IsTransient.
+	Transient func(error) bool
+}
+
+// Retry returns the middleware that runs a command again after a
+// recoverable failure: an EventVersionConflict, or a transient store error
+// (see IsTransient), of a command without an expected version. The
+// processor under it reports which failures those are; each retry reloads
+// the aggregate, as the failed attempt left no state in the cache. A
+// command with an expected version is never retried (a conflict fails it
+// with CommandExpectVersionConflict), nor is a failure after which the
+// effects the handler bound could not be undone. When the context ends
+// during a wait, the signal carries both the failure and the context's
+// error.
+func Retry(cfg RetryConfig) Middleware {
+	retries := cfg.Retries
+	if retries == 0 {
+		retries = DefaultRetries
+	}
+	backoff := cfg.Backoff
+	if backoff <= 0 {
+		backoff = DefaultBackoff
+	}
+	transient := cfg.Transient
+	if transient == nil {
+		transient = IsTransient
+	}
+	return func(_ factum.NamedAggregate, next CommandFunc) CommandFunc {
+		if retries < 0 {
+			return next
+		}
+		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
+			if cmd.ExpectedVersion > 0 {
+				return next(ctx, cmd)
+			}
+			r := &retrying{Context: ctx}
+			for attempt := 0; ; attempt++ {
+				r.conflict, r.err = false, nil
+				sig := next(r, cmd)
+				again := r.conflict || r.err != nil && (errors.Is(r.err, factum.ErrEventVersionConflict) || transient(r.err))
+				if !again || attempt >= retries || ctx.Err() != nil {
+					return sig
+				}
+				t := time.NewTimer(retryDelay(backoff, attempt))
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					failed := processedLike(sig)
+					fail(&failed, errors.Join(r.cause(), ctx.Err()))
+					failed.Time = time.Now()
+					return failed
+				}
+			}
+		}
+	}
+}
+
+type retryKey struct{}
+
+// retrying is the context of one command under Retry: the processor under
+// it reports through it whether its last attempt failed in a way a retry
+// may cure, which the signal alone does not tell (a transient store error
+// and a permanent one both end as InternalServerError).
+type retrying struct {
+	context.Context
+	// conflict: another writer moved the aggregate; a reload resolves it.
+	conflict bool
+	// err: the attempt's failure, reported when nothing stands in the way
+	// of a retry; Retry tries again after a conflict or a transient one.
+	err error
+}
+
+// Value returns the retrying itself for retryKey, and the parent's values
+// for every other key.
+func (r *retrying) Value(key any) any {
+	if key == (retryKey{}) {
+		return r
+	}
+	return r.Context.Value(key)
+}
+
+// cause is the error of the last failed attempt, as well as it is known.
+func (r *retrying) cause() error { return r.err }
+
+// reportRetry tells the Retry running the command, if any, that the
+// attempt's outcome o may be cured by another attempt.
+func reportRetry(ctx context.Context, o outcome) {
+	if !o.conflict && !o.retrySafe {
+		return
+	}
+	if r, _ := ctx.Value(retryKey{}).(*retrying); r != nil {
+		r.conflict, r.err = o.conflict, o.err
+	}
+}
+
+// processed returns the PROCESSED signal of cmd, without an outcome yet.
+func processed(named factum.NamedAggregate, cmd *factum.Command) factum.Signal {
+	return factum.Signal{
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		Stage:       factum.StageProcessed,
+		Function:    factum.Function{Context: named.Context, Processor: named.Aggregate, Name: cmd.Name},
+		AggregateID: cmd.AggregateID,
+	}
+}
+
+// processedLike returns sig's identities without its outcome.
+func processedLike(sig factum.Signal) factum.Signal {
+	return factum.Signal{
+		CommandID:   sig.CommandID,
+		RequestID:   sig.RequestID,
+		Stage:       sig.Stage,
+		Function:    sig.Function,
+		AggregateID: sig.AggregateID,
+	}
+}
