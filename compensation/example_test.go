@@ -25,7 +25,7 @@ func Example() {
 	// A projection counting orders, failing on its first call.
 	var calls, counted atomic.Int64
 	counter := event.MustProcessor("shop", "order_counter", factum.StageProjected,
-		event.On(nil, func(context.Context, event.Message, OrderPlaced) error {
+		event.On(func(context.Context, event.Message, OrderPlaced) error {
 			if calls.Add(1) == 1 {
 				return errors.New("warehouse offline")
 			}

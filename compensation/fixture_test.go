@@ -126,7 +126,7 @@ func (p *totals) get(id string) (qty, applied, calls int) {
 
 func (p *totals) processor() *event.Processor {
 	return event.MustProcessor(totalsFn.Context, totalsFn.Processor, factum.StageProjected,
-		event.On(nil, p.handle, event.From(orders.Named())))
+		event.On(p.handle, event.From(orders.Named())))
 }
 
 // clock is the injected clock.

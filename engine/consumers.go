@@ -49,13 +49,18 @@ func (r *Engine) buildConsumers(cfg Config) error {
 	}
 	r.checkpoints = checkpoints
 	for _, p := range procs {
+		snap := snapshotters[p]
+		p, err := p.Bind(r.codec)
+		if err != nil {
+			return err
+		}
 		if err := r.functions.Add(p); err != nil {
 			return err
 		}
 		ec := cfg.Events
 		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.waiters.Signal
 		ec.Middleware = append(cfg.EventMiddleware[:len(cfg.EventMiddleware):len(cfg.EventMiddleware)], ec.Middleware...)
-		if snapshotters[p] && ec.Concurrency == 0 {
+		if snap && ec.Concurrency == 0 {
 			// Its saves are version-guarded, so a stream given again is
 			// harmless, and one goroutine per context would otherwise be
 			// the one serial step between every command and its SNAPSHOT.

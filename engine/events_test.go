@@ -34,7 +34,7 @@ func (p *totals) processor(t testing.TB, name string, fail func(Added) error) *e
 	t.Helper()
 	p.m = map[string]int{}
 	return event.MustProcessor("test", name, factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e Added) error {
+		event.On(func(ctx context.Context, m event.Message, e Added) error {
 			if fail != nil {
 				if err := fail(e); err != nil {
 					return err

@@ -24,7 +24,7 @@ func TestConsumerHandlerTimeout(t *testing.T) {
 	var kept []context.Context
 	var stuckErr error
 	p := event.MustProcessor("shop", "bounded", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error {
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error {
 			dl, ok := ctx.Deadline()
 			left := time.Until(dl)
 			mu.Lock()

@@ -108,8 +108,8 @@ func TestConsumerDeliversInOrderAndSignals(t *testing.T) {
 	rec := &recorder{}
 	var removed atomic.Int32
 	p := event.MustProcessor("shop", "cart_summary", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }),
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemRemoved) error { removed.Add(1); return nil }),
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }),
+		event.On(func(ctx context.Context, m event.Message, e ItemRemoved) error { removed.Add(1); return nil }),
 	)
 	c, err := event.NewConsumer(p, event.Config{
 		Log: st, Checkpoints: event.NewMemoryCheckpoints(), Notify: rec.notify,
@@ -153,7 +153,7 @@ func TestConsumerResumesFromCheckpoint(t *testing.T) {
 	cps := event.NewMemoryCheckpoints()
 	rec := &recorder{}
 	p := event.MustProcessor("shop", "counter", factum.StageEventHandled,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }))
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }))
 	newConsumer := func() *event.Consumer {
 		c, err := event.NewConsumer(p, event.Config{Log: st, Checkpoints: cps, BatchSize: 7})
 		if err != nil {
@@ -211,7 +211,7 @@ func TestConsumerRetriesThenRecordsFailure(t *testing.T) {
 	var failures []event.Failure
 	var mu sync.Mutex
 	p := event.MustProcessor("shop", "flaky", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error {
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error {
 			calls.Add(1)
 			if e.SKU == "bad-1-0" {
 				return errors.New("database is down")
@@ -219,7 +219,7 @@ func TestConsumerRetriesThenRecordsFailure(t *testing.T) {
 			rec.add(e.SKU)
 			return nil
 		}),
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemRemoved) error {
+		event.On(func(ctx context.Context, m event.Message, e ItemRemoved) error {
 			panic("boom")
 		}),
 	)
@@ -267,7 +267,7 @@ func TestConsumerDoesNotAdvanceWhenRecordingFails(t *testing.T) {
 	var recordOK atomic.Bool
 	var recorded atomic.Int32
 	p := event.MustProcessor("shop", "failing", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { return errors.New("always") }))
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { return errors.New("always") }))
 	c, _ := event.NewConsumer(p, event.Config{
 		Log: st, Checkpoints: cps, Attempts: 1, Backoff: time.Millisecond, Logger: quiet,
 		Failures: event.FailureRecorderFunc(func(ctx context.Context, f event.Failure) error {
@@ -296,10 +296,10 @@ func TestSlowConsumerDoesNotBlockOthers(t *testing.T) {
 	st := eventstore.NewMemory()
 	release := make(chan struct{})
 	slow := event.MustProcessor("shop", "slow", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { <-release; return nil }))
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { <-release; return nil }))
 	rec := &recorder{}
 	fast := event.MustProcessor("shop", "fast", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }))
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }))
 	for _, p := range []*event.Processor{slow, fast} {
 		c, _ := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints()})
 		start(t, c)
@@ -316,7 +316,7 @@ func TestFromRestrictsAggregates(t *testing.T) {
 	rec := &recorder{}
 	orders := factum.NamedAggregate{Context: "shop", Aggregate: "order"}
 	p := event.MustProcessor("shop", "orders_only", factum.StageEventHandled,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }, event.From(orders)))
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }, event.From(orders)))
 	c, _ := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints()})
 	start(t, c)
 	appendStream(t, st, "cart-1", 1, "item_added") // a cart: not delivered
@@ -333,8 +333,8 @@ func TestFromRestrictsAggregates(t *testing.T) {
 
 func TestRegistryFunctionsFor(t *testing.T) {
 	noop := func(ctx context.Context, m event.Message, e ItemAdded) error { return nil }
-	proj := event.MustProcessor("shop", "summary", factum.StageProjected, event.On(nil, noop))
-	handler := event.MustProcessor("shop", "mailer", factum.StageEventHandled, event.On(nil, noop))
+	proj := event.MustProcessor("shop", "summary", factum.StageProjected, event.On(noop))
+	handler := event.MustProcessor("shop", "mailer", factum.StageEventHandled, event.On(noop))
 	r, err := event.NewRegistry(proj, handler)
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +346,7 @@ func TestRegistryFunctionsFor(t *testing.T) {
 		t.Fatalf("FunctionsFor of an unconsumed event = %v", got)
 	}
 	// The answers are cached; adding a processor must not leave them stale.
-	more := event.MustProcessor("shop", "stats", factum.StageProjected, event.On(nil, noop))
+	more := event.MustProcessor("shop", "stats", factum.StageProjected, event.On(noop))
 	if err := r.Add(more); err != nil {
 		t.Fatal(err)
 	}
@@ -366,15 +366,15 @@ func TestNewProcessorRefusesBadDefinitions(t *testing.T) {
 	}{
 		{"no functions", func() error { _, err := event.NewProcessor("shop", "p", factum.StageProjected); return err }},
 		{"not a branch stage", func() error {
-			_, err := event.NewProcessor("shop", "p", factum.StageProcessed, event.On(nil, noop))
+			_, err := event.NewProcessor("shop", "p", factum.StageProcessed, event.On(noop))
 			return err
 		}},
 		{"bad name", func() error {
-			_, err := event.NewProcessor("shop", "has space", factum.StageProjected, event.On(nil, noop))
+			_, err := event.NewProcessor("shop", "has space", factum.StageProjected, event.On(noop))
 			return err
 		}},
 		{"duplicate function", func() error {
-			_, err := event.NewProcessor("shop", "p", factum.StageProjected, event.On(nil, noop), event.On(nil, noop))
+			_, err := event.NewProcessor("shop", "p", factum.StageProjected, event.On(noop), event.On(noop))
 			return err
 		}},
 	}
@@ -389,7 +389,7 @@ func TestDrainReturnsOnceCaughtUp(t *testing.T) {
 	st := eventstore.NewMemory()
 	rec := &recorder{}
 	p := event.MustProcessor("shop", "drained", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }))
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { rec.add(e.SKU); return nil }))
 	for v := 1; v <= 100; v++ {
 		appendStream(t, st, "a", v, "item_added")
 	}
@@ -406,7 +406,7 @@ func TestDrainReturnsOnceCaughtUp(t *testing.T) {
 func TestDrainWakesAWaitingConsumer(t *testing.T) {
 	st := eventstore.NewMemory()
 	p := event.MustProcessor("shop", "idle", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { return nil }))
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { return nil }))
 	c, _ := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(), PollInterval: time.Hour})
 	done := make(chan error, 1)
 	go func() { done <- c.Run(context.Background()) }()

@@ -15,7 +15,7 @@ func Example() {
 	handled := make(chan string, 1)
 	signals := make(chan factum.Signal, 1)
 	summary := event.MustProcessor("shop", "cart_summary", factum.StageProjected,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error {
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error {
 			handled <- e.SKU
 			return nil
 		}),

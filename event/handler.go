@@ -40,6 +40,9 @@ type Handler struct {
 
 	// middleware wraps Handle (WithFunctionMiddleware).
 	middleware []Middleware
+	// bind, set by On, returns Handle decoding with a codec registry
+	// (Processor.Bind).
+	bind func(reg *codec.Registry) (StreamFunc, error)
 }
 
 // Consumes reports whether the function consumes the event name from an
@@ -167,41 +170,76 @@ func OnStream(name string, fn StreamFunc, events []string, opts ...HandlerOption
 	}
 }
 
-// On adds a function for the event type E, named "on_" + E's message name.
-// The body is decoded with the registry when it knows the name (which
-// applies upcasters), else straight from JSON into E. fn runs once per
-// matching event, in stream order.
-func On[E any](reg *codec.Registry, fn func(ctx context.Context, m Message, e E) error, opts ...HandlerOption) Option {
+// On adds a function for the event type E, named "on_" + E's message name
+// (factum.NameOf: its MessageName method, else its Go name in snake case;
+// give stored events a MessageName, so that renaming the Go type does not
+// change it). fn runs once per matching event, in stream order.
+//
+// The definition does not depend on a runtime: the body is decoded with
+// the codec registry the processor is bound to (Processor.Bind; the engine
+// binds every processor to its registry at New), which applies upcasters;
+// a processor that is not bound, or a registry that does not know the
+// name, decodes the body straight from JSON into E.
+func On[E any](fn func(ctx context.Context, m Message, e E) error, opts ...HandlerOption) Option {
 	var zero E
 	name := factum.NameOf(zero)
-	if reg != nil {
-		if n, _, ok := reg.NameOf(zero); ok {
-			name = n
-		}
-	}
 	return func(p *Processor) error {
 		h := &Handler{Function: factum.Function{Name: "on_" + name}, Events: []string{name}}
 		for _, o := range opts {
 			o(h)
 		}
-		h.Handle = func(ctx context.Context, s *factum.EventStream) error {
-			for i := range s.Events {
-				ev := &s.Events[i]
-				if !h.Consumes(s.AggregateID.NamedAggregate, ev.Name) {
-					continue
+		handle := func(reg *codec.Registry) StreamFunc {
+			return func(ctx context.Context, s *factum.EventStream) error {
+				for i := range s.Events {
+					ev := &s.Events[i]
+					if !h.Consumes(s.AggregateID.NamedAggregate, ev.Name) {
+						continue
+					}
+					body, err := decode[E](reg, ev)
+					if err != nil {
+						return &EventError{EventID: ev.ID, Err: err}
+					}
+					if err := fn(ctx, Message{Stream: s, Event: ev}, body); err != nil {
+						return &EventError{EventID: ev.ID, Err: err}
+					}
 				}
-				body, err := decode[E](reg, ev)
-				if err != nil {
-					return &EventError{EventID: ev.ID, Err: err}
-				}
-				if err := fn(ctx, Message{Stream: s, Event: ev}, body); err != nil {
-					return &EventError{EventID: ev.ID, Err: err}
-				}
+				return nil
 			}
-			return nil
+		}
+		h.Handle = handle(nil)
+		h.bind = func(reg *codec.Registry) (StreamFunc, error) {
+			if n, _, ok := reg.NameOf(zero); ok && n != name {
+				return nil, factum.IllegalArgument(fmt.Sprintf("function %s consumes %T as %q, which the codec registry names %q: give the type a MessageName method returning %q", h.Function, zero, name, n, n))
+			}
+			return handle(reg), nil
 		}
 		return p.add(h)
 	}
+}
+
+// Bind returns a copy of p whose functions added with On decode event
+// bodies with reg (upcasting old revisions); p itself is unchanged, so one
+// definition may serve several runtimes. It is an IllegalArgument error
+// when reg names an event type otherwise than the function that consumes
+// it (see On). A nil reg returns p.
+func (p *Processor) Bind(reg *codec.Registry) (*Processor, error) {
+	if reg == nil {
+		return p, nil
+	}
+	q := *p
+	q.handlers = make([]*Handler, len(p.handlers))
+	for i, h := range p.handlers {
+		b := *h
+		if h.bind != nil {
+			fn, err := h.bind(reg)
+			if err != nil {
+				return nil, err
+			}
+			b.Handle = fn
+		}
+		q.handlers[i] = &b
+	}
+	return &q, nil
 }
 
 func decode[E any](reg *codec.Registry, ev *factum.DomainEvent) (E, error) {

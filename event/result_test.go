@@ -16,14 +16,14 @@ func TestAddResultStaysWithItsSignal(t *testing.T) {
 	st := eventstore.NewMemory()
 	rec := &recorder{}
 	p := event.MustProcessor("shop", "results", factum.StageEventHandled,
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error {
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error {
 			event.AddResult(ctx, "sku", e.SKU)
 			if e.SKU == "c-2-0" {
 				return factum.IllegalState("no") // fails, not retried, after adding
 			}
 			return nil
 		}, event.Named("adds")),
-		event.On(nil, func(ctx context.Context, m event.Message, e ItemAdded) error { return nil }, event.Named("adds_nothing")),
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { return nil }, event.Named("adds_nothing")),
 	)
 	c, err := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(), Notify: rec.notify, Logger: quiet})
 	if err != nil {

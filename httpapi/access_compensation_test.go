@@ -30,7 +30,7 @@ func TestAccessOperatorIsThePrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	proj := event.MustProcessor("shop", "cart_counter", factum.StageProjected,
-		event.On(nil, func(context.Context, event.Message, cart.ItemAdded) error { return errors.New("read model offline") }))
+		event.On(func(context.Context, event.Message, cart.ItemAdded) error { return errors.New("read model offline") }))
 	rt, err := engine.New(engine.Config{
 		Store: store, SnapshotStore: snaps, Failures: comp,
 		Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1},

@@ -31,7 +31,7 @@ func compensationFixture(t *testing.T, broken *atomic.Bool) *fixture {
 		t.Fatal(err)
 	}
 	proj := event.MustProcessor("shop", "cart_counter", factum.StageProjected,
-		event.On(nil, func(context.Context, event.Message, cart.ItemAdded) error {
+		event.On(func(context.Context, event.Message, cart.ItemAdded) error {
 			if broken.Load() {
 				return errors.New("read model offline")
 			}

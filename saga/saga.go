@@ -27,7 +27,7 @@ const ResultCommandIDs = "commandIds"
 // it is built when the runtime is (see Processor).
 type Saga struct {
 	context, name string
-	fns           []func(reg *codec.Registry, send Sender) event.Option
+	fns           []func(send Sender) event.Option
 }
 
 // Func is a saga function for events of type E: it returns the commands to
@@ -52,8 +52,8 @@ func New(context, name string, opts ...Option) *Saga {
 // decoding; event.HandlerOption values such as event.From apply).
 func On[E any](fn Func[E], opts ...event.HandlerOption) Option {
 	return func(s *Saga) {
-		s.fns = append(s.fns, func(reg *codec.Registry, send Sender) event.Option {
-			return event.On(reg, func(ctx context.Context, m event.Message, e E) error {
+		s.fns = append(s.fns, func(send Sender) event.Option {
+			return event.On(func(ctx context.Context, m event.Message, e E) error {
 				cmds, err := fn(ctx, m, e)
 				if err != nil {
 					return err
@@ -81,9 +81,13 @@ func (s *Saga) Processor(reg *codec.Registry, send Sender) (*event.Processor, er
 	}
 	opts := make([]event.Option, len(s.fns))
 	for i, f := range s.fns {
-		opts[i] = f(reg, send)
+		opts[i] = f(send)
 	}
-	return event.NewProcessor(s.context, s.name, factum.StageSagaHandled, opts...)
+	p, err := event.NewProcessor(s.context, s.name, factum.StageSagaHandled, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return p.Bind(reg)
 }
 
 // Prepare completes the commands a saga function returned for m: request

@@ -32,7 +32,7 @@ func TestCompensationCommands(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
 	proj := event.MustProcessor(boundedContext, "flaky", factum.StageProjected,
-		event.On(nil, func(context.Context, event.Message, cart.ItemAdded) error {
+		event.On(func(context.Context, event.Message, cart.ItemAdded) error {
 			if failing.Load() {
 				return errors.New("downstream offline")
 			}

@@ -24,7 +24,7 @@ func BenchmarkFulfilment(b *testing.B) {
 		b.Run(fmt.Sprintf("saga-lanes=%d", lanes), func(b *testing.B) {
 			ctx := context.Background()
 			summaries := order.NewSummaries()
-			proj, err := summaries.Processor(nil)
+			proj, err := summaries.Processor()
 			if err != nil {
 				b.Fatal(err)
 			}

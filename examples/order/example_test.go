@@ -16,7 +16,7 @@ import (
 
 func Example() {
 	summaries := order.NewSummaries()
-	proj, _ := summaries.Processor(nil)
+	proj, _ := summaries.Processor()
 	rt, _ := engine.New(engine.Config{
 		Store:      eventstore.NewMemory(),
 		Processors: []*event.Processor{proj},

@@ -100,7 +100,7 @@ func TestFulfilmentSaga(t *testing.T) {
 func newService(t *testing.T) (*engine.Engine, *order.Summaries) {
 	t.Helper()
 	summaries := order.NewSummaries()
-	proc, err := summaries.Processor(nil)
+	proc, err := summaries.Processor()
 	if err != nil {
 		t.Fatal(err)
 	}

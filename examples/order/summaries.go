@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/event"
 )
 
@@ -68,19 +67,20 @@ func (s *Summaries) update(m event.Message, fn func(*Summary)) {
 }
 
 // Processor returns the projection as an event processor signalling
-// PROJECTED, decoding events with reg.
-func (s *Summaries) Processor(reg *codec.Registry) (*event.Processor, error) {
+// PROJECTED. The engine binds it to its codec registry, which decodes the
+// events.
+func (s *Summaries) Processor() (*event.Processor, error) {
 	from := event.From(Orders.Named())
 	return event.NewProcessor(Context, "order_summaries", factum.StageProjected,
-		event.On(reg, func(_ context.Context, m event.Message, e OrderPlaced) error {
+		event.On(func(_ context.Context, m event.Message, e OrderPlaced) error {
 			s.update(m, func(v *Summary) { v.SKU, v.Qty, v.Status = e.SKU, e.Qty, Pending })
 			return nil
 		}, from),
-		event.On(reg, func(_ context.Context, m event.Message, _ OrderConfirmed) error {
+		event.On(func(_ context.Context, m event.Message, _ OrderConfirmed) error {
 			s.update(m, func(v *Summary) { v.Status = Confirmed })
 			return nil
 		}, from),
-		event.On(reg, func(_ context.Context, m event.Message, e OrderRejected) error {
+		event.On(func(_ context.Context, m event.Message, e OrderRejected) error {
 			s.update(m, func(v *Summary) { v.Status, v.Reason = Rejected, e.Reason })
 			return nil
 		}, from),
