@@ -24,10 +24,10 @@ var accounts = aggregate.New[acct]("bank", "acct",
 	aggregate.Source(func(a *acct, e deposited) { a.Balance += e.Amount }),
 	aggregate.Handle(func(_ context.Context, _ acct, d deposit) ([]any, error) {
 		return []any{deposited(d)}, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 	aggregate.Handle(func(context.Context, acct, emitUnregistered) ([]any, error) {
 		return []any{unregistered{}}, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 )
 
 // The pre-gates run in DESIGN order: each case breaks several gates at

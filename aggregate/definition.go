@@ -71,18 +71,18 @@ type CommandSpec struct {
 // Option configures a Definition.
 type Option[S any] func(*Definition[S])
 
-// CommandOption marks a command handler (see Create, AllowCreate, Void).
+// CommandOption marks a command handler (see Create, AllowCreate, Void,
+// InternalCommand).
 type CommandOption func(*CommandSpec)
 
-// The command markers.
-var (
-	// Create marks the handler's command as creating its aggregate.
-	Create CommandOption = func(c *CommandSpec) { c.Create = true }
-	// AllowCreate lets the handler's command create a missing aggregate.
-	AllowCreate CommandOption = func(c *CommandSpec) { c.AllowCreate = true }
-	// Void marks the handler's command as fire-and-forget.
-	Void CommandOption = func(c *CommandSpec) { c.Void = true }
-)
+// Create marks the handler's command as creating its aggregate.
+func Create() CommandOption { return func(c *CommandSpec) { c.Create = true } }
+
+// AllowCreate lets the handler's command create a missing aggregate.
+func AllowCreate() CommandOption { return func(c *CommandSpec) { c.AllowCreate = true } }
+
+// Void marks the handler's command as fire-and-forget.
+func Void() CommandOption { return func(c *CommandSpec) { c.Void = true } }
 
 // New defines the aggregate type named name in the bounded context. Options
 // add sourcing functions (Source), command handlers (Handle), event types

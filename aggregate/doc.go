@@ -8,7 +8,7 @@
 //		aggregate.Source(func(c *Cart, e ItemAdded) { c.Items[e.SKU] += e.Qty }),
 //		aggregate.Handle(func(ctx context.Context, c Cart, cmd AddItem) ([]any, error) {
 //			return []any{ItemAdded{cmd.SKU, cmd.Qty}}, nil
-//		}, aggregate.AllowCreate),
+//		}, aggregate.AllowCreate()),
 //	)
 //
 // Sourcing functions (Source) apply one event type to the state and must be

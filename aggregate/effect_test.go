@@ -86,7 +86,7 @@ func bound(effs func() []aggregate.Effect) *aggregate.Definition[acct] {
 				return nil, err
 			}
 			return []any{reserved{}}, nil
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 	)
 }
 

@@ -21,7 +21,7 @@ func Example() {
 				return nil, factum.IllegalState("already so")
 			}
 			return []any{Switched(c)}, nil
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 	)
 	st := aggregate.State[Light]{ID: lights.ID("hall")}
 	cmd := factum.NewCommand(lights.ID("hall"), Switch{On: true})

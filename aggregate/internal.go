@@ -13,7 +13,7 @@ func Internal[S any]() Option[S] {
 // InternalCommand marks the handler's command as internal: sent by the
 // application or the framework through the gateway, never routed from a
 // public API (package httpapi answers it as an unknown command).
-var InternalCommand CommandOption = func(c *CommandSpec) { c.Internal = true }
+func InternalCommand() CommandOption { return func(c *CommandSpec) { c.Internal = true } }
 
 // IsInternal reports whether the type was defined with Internal.
 func (d *Definition[S]) IsInternal() bool { return d.internal }

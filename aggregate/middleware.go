@@ -129,6 +129,10 @@ func Retry(cfg RetryConfig) Middleware {
 				sig := next(r, cmd)
 				again := r.conflict || r.err != nil && (errors.Is(r.err, factum.ErrEventVersionConflict) || transient(r.err))
 				if !again || attempt >= retries || ctx.Err() != nil {
+					if again {
+						// A Retry outside this one may try again.
+						reportRetry(ctx, outcome{err: r.err, conflict: r.conflict, retrySafe: true})
+					}
 					return sig
 				}
 				t := time.NewTimer(retryDelay(backoff, attempt))

@@ -24,7 +24,7 @@ var tallies = aggregate.New[tally]("bank", "tally",
 			events[i] = bumped{I: i}
 		}
 		return events, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 )
 
 // The stream and its events get distinct UUIDv7 IDs, increasing in event

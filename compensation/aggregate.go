@@ -25,7 +25,7 @@ func newDefinition(context, name string) *aggregate.Definition[Execution] {
 		aggregate.Source(sourceRetrySpec),
 		aggregate.Source(sourceRecoverable),
 		aggregate.Source(sourceFunction),
-		aggregate.Handle(decideRecord, aggregate.AllowCreate),
+		aggregate.Handle(decideRecord, aggregate.AllowCreate()),
 		aggregate.Handle(decidePrepare),
 		aggregate.Handle(decideForcePrepare),
 		aggregate.Handle(decideSuccess),

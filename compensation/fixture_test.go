@@ -41,7 +41,7 @@ var orders = aggregate.New[Order]("shop", "order",
 	aggregate.Source(func(o *Order, e OrderPlaced) { o.SKU, o.Qty = e.SKU, e.Qty }),
 	aggregate.Handle(func(_ context.Context, _ Order, c PlaceOrder) ([]any, error) {
 		return []any{OrderPlaced(c)}, nil
-	}, aggregate.Create),
+	}, aggregate.Create()),
 )
 
 // totalsFn is the projection function's identity.

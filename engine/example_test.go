@@ -21,7 +21,7 @@ func Example() {
 		aggregate.Source(func(n *Note, e Written) { n.Text = e.Text }),
 		aggregate.Handle(func(_ context.Context, _ Note, c Write) ([]any, error) {
 			return []any{Written(c)}, nil
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 	)
 	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, notes)
 	if err != nil {

@@ -54,16 +54,16 @@ func counterType(g *gate) *aggregate.Definition[Counter] {
 		aggregate.Emits[Counter, Opened](),
 		aggregate.Handle(func(_ context.Context, _ Counter, _ Open) ([]any, error) {
 			return []any{Opened{}}, nil
-		}, aggregate.Create),
+		}, aggregate.Create()),
 		aggregate.Handle(func(_ context.Context, _ Counter, a Add) ([]any, error) {
 			return []any{Added(a)}, nil
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 		aggregate.Handle(func(_ context.Context, _ Counter, _ Reject) ([]any, error) {
 			return nil, factum.IllegalState("rejected by rule")
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 		aggregate.Handle(func(_ context.Context, _ Counter, _ Explode) ([]any, error) {
 			panic("boom")
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 		aggregate.Handle(func(ctx context.Context, _ Counter, _ Block) ([]any, error) {
 			if g != nil {
 				g.entered <- struct{}{}
@@ -74,10 +74,10 @@ func counterType(g *gate) *aggregate.Definition[Counter] {
 				}
 			}
 			return []any{Added{N: 1}}, nil
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 		aggregate.Handle(func(_ context.Context, _ Counter, _ Fire) ([]any, error) {
 			return []any{Added{N: 1}}, nil
-		}, aggregate.AllowCreate, aggregate.Void),
+		}, aggregate.AllowCreate(), aggregate.Void()),
 	)
 }
 

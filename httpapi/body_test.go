@@ -42,7 +42,7 @@ type bumped struct{ By int }
 func TestCommandBodyUnknownFieldsAllowedPerAggregate(t *testing.T) {
 	lenient := aggregate.New[counter]("test", "counter",
 		aggregate.Source(func(c *counter, e bumped) { c.N += e.By }),
-		aggregate.Handle(func(_ context.Context, _ counter, b bump) ([]any, error) { return []any{bumped(b)}, nil }, aggregate.AllowCreate),
+		aggregate.Handle(func(_ context.Context, _ counter, b bump) ([]any, error) { return []any{bumped(b)}, nil }, aggregate.AllowCreate()),
 		aggregate.AllowUnknownFields[counter](),
 	)
 	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, lenient)

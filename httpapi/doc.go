@@ -25,7 +25,7 @@
 // cannot be used as an aggregate name in URLs.
 //
 // Only public aggregate types are routed: types defined with
-// aggregate.Internal and commands marked aggregate.InternalCommand have no
+// aggregate.Internal and commands marked aggregate.InternalCommand() have no
 // route and are left out of the OpenAPI document.
 //
 // Errors are JSON bodies (see ErrorBody) whose status comes from the one

@@ -42,7 +42,7 @@ func TestIdempotencyKeyAndWaitTimeoutAppendOnce(t *testing.T) {
 				return nil, ctx.Err()
 			}
 			return []any{ticked{}}, nil
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 	)
 	store := eventstore.NewMemory()
 	rt, err := engine.New(engine.Config{Store: store}, counters)

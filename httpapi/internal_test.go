@@ -34,13 +34,13 @@ func TestInternalNotRouted(t *testing.T) {
 	ledgers := aggregate.New[ledger]("test", "ledger",
 		aggregate.Source(func(l *ledger, _ ledgerOpened) { l.N++ }),
 		aggregate.Source(func(l *ledger, _ secretAdjusted) { l.N += 100 }),
-		aggregate.Handle(func(context.Context, ledger, openLedger) ([]any, error) { return []any{ledgerOpened{}}, nil }, aggregate.AllowCreate),
-		aggregate.Handle(func(context.Context, ledger, secretAdjust) ([]any, error) { return []any{secretAdjusted{}}, nil }, aggregate.InternalCommand),
+		aggregate.Handle(func(context.Context, ledger, openLedger) ([]any, error) { return []any{ledgerOpened{}}, nil }, aggregate.AllowCreate()),
+		aggregate.Handle(func(context.Context, ledger, secretAdjust) ([]any, error) { return []any{secretAdjusted{}}, nil }, aggregate.InternalCommand()),
 	)
 	audits := aggregate.New[auditRecord]("test", "audit_record",
 		aggregate.Internal[auditRecord](),
 		aggregate.Source(func(a *auditRecord, _ auditRecorded) { a.N++ }),
-		aggregate.Handle(func(context.Context, auditRecord, recordAudit) ([]any, error) { return []any{auditRecorded{}}, nil }, aggregate.AllowCreate),
+		aggregate.Handle(func(context.Context, auditRecord, recordAudit) ([]any, error) { return []any{auditRecorded{}}, nil }, aggregate.AllowCreate()),
 	)
 	if aggregate.Public(audits) || !aggregate.Public(ledgers) || !audits.IsInternal() {
 		t.Fatal("Public/IsInternal disagree with the definitions")

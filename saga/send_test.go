@@ -86,7 +86,7 @@ type bumped struct{}
 
 var counters = aggregate.New[counter]("test", "counter",
 	aggregate.Source(func(c *counter, _ bumped) { c.N++ }),
-	aggregate.Handle(func(context.Context, counter, bump) ([]any, error) { return []any{bumped{}}, nil }, aggregate.AllowCreate),
+	aggregate.Handle(func(context.Context, counter, bump) ([]any, error) { return []any{bumped{}}, nil }, aggregate.AllowCreate()),
 )
 
 // A redelivered event (a crash after the commands were appended, before
@@ -130,7 +130,7 @@ type sourced struct{ N int }
 
 var sources = aggregate.New[source]("test", "source",
 	aggregate.Source(func(s *source, e sourced) { s.N = e.N }),
-	aggregate.Handle(func(_ context.Context, _ source, c sourced) ([]any, error) { return []any{c}, nil }, aggregate.AllowCreate),
+	aggregate.Handle(func(_ context.Context, _ source, c sourced) ([]any, error) { return []any{c}, nil }, aggregate.AllowCreate()),
 )
 
 // A saga whose send fails (here: to an aggregate type nobody serves)
@@ -194,7 +194,7 @@ type pinged struct{}
 
 var pings = aggregate.New[counter]("test", "ping",
 	aggregate.Emits[counter, pinged](),
-	aggregate.Handle(func(context.Context, counter, ping) ([]any, error) { return []any{pinged{}}, nil }, aggregate.AllowCreate, aggregate.Void),
+	aggregate.Handle(func(context.Context, counter, ping) ([]any, error) { return []any{pinged{}}, nil }, aggregate.AllowCreate(), aggregate.Void()),
 )
 
 // A void command promises only its acceptance: a saga sending one is done

@@ -25,10 +25,10 @@ var tallies = aggregate.New[tally]("test", "tally",
 			return nil, factum.IllegalArgument("by zero")
 		}
 		return []any{bumped(c)}, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 	aggregate.Handle(func(context.Context, tally, leak) ([]any, error) {
 		return []any{secret{hidden: 7}}, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 )
 
 // recorder is a testing.TB that records failures instead of failing.

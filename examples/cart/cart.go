@@ -123,7 +123,7 @@ func New(catalog Catalog, limits Limits) *aggregate.Definition[Cart] {
 				return nil, factum.IllegalState(fmt.Sprintf("at most %d of an item; the cart has %d of %q", limits.MaxQuantity, have, cmd.SKU))
 			}
 			return []any{ItemAdded(cmd)}, nil
-		}, aggregate.AllowCreate),
+		}, aggregate.AllowCreate()),
 
 		aggregate.Handle(func(_ context.Context, c Cart, cmd RemoveItem) ([]any, error) {
 			if _, ok := c.Items[cmd.SKU]; !ok {

@@ -62,7 +62,7 @@ var Inventory = aggregate.New[Stock](Context, "inventory",
 			return nil, factum.IllegalArgument("restock quantity must be positive")
 		}
 		return []any{Restocked(c)}, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 
 	aggregate.Handle(func(ctx context.Context, s Stock, c ReserveStock) ([]any, error) {
 		if c.OrderID == "" || c.Qty < 1 {
@@ -76,5 +76,5 @@ var Inventory = aggregate.New[Stock](Context, "inventory",
 			return []any{ReservationFailed{OrderID: c.OrderID, SKU: sku, Qty: c.Qty, Available: s.Available}}, nil
 		}
 		return []any{StockReserved{OrderID: c.OrderID, SKU: sku, Qty: c.Qty}}, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 )

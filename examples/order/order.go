@@ -94,7 +94,7 @@ var Orders = aggregate.New[Order](Context, "order",
 			return nil, factum.IllegalArgument(err.Error())
 		}
 		return []any{OrderPlaced{OrderID: aggregate.CommandFrom(ctx).AggregateID.ID, SKU: c.SKU, Qty: c.Qty}}, nil
-	}, aggregate.Create),
+	}, aggregate.Create()),
 
 	aggregate.Handle(func(ctx context.Context, o Order, _ ConfirmOrder) ([]any, error) {
 		if o.Status != Pending {

@@ -26,7 +26,7 @@ var Accounts = aggregate.New[Account]("bank", "account",
 			return nil, factum.IllegalArgument("amount must be positive")
 		}
 		return []any{Deposited(c)}, nil
-	}, aggregate.AllowCreate),
+	}, aggregate.AllowCreate()),
 )
 
 func Example() {

@@ -110,7 +110,7 @@ func New(usernames *prepare.Key[string]) *aggregate.Definition[User] {
 				return nil, err
 			}
 			return []any{UserRegistered(c)}, nil
-		}, aggregate.Create),
+		}, aggregate.Create()),
 
 		aggregate.Handle(func(ctx context.Context, u User, c RenameUser) ([]any, error) {
 			if err := c.Validate(); err != nil {
