@@ -102,12 +102,13 @@ type Consumer struct {
 	funcs []StreamFunc
 }
 
-// NewConsumer returns a consumer of p. It is an IllegalArgument error to
-// omit Log or Checkpoints.
+// NewConsumer returns a consumer of p, with p's own settings (WithSettings)
+// over cfg. It is an IllegalArgument error to omit Log or Checkpoints.
 func NewConsumer(p *Processor, cfg Config) (*Consumer, error) {
 	if p == nil || cfg.Log == nil || cfg.Checkpoints == nil {
 		return nil, factum.IllegalArgument("event: a consumer needs a processor, a log and a checkpoint store")
 	}
+	cfg = p.settings.apply(cfg)
 	if cfg.Attempts <= 0 {
 		cfg.Attempts = 3
 	}

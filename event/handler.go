@@ -72,6 +72,8 @@ type Processor struct {
 	handlers      []*Handler
 	// middleware wraps every function (WithMiddleware).
 	middleware []Middleware
+	// settings override the consumer's Config (WithSettings).
+	settings Settings
 }
 
 // Option adds a function to a processor.

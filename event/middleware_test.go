@@ -240,3 +240,41 @@ func TestBindDecodesWithTheRegistry(t *testing.T) {
 		t.Fatalf("Bind to a registry naming the event otherwise: %v", err)
 	}
 }
+
+// A processor's own settings override the consumer's Config for its
+// consumer only: Attempts 1 over a Config of 5 tries a failing function
+// once.
+func TestProcessorSettingsOverrideTheConfig(t *testing.T) {
+	st := eventstore.NewMemory()
+	var mu sync.Mutex
+	tries := 0
+	p := event.MustProcessor("shop", "once", factum.StageProjected,
+		event.WithSettings(event.Settings{Attempts: 1}),
+		event.On(func(context.Context, event.Message, ItemAdded) error {
+			mu.Lock()
+			tries++
+			mu.Unlock()
+			return errors.New("down")
+		}))
+	if got := p.Settings(); got.Attempts != 1 {
+		t.Fatalf("settings %+v", got)
+	}
+	rec := &recorder{}
+	c, err := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(), Notify: rec.notify,
+		Attempts: 5, Backoff: time.Microsecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendStream(t, st, "a", 1, "item_added")
+	start(t, c)
+	waitFor(t, "a signal", func() bool { _, s := rec.snapshot(); return len(s) == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if tries != 1 {
+		t.Fatalf("%d tries, want 1", tries)
+	}
+	if _, err := event.NewProcessor("shop", "bad", factum.StageProjected, event.WithSettings(event.Settings{BatchSize: -1}),
+		event.On(func(context.Context, event.Message, ItemAdded) error { return nil })); factum.CodeOf(err) != factum.CodeIllegalArgument {
+		t.Fatalf("negative setting: %v", err)
+	}
+}

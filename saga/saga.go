@@ -28,6 +28,8 @@ const ResultCommandIDs = "commandIds"
 type Saga struct {
 	context, name string
 	fns           []func(send Sender) event.Option
+	// popts configure the saga's processor (WithSettings, WithMiddleware).
+	popts []event.Option
 }
 
 // Func is a saga function for events of type E: it returns the commands to
@@ -68,6 +70,18 @@ func On[E any](fn Func[E], opts ...event.HandlerOption) Option {
 	}
 }
 
+// WithSettings gives the saga its own consumer settings, over the
+// engine's (see event.Settings).
+func WithSettings(st event.Settings) Option {
+	return func(s *Saga) { s.popts = append(s.popts, event.WithSettings(st)) }
+}
+
+// WithMiddleware wraps every function of the saga, inside the engine's
+// event middleware (see event.Middleware); the first is the outermost.
+func WithMiddleware(mw ...event.Middleware) Option {
+	return func(s *Saga) { s.popts = append(s.popts, event.WithMiddleware(mw...)) }
+}
+
 // Name returns the saga's identity as a Function with an empty Name.
 func (s *Saga) Name() factum.Function {
 	return factum.Function{Context: s.context, Processor: s.name}
@@ -79,9 +93,10 @@ func (s *Saga) Processor(reg *codec.Registry, send Sender) (*event.Processor, er
 	if send == nil {
 		return nil, factum.IllegalArgument(fmt.Sprintf("saga %s/%s needs a sender", s.context, s.name))
 	}
-	opts := make([]event.Option, len(s.fns))
-	for i, f := range s.fns {
-		opts[i] = f(send)
+	opts := make([]event.Option, 0, len(s.popts)+len(s.fns))
+	opts = append(opts, s.popts...)
+	for _, f := range s.fns {
+		opts = append(opts, f(send))
 	}
 	p, err := event.NewProcessor(s.context, s.name, factum.StageSagaHandled, opts...)
 	if err != nil {

@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/saga/sagatest"
 )
@@ -81,5 +84,55 @@ func TestRequestIDsDeriveFromTheEvent(t *testing.T) {
 func TestProcessorNeedsSender(t *testing.T) {
 	if _, err := reservations().Processor(nil, nil); !errors.Is(err, factum.ErrIllegalArgument) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// okSender decides every command at once.
+type okSender struct{}
+
+func (okSender) SendAndWait(_ context.Context, c factum.Command, _ command.WaitPlan) (command.Result, error) {
+	return command.Result{Stage: factum.StageProcessed, CommandID: c.ID, RequestID: c.RequestID, AggregateID: c.AggregateID, Code: factum.CodeOk}, nil
+}
+
+// A saga carries its own consumer settings and middleware to its
+// processor.
+func TestSagaCarriesSettingsAndMiddleware(t *testing.T) {
+	var seen []string
+	mw := func(h *event.Handler, next event.StreamFunc) event.StreamFunc {
+		return func(ctx context.Context, s *factum.EventStream) error {
+			seen = append(seen, h.Function.String())
+			return next(ctx, s)
+		}
+	}
+	s := saga.New("shop", "tuned",
+		saga.WithSettings(event.Settings{Attempts: 7, Concurrency: 2}),
+		saga.WithMiddleware(mw),
+		saga.On(func(context.Context, event.Message, OrderPlaced) ([]factum.Command, error) { return nil, nil }))
+	p, err := s.Processor(codec.NewRegistry(), okSender{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Settings(); got.Attempts != 7 || got.Concurrency != 2 {
+		t.Fatalf("settings %+v", got)
+	}
+	st := eventstore.NewMemory()
+	if err := st.Append(t.Context(), &factum.EventStream{ID: factum.NewID(), AggregateID: stock.WithID("x").WithTenant(factum.DefaultTenant), Version: 1,
+		CommandID: factum.NewID(), RequestID: factum.NewID(), Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "order_placed", Sequence: 1, IsLast: true, Body: []byte(`{"orderId":"o"}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan factum.Signal, 1)
+	c, err := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(), Notify: func(s factum.Signal) { done <- s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = c.Run(ctx) }()
+	if sig := <-done; !sig.Succeeded() {
+		t.Fatalf("%+v", sig)
+	}
+	cancel()
+	if len(seen) != 1 || seen[0] != "shop/tuned/on_order_placed" {
+		t.Fatalf("middleware saw %v", seen)
 	}
 }
