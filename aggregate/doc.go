@@ -60,4 +60,19 @@
 // DuplicateRequestId and when the handler rejects the retry. A panic in a
 // handler or sourcing function becomes an InternalServerError outcome for
 // that command only.
+//
+// The processing of a type's commands runs inside a [Middleware] chain
+// over [CommandFunc], built once per type when the processor is made: the
+// engine's (ProcessorConfig.Middleware, from engine.Config's
+// CommandMiddleware), the definition's ([WithMiddleware]), then the
+// defaults [Recover] and [Retry], which are the panic recovery and the
+// retries above. Tracing, metrics, logging and the application's own
+// cross-cutting concerns live there; a middleware sees each command once,
+// with its final PROCESSED signal.
+//
+// Commands and events are stored under their message names
+// (factum.NameOf: a MessageName method, else the Go type's name in snake
+// case). Give stored types a MessageName method, so that renaming the Go
+// type renames nothing stored, and lock the names in a test with
+// aggregatetest.LockNames, which compares them with a golden list.
 package aggregate

@@ -26,4 +26,21 @@
 // so that a repeated request waiting for a branch stage learns of one. The
 // contract is checked by the kit in package consumertest, which every
 // consumer, log and checkpoint store combination runs.
+//
+// Each function runs inside a [Middleware] chain, built once at
+// NewConsumer: the consumer's (Config.Middleware, the engine's
+// EventMiddleware), the processor's ([WithMiddleware]), the function's
+// ([WithFunctionMiddleware]), then the defaults [Retry] (the in-place
+// attempts), [Timeout] (each attempt's deadline) and [Recover] (a panic
+// becomes an InternalServerError). Tracing, metrics, logging and the
+// application's own cross-cutting concerns live there; a middleware sees
+// each delivery once, with its final error.
+//
+// A processor is a definition, independent of any runtime: [On] decodes
+// with the codec registry the processor is bound to ([Processor.Bind]; the
+// engine binds each one to its registry at New), and a processor may carry
+// its own consumer settings ([WithSettings]) over the engine's. Functions
+// are named after the message names of their events: give stored event
+// types a MessageName method, so that a Go rename changes no stored name
+// (aggregatetest.LockNames locks them against a golden list).
 package event

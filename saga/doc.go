@@ -21,4 +21,9 @@
 // gateway answers the duplicate with the first attempt's outcome). The
 // tenant of the source aggregate is carried to the commands, as is the
 // stream's header.
+//
+// A saga is a definition: the engine builds its processor at New, bound to
+// its codec registry and its gateway. [WithSettings] gives it consumer
+// settings of its own and [WithMiddleware] middleware around its
+// functions (see event.Middleware).
 package saga

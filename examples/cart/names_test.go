@@ -1,0 +1,25 @@
+package cart_test
+
+import (
+	"github.com/factum-go/factum/examples/cart"
+	"testing"
+
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/aggregate/aggregatetest"
+	"github.com/factum-go/factum/codec"
+)
+
+// The names the example's events and commands are stored under stay as
+// they are: a Go rename that changed one fails here (update on purpose
+// with go test -run TestStoredNames -update-names).
+func TestStoredNames(t *testing.T) {
+	types, err := aggregate.NewRegistry(cart.New(cart.Items{}, cart.DefaultLimits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := codec.NewRegistry()
+	if err := types.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	aggregatetest.LockNames(t, reg, "testdata/names.golden")
+}
