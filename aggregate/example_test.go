@@ -6,6 +6,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/eventstore"
 )
 
 type Light struct{ On bool }
@@ -34,4 +36,29 @@ func Example() {
 	// Output:
 	// [{true}] <nil>
 	// true 1 IllegalState
+}
+
+// A middleware around the commands of one aggregate type: it sees each
+// command once, with its final signal.
+func ExampleWithMiddleware() {
+	logged := func(named factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
+		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
+			sig := next(ctx, cmd)
+			fmt.Println(named, cmd.Name, sig.Code, sig.Version)
+			return sig
+		}
+	}
+	lamps := aggregate.New[Light]("home", "lamp",
+		aggregate.Source(func(l *Light, e Switched) { l.On = e.On }),
+		aggregate.Handle(func(_ context.Context, _ Light, c Switch) ([]any, error) {
+			return []any{Switched(c)}, nil
+		}, aggregate.AllowCreate()),
+		aggregate.WithMiddleware[Light](logged),
+	)
+	p, _ := lamps.NewProcessor(aggregate.ProcessorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry()})
+	cmd := factum.NewCommand(lamps.ID("desk").WithTenant(factum.DefaultTenant), Switch{On: true})
+	cmd.AllowCreate = true
+	p.Process(context.Background(), &cmd)
+	// Output:
+	// home.lamp switch Ok 1
 }
