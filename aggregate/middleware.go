@@ -94,12 +94,14 @@ type RetryConfig struct {
 
 // Retry returns the middleware that runs a command again after a
 // recoverable failure: an EventVersionConflict, or a transient store error
-// (see IsTransient), of a command without an expected version. The
-// processor under it reports which failures those are; each retry reloads
-// the aggregate, as the failed attempt left no state in the cache. A
-// command with an expected version is never retried (a conflict fails it
-// with CommandExpectVersionConflict), nor is a failure after which the
-// effects the handler bound could not be undone. When the context ends
+// (see IsTransient). The processor under it reports which failures those
+// are, as the signal does not tell a transient store error from a
+// permanent one; each retry reloads the aggregate, as the failed attempt
+// left no state in the cache. The processor reports no conflict of a
+// command with an expected version (it fails with
+// CommandExpectVersionConflict) and no append of one whose outcome is
+// unknown, only its failed loads; nor does it report a failure after which
+// the effects the handler bound could not be undone. When the context ends
 // during a wait, the signal carries both the failure and the context's
 // error.
 func Retry(cfg RetryConfig) Middleware {
@@ -120,9 +122,6 @@ func Retry(cfg RetryConfig) Middleware {
 			return next
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
-			if cmd.ExpectedVersion > 0 {
-				return next(ctx, cmd)
-			}
 			r := &retrying{Context: ctx}
 			for attempt := 0; ; attempt++ {
 				r.conflict, r.err = false, nil

@@ -257,3 +257,36 @@ func TestNilMiddleware(t *testing.T) {
 		t.Fatalf("NewProcessor error %v", err)
 	}
 }
+
+// flakyLoads fails its first loads (as many as fails says) with a
+// transient error.
+type flakyLoads struct {
+	eventstore.Store
+	fails, loads atomic.Int32
+}
+
+func (s *flakyLoads) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
+	if s.loads.Add(1) <= s.fails.Load() {
+		return nil, sqlStateError("40001")
+	}
+	return s.Store.Load(ctx, id, from, to)
+}
+
+// A transient failure to load the aggregate is retried for a command with
+// an expected version too: nothing was appended, so nothing stands in the
+// way.
+func TestTransientLoadIsRetriedWithAnExpectedVersion(t *testing.T) {
+	mem := eventstore.NewMemory()
+	id := accounts.ID("a-1")
+	if sig := send(newProc(t, mem, aggregate.ProcessorConfig{}), id, deposit{Amount: 1}); !sig.Succeeded() {
+		t.Fatalf("%+v", sig)
+	}
+	store := &flakyLoads{Store: mem}
+	store.fails.Store(2)
+	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
+	c := factum.NewCommand(id, deposit{Amount: 1}).WithExpectedVersion(1)
+	c.AggregateID.Tenant = factum.DefaultTenant
+	if sig := p.Process(context.Background(), &c); !sig.Succeeded() || sig.Version != 2 || store.loads.Load() != 3 {
+		t.Fatalf("%+v after %d loads, want success after 3", sig, store.loads.Load())
+	}
+}
