@@ -105,63 +105,88 @@ type RetryConfig struct {
 // during a wait, the signal carries both the failure and the context's
 // error.
 func Retry(cfg RetryConfig) Middleware {
-	retries := cfg.Retries
-	if retries == 0 {
-		retries = DefaultRetries
-	}
-	backoff := cfg.Backoff
-	if backoff <= 0 {
-		backoff = DefaultBackoff
-	}
-	transient := cfg.Transient
-	if transient == nil {
-		transient = IsTransient
-	}
+	pol := cfg.policy()
 	return func(_ factum.NamedAggregate, next CommandFunc) CommandFunc {
-		if retries < 0 {
+		if pol.retries < 0 {
 			return next
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			r := &retrying{Context: ctx}
-			for attempt := 0; ; attempt++ {
-				r.conflict, r.err = false, nil
+			return pol.run(ctx, func() (factum.Signal, report) {
+				r.rep = report{}
 				sig := next(r, cmd)
-				again := r.conflict || r.err != nil && (errors.Is(r.err, factum.ErrEventVersionConflict) || transient(r.err))
-				if !again || attempt >= retries || ctx.Err() != nil {
-					if again {
-						// A Retry outside this one may try again.
-						reportRetry(ctx, outcome{err: r.err, conflict: r.conflict, retrySafe: true})
-					}
-					return sig
-				}
-				t := time.NewTimer(retryDelay(backoff, attempt))
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					failed := processedLike(sig)
-					fail(&failed, errors.Join(r.cause(), ctx.Err()))
-					failed.Time = time.Now()
-					return failed
-				}
+				return sig, r.rep
+			})
+		}
+	}
+}
+
+// retryPolicy is a RetryConfig with its defaults filled in.
+type retryPolicy struct {
+	retries   int
+	backoff   time.Duration
+	transient func(error) bool
+}
+
+func (cfg RetryConfig) policy() retryPolicy {
+	pol := retryPolicy{retries: cfg.Retries, backoff: cfg.Backoff, transient: cfg.Transient}
+	if pol.retries == 0 {
+		pol.retries = DefaultRetries
+	}
+	if pol.backoff <= 0 {
+		pol.backoff = DefaultBackoff
+	}
+	if pol.transient == nil {
+		pol.transient = IsTransient
+	}
+	return pol
+}
+
+// report is what one attempt tells the retry loop: a failure a retry may
+// cure, which the signal alone does not tell (a transient store error and
+// a permanent one both end as InternalServerError).
+type report struct {
+	// conflict: another writer moved the aggregate; a reload resolves it.
+	conflict bool
+	// err: the attempt's failure, set when nothing stands in the way of a
+	// retry; one is made after a conflict or a transient error.
+	err error
+}
+
+// run calls attempt until it succeeds, fails for good, or the retries are
+// spent. The processor's default Retry runs it around the processing
+// itself, which spares it the context the middleware form needs.
+func (pol retryPolicy) run(ctx context.Context, attempt func() (factum.Signal, report)) factum.Signal {
+	for n := 0; ; n++ {
+		sig, rep := attempt()
+		again := rep.conflict || rep.err != nil && (errors.Is(rep.err, factum.ErrEventVersionConflict) || pol.transient(rep.err))
+		if !again || n >= pol.retries || ctx.Err() != nil {
+			if again {
+				// A Retry outside this one may try again.
+				reportRetry(ctx, rep)
 			}
+			return sig
+		}
+		t := time.NewTimer(retryDelay(pol.backoff, n))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			failed := processedLike(sig)
+			fail(&failed, errors.Join(rep.err, ctx.Err()))
+			failed.Time = time.Now()
+			return failed
 		}
 	}
 }
 
 type retryKey struct{}
 
-// retrying is the context of one command under Retry: the processor under
-// it reports through it whether its last attempt failed in a way a retry
-// may cure, which the signal alone does not tell (a transient store error
-// and a permanent one both end as InternalServerError).
+// retrying is the context of one command under a Retry middleware: the
+// processor (or an inner Retry) under it reports through it.
 type retrying struct {
 	context.Context
-	// conflict: another writer moved the aggregate; a reload resolves it.
-	conflict bool
-	// err: the attempt's failure, reported when nothing stands in the way
-	// of a retry; Retry tries again after a conflict or a transient one.
-	err error
+	rep report
 }
 
 // Value returns the retrying itself for retryKey, and the parent's values
@@ -173,17 +198,14 @@ func (r *retrying) Value(key any) any {
 	return r.Context.Value(key)
 }
 
-// cause is the error of the last failed attempt, as well as it is known.
-func (r *retrying) cause() error { return r.err }
-
-// reportRetry tells the Retry running the command, if any, that the
-// attempt's outcome o may be cured by another attempt.
-func reportRetry(ctx context.Context, o outcome) {
-	if !o.conflict && !o.retrySafe {
+// reportRetry tells the Retry middleware running the command, if any, of
+// a failure a retry may cure.
+func reportRetry(ctx context.Context, rep report) {
+	if !rep.conflict && rep.err == nil {
 		return
 	}
 	if r, _ := ctx.Value(retryKey{}).(*retrying); r != nil {
-		r.conflict, r.err = o.conflict, o.err
+		r.rep = rep
 	}
 }
 

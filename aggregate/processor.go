@@ -96,12 +96,26 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 		cache:     newCache[S](size),
 		ids:       factum.NewIDGenerator(),
 	}
-	defaults := []Middleware{
-		Recover(),
-		Retry(RetryConfig{Retries: cfg.Retries, Backoff: cfg.Backoff, Transient: cfg.Transient}),
-	}
-	p.run = chain(d.named, p.process, cfg.Middleware, d.middleware, defaults)
+	// The default Retry is fused with the processing: it gets the
+	// attempt's report directly instead of through a context.
+	pol := RetryConfig{Retries: cfg.Retries, Backoff: cfg.Backoff, Transient: cfg.Transient}.policy()
+	p.run = chain(d.named, p.retried(pol), cfg.Middleware, d.middleware, []Middleware{Recover()})
 	return p, nil
+}
+
+// retried is process under the default Retry (none for negative retries).
+// It reports what its retries did not cure to a Retry middleware above.
+func (p *processor[S]) retried(pol retryPolicy) CommandFunc {
+	if pol.retries < 0 {
+		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
+			sig, rep := p.process(ctx, cmd)
+			reportRetry(ctx, rep)
+			return sig
+		}
+	}
+	return func(ctx context.Context, cmd *factum.Command) factum.Signal {
+		return pol.run(ctx, func() (factum.Signal, report) { return p.process(ctx, cmd) })
+	}
 }
 
 type processor[S any] struct {
@@ -112,7 +126,7 @@ type processor[S any] struct {
 	states    StateObserver
 	cache     *cache[S]
 	ids       *factum.IDGenerator
-	// run is process inside the middleware chain.
+	// run is process inside the default Retry and the middleware chain.
 	run CommandFunc
 }
 
@@ -136,14 +150,13 @@ func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) factum.
 	return p.run(ctx, cmd)
 }
 
-// process runs one attempt of cmd; it is the innermost CommandFunc of the
-// chain. It reports a failure a retry may cure to the Retry above it.
-func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) factum.Signal {
+// process runs one attempt of cmd, and reports a failure a retry may cure.
+func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) (factum.Signal, report) {
 	sig := processed(p.def.named, cmd)
 	if cmd.AggregateID.NamedAggregate != p.def.named {
 		fail(&sig, factum.IllegalArgument(fmt.Sprintf("command for %s sent to the processor of %s", cmd.AggregateID.NamedAggregate, p.def.named)))
 		sig.Time = time.Now()
-		return sig
+		return sig, report{}
 	}
 	// The command's tenant rides in the context of everything the command
 	// does: its handler and the effects the handler binds (a
@@ -151,10 +164,13 @@ func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) factum.
 	ctx = factum.ContextWithTenant(ctx, cmd.AggregateID.TenantOrDefault())
 	o := p.attempt(ctx, cmd)
 	if o.err != nil {
-		reportRetry(ctx, o)
+		var rep report
+		if o.conflict || o.retrySafe {
+			rep = report{conflict: o.conflict, err: o.err}
+		}
 		fail(&sig, o.err)
 		sig.Time = time.Now()
-		return sig
+		return sig, rep
 	}
 	sig.Code = factum.CodeOk
 	sig.Version = o.version
@@ -166,7 +182,7 @@ func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) factum.
 	if sig.Time.IsZero() {
 		sig.Time = time.Now()
 	}
-	return sig
+	return sig, report{}
 }
 
 func fail(sig *factum.Signal, err error) {
