@@ -112,18 +112,23 @@ func Retry(attempts int, base time.Duration) Middleware {
 // Timeout returns the middleware that bounds each call under it to d (no
 // bound when d <= 0). Under a consumer, consecutive calls share one
 // deadline context as long as it is at least d less 1/64 of d away (see
-// attemptDeadlines), when the middleware gets the context the consumer
-// passed in; a middleware outside it that replaces the context costs a
-// timer per call instead. The function must not use its context after it
-// returned.
+// attemptDeadlines), also when a middleware outside has added values to
+// the context (a trace span, say); a context with a cancellation of its
+// own costs a timer per call instead. The function must not use its
+// context after it returned.
 func Timeout(d time.Duration) Middleware {
 	return func(_ *Handler, next StreamFunc) StreamFunc {
 		if d <= 0 {
 			return next
 		}
 		return func(ctx context.Context, s *factum.EventStream) error {
-			if r, _ := ctx.Value(resultKey{}).(*results); r != nil && r.lane != nil && ctx == r.lane.outer {
-				return next(r.lane.bounded(d), s)
+			if r, _ := ctx.Value(resultKey{}).(*results); r != nil && r.lane != nil {
+				if ctx == r.lane.outer {
+					return next(r.lane.bounded(d), s)
+				}
+				if ctx.Done() == nil {
+					return next(&boundedCtx{Context: ctx, limit: r.lane.get(d)}, s)
+				}
 			}
 			ctx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
@@ -131,3 +136,25 @@ func Timeout(d time.Duration) Middleware {
 		}
 	}
 }
+
+// boundedCtx is a context that is never cancelled (its Done is nil)
+// bounded by the lane's shared deadline context: the values are the
+// context's, the deadline and the end are limit's.
+type boundedCtx struct {
+	context.Context
+	limit context.Context
+}
+
+// Deadline returns limit's.
+func (c *boundedCtx) Deadline() (time.Time, bool) { return c.limit.Deadline() }
+
+// Done returns limit's.
+func (c *boundedCtx) Done() <-chan struct{} { return c.limit.Done() }
+
+// Err returns limit's.
+func (c *boundedCtx) Err() error { return c.limit.Err() }
+
+// AfterFunc runs f when limit ends, so that a context derived from c is
+// cancelled with it without a goroutine watching (context.WithCancel uses
+// it).
+func (c *boundedCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.limit, f) }

@@ -168,7 +168,13 @@ func TestEventTimeoutUnderAContextMiddleware(t *testing.T) {
 			}
 			event.AddResult(ctx, "seen", true)
 			if m.Stream.AggregateID.ID == "stuck" {
-				<-ctx.Done()
+				// A context derived from the function's ends with it.
+				derived, cancel := context.WithCancel(ctx)
+				defer cancel()
+				<-derived.Done()
+				if _, ok := ctx.Deadline(); !ok {
+					return errors.New("no deadline")
+				}
 				return ctx.Err()
 			}
 			return nil
