@@ -10,6 +10,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/uuidv7"
 )
 
 // Defaults of ProcessorConfig.
@@ -98,7 +99,7 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 		snapshots: cfg.Snapshots,
 		states:    cfg.States,
 		cache:     newCache[S](size),
-		ids:       factum.NewIDGenerator(),
+		ids:       uuidv7.NewGenerator(),
 		retries:   max(retries, 0),
 		backoff:   backoff,
 		transient: transient,
@@ -112,7 +113,7 @@ type processor[S any] struct {
 	snapshots SnapshotSource
 	states    StateObserver
 	cache     *cache[S]
-	ids       *factum.IDGenerator
+	ids       *uuidv7.Generator
 	retries   int
 	backoff   time.Duration
 	transient func(error) bool
