@@ -146,8 +146,8 @@ func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig fa
 			e.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 			fail(&sig, e)
 		}
-		if sig.Time.IsZero() {
-			sig.Time = time.Now()
+		if sig.SignalTime.IsZero() {
+			sig.SignalTime = time.Now()
 		}
 	}()
 	if cmd.AggregateID.NamedAggregate != p.def.named {
@@ -176,12 +176,12 @@ func (p *processor[S]) Process(ctx context.Context, cmd *factum.Command) (sig fa
 			return sig
 		}
 		sig.Code = factum.CodeOk
-		sig.Version = o.version
+		sig.AggregateVersion = o.version
 		sig.EventNames = o.names
 		sig.Duplicate = o.duplicate
 		// An appended stream's create time stands for the moment the
 		// stage was reached (microseconds apart), saving a clock read.
-		sig.Time = o.at
+		sig.SignalTime = o.at
 		return sig
 	}
 }
@@ -191,8 +191,8 @@ func fail(sig *factum.Signal, err error) {
 	sig.Code = fe.Code
 	sig.Message = factum.MessageOf(err)
 	sig.Bindings = fe.Bindings
-	if fe.Version != 0 && sig.Version == 0 {
-		sig.Version = fe.Version
+	if fe.Version != 0 && sig.AggregateVersion == 0 {
+		sig.AggregateVersion = fe.Version
 	}
 }
 
@@ -423,7 +423,7 @@ func (r router) Process(ctx context.Context, cmd *factum.Command) factum.Signal 
 		RequestID:   cmd.RequestIDOrID(),
 		Stage:       factum.StageProcessed,
 		AggregateID: cmd.AggregateID,
-		Time:        time.Now(),
+		SignalTime:  time.Now(),
 	}
 	fail(&sig, factum.NotFound(fmt.Sprintf("no aggregate type %s is registered", cmd.AggregateID.NamedAggregate)))
 	return sig

@@ -141,7 +141,7 @@ func closedSignal(cmd *factum.Command) factum.Signal {
 		AggregateID: cmd.AggregateID,
 		Code:        factum.CodeTooManyRequests,
 		Message:     "shut down before the command was processed; it was not appended",
-		Time:        time.Now(),
+		SignalTime:  time.Now(),
 	}
 }
 

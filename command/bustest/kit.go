@@ -129,7 +129,7 @@ func (r *recorder) Process(ctx context.Context, c *factum.Command) factum.Signal
 	r.times[c.ID]++
 	r.mu.Unlock()
 	return factum.Signal{CommandID: c.ID, RequestID: c.RequestIDOrID(), Stage: factum.StageProcessed,
-		AggregateID: c.AggregateID, Code: factum.CodeOk, Time: time.Now()}
+		AggregateID: c.AggregateID, Code: factum.CodeOk, SignalTime: time.Now()}
 }
 
 func (r *recorder) Signal(s factum.Signal) {
