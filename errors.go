@@ -101,6 +101,13 @@ var (
 	ErrForbidden                     error = sentinel(CodeForbidden)
 )
 
+// ErrClosed is the cause of every error a component returns because it is
+// closed or shutting down: the command dispatcher once its shutdown began
+// (wrapped in a TooManyRequests error), an event store after Close. A
+// package that names its own closed error makes it this value or wraps it,
+// so errors.Is(err, ErrClosed) tells use-after-close wherever it comes from.
+var ErrClosed = errors.New("factum: closed")
+
 // BindingError describes one invalid field of a command body.
 type BindingError struct {
 	// Field is the path of the field, such as "items[0].qty".
