@@ -34,11 +34,26 @@ type NewBus func(t *testing.T, proc command.Processor, sink command.Sink) Harnes
 // Run checks the buses newBus returns. Each case gets a fresh bus.
 func Run(t *testing.T, newBus NewBus) {
 	t.Helper()
-	t.Run("OrderPerAggregate", func(t *testing.T) { orderPerAggregate(t, newBus) })
-	t.Run("BlockedAggregateDoesNotStopOthers", func(t *testing.T) { blockedDoesNotStopOthers(t, newBus) })
-	t.Run("BackPressure", func(t *testing.T) { backPressure(t, newBus) })
-	t.Run("Close", func(t *testing.T) { closed(t, newBus) })
-	t.Run("NoLossOfAccepted", func(t *testing.T) { noLoss(t, newBus) })
+	t.Run("OrderPerAggregate", func(t *testing.T) {
+		t.Parallel()
+		orderPerAggregate(t, newBus)
+	})
+	t.Run("BlockedAggregateDoesNotStopOthers", func(t *testing.T) {
+		t.Parallel()
+		blockedDoesNotStopOthers(t, newBus)
+	})
+	t.Run("BackPressure", func(t *testing.T) {
+		t.Parallel()
+		backPressure(t, newBus)
+	})
+	t.Run("Close", func(t *testing.T) {
+		t.Parallel()
+		closed(t, newBus)
+	})
+	t.Run("NoLossOfAccepted", func(t *testing.T) {
+		t.Parallel()
+		noLoss(t, newBus)
+	})
 }
 
 // The kit's commands go to aggregates of this type.

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	}
 
 	t.Run("RoundTrip", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		expect(t, st, g, factum.Position{})
 		steps := []struct{ save, want factum.Position }{
@@ -64,6 +65,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("NeverBackwardsUnderConcurrentSaves", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		const n, workers = 400, 16
 		// Positions in log order: a few transactions of many sequences.
@@ -125,6 +127,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("GroupsIsolated", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		others := []factum.Function{
 			{Context: "billing", Processor: g.Processor, Name: g.Name},
@@ -144,6 +147,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("BadInputRefused", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		for _, bad := range []factum.Function{
 			{},
@@ -169,6 +173,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("CancelledContext", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		save(t, st, g, pos(0, 3))
 		cancelled, cancel := context.WithCancel(ctx)

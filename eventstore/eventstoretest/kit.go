@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore NewStore) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			c.fn(t, newStore(t))
 		})
 	}

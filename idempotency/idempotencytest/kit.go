@@ -63,7 +63,10 @@ func RunHarness(t *testing.T, h Harness) {
 		{"FailedAndRetryableKeptForRetention", testFailureRetention},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, newStore)
+		})
 	}
 	harnessCases := []struct {
 		name string
@@ -74,7 +77,10 @@ func RunHarness(t *testing.T, h Harness) {
 		{"Linearizable", testLinearizable},
 	}
 	for _, c := range harnessCases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, h) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, h)
+		})
 	}
 }
 

@@ -102,6 +102,7 @@ func Run(t *testing.T, newTarget NewTarget) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			c.fn(t, newEnv(t, newTarget(t)))
 		})
 	}

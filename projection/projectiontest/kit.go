@@ -40,7 +40,10 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"TwoRunnersProjectOnce", twoRunnersProjectOnce},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, open(t))
+		})
 	}
 }
 

@@ -41,7 +41,10 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ConcurrentTenantsOneWins", testTenantRace},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, newStore(t))
+		})
 	}
 	queryCases := []struct {
 		name string
@@ -58,6 +61,7 @@ func Run(t *testing.T, newStore NewStore) {
 	}
 	for _, c := range queryCases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			st := newStore(t)
 			qs, ok := st.(snapshot.QueryStore)
 			if !ok {
