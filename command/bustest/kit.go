@@ -31,7 +31,8 @@ type Harness struct {
 // the PROCESSED signal proc returns into sink.
 type NewBus func(t *testing.T, proc command.Processor, sink command.Sink) Harness
 
-// Run checks the buses newBus returns. Each case gets a fresh bus.
+// Run checks the buses newBus returns. Each case gets a fresh bus, and the
+// cases run in parallel (t.Parallel).
 func Run(t *testing.T, newBus NewBus) {
 	t.Helper()
 	t.Run("OrderPerAggregate", func(t *testing.T) {

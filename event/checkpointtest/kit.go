@@ -18,7 +18,9 @@ import (
 // Run checks the event.CheckpointStores newStore returns: round trips in
 // (tx, seq) order, never moving backwards under concurrent saves,
 // isolation of groups, refusal of bad input and cancellation. The memory,
-// SQLite and PostgreSQL stores run it.
+// SQLite and PostgreSQL stores run it. Its cases run in parallel
+// (t.Parallel), each on groups of its own, and newStore is called from
+// several goroutines.
 func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	t.Helper()
 	ctx := context.Background()

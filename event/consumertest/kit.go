@@ -29,7 +29,8 @@ type Setup struct {
 	Start func(p *event.Processor, failures event.FailureRecorder, notify func(factum.Signal)) (stop func())
 }
 
-// Run checks the setups newSetup returns.
+// Run checks the setups newSetup returns. Its cases run in parallel
+// (t.Parallel), each on the setup newSetup returns for it.
 func Run(t *testing.T, newSetup func(t *testing.T) Setup) {
 	t.Helper()
 	t.Run("ExactlyOnceWithoutFailures", func(t *testing.T) {

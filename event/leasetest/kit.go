@@ -25,7 +25,8 @@ type Store interface {
 }
 
 // Run runs every case against stores from open (a new, empty one per
-// call, for bounded context "shop").
+// call, for bounded context "shop"). Its cases run in parallel
+// (t.Parallel), and open is called from several goroutines.
 func Run(t *testing.T, open func(t *testing.T) Store) {
 	t.Helper()
 	cases := []struct {

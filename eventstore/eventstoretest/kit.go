@@ -19,6 +19,8 @@ import (
 type NewStore func(t *testing.T) eventstore.Store
 
 // Run runs the whole contract kit against the stores newStore returns.
+// Its cases run in parallel (t.Parallel), so they also race each other on
+// one backend, and newStore is called from several goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
 	cases := []struct {

@@ -34,7 +34,9 @@ func Run(t *testing.T, newStore NewStore) {
 }
 
 // RunHarness runs every case of the contract against the stores h builds,
-// using the extra powers h grants where the cases need them.
+// using the extra powers h grants where the cases need them. Its cases run
+// in parallel (t.Parallel), so they also race each other on one backend,
+// and h's functions are called from several goroutines.
 func RunHarness(t *testing.T, h Harness) {
 	t.Helper()
 	if h.New == nil {

@@ -63,6 +63,8 @@ func (c *Clock) Now() time.Time { return time.UnixMilli(c.ms.Load()) }
 func (c *Clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // Run runs the whole contract kit against the targets newTarget returns.
+// Its cases run in parallel (t.Parallel), so they also race each other on
+// one backend, and newTarget is called from several goroutines.
 func Run(t *testing.T, newTarget NewTarget) {
 	t.Helper()
 	cases := []struct {

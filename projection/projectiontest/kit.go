@@ -24,7 +24,8 @@ import (
 // Run runs every case against stores from open, which returns an empty
 // read-model database for bounded context "shop" (a new one per call). The
 // kit's SQL is portable between SQLite and PostgreSQL: $n placeholders,
-// INSERT … ON CONFLICT.
+// INSERT … ON CONFLICT. Its cases run in parallel (t.Parallel), and open
+// is called from several goroutines.
 func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 	t.Helper()
 	cases := []struct {

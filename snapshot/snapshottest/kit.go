@@ -20,7 +20,9 @@ type NewStore func(t *testing.T) snapshot.Store
 // Run runs the whole contract kit against the stores newStore returns. The
 // query cases run when the store is also a snapshot.Querier; they include
 // the whole query corpus of package querytest, run through a
-// snapshot.QueryService.
+// snapshot.QueryService. Its cases run in parallel (t.Parallel), so they
+// also race each other on one backend, and newStore is called from several
+// goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
 	cases := []struct {
