@@ -189,6 +189,40 @@ func logTail(t *testing.T, st eventstore.Store) factum.Position {
 	}
 }
 
+// logTailPast returns the log's tail once it holds the stream with ID
+// streamID. A backend's log may show a committed stream a little later
+// (PostgreSQL's log reads stop below transactions still in flight, anyone's
+// on the server, and the kit's cases run in parallel), so a case that
+// checks what follows its own appends starts from after them.
+func logTailPast(t *testing.T, st eventstore.Store, streamID string) factum.Position {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pos factum.Position
+		seen := false
+		for {
+			page, err := st.ReadLog(context.Background(), pos, 1000)
+			if err != nil {
+				t.Fatalf("read log: %v", err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, s := range page {
+				seen = seen || s.ID == streamID
+			}
+			pos = page[len(page)-1].Position
+		}
+		if seen {
+			return pos
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream %s is not in the log 30 s after its append", streamID)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // readLogFrom returns every stream after pos, reading in pages of size page.
 func readLogFrom(t *testing.T, st eventstore.Store, pos factum.Position, page int) []factum.EventStream {
 	t.Helper()
