@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
@@ -45,34 +44,6 @@ var Codes = []Code{
 	CodeCommandExpectVersionConflict, CodeSourcingVersionConflict,
 	CodeIllegalAccessDeletedAggregate, CodeIllegalAccessOwnerAggregate,
 	CodeTenantMismatch, CodeInternalServerError, CodeUnauthorized, CodeForbidden,
-}
-
-// HTTPStatus maps the code to its HTTP status. It is the one table every
-// HTTP surface uses; an unknown code maps to 500.
-func (c Code) HTTPStatus() int {
-	switch c {
-	case CodeOk:
-		return http.StatusOK
-	case CodeNotFound:
-		return http.StatusNotFound
-	case CodeBadRequest, CodeIllegalArgument, CodeCommandValidation:
-		return http.StatusBadRequest
-	case CodeIllegalState, CodeDuplicateRequestID, CodeEventVersionConflict,
-		CodeDuplicateAggregateID, CodeCommandExpectVersionConflict, CodeSourcingVersionConflict:
-		return http.StatusConflict
-	case CodeRequestTimeout:
-		return http.StatusRequestTimeout
-	case CodeTooManyRequests:
-		return http.StatusTooManyRequests
-	case CodeIllegalAccessDeletedAggregate:
-		return http.StatusGone
-	case CodeIllegalAccessOwnerAggregate, CodeTenantMismatch, CodeForbidden:
-		return http.StatusForbidden
-	case CodeUnauthorized:
-		return http.StatusUnauthorized
-	default:
-		return http.StatusInternalServerError
-	}
 }
 
 // Retryable reports whether an error of this code may succeed if the same
@@ -129,6 +100,13 @@ var (
 	ErrUnauthorized                  error = sentinel(CodeUnauthorized)
 	ErrForbidden                     error = sentinel(CodeForbidden)
 )
+
+// ErrClosed is the cause of every error a component returns because it is
+// closed or shutting down: the command dispatcher once its shutdown began
+// (wrapped in a TooManyRequests error), an event store after Close. A
+// package that names its own closed error makes it this value or wraps it,
+// so errors.Is(err, ErrClosed) tells use-after-close wherever it comes from.
+var ErrClosed = errors.New("factum: closed")
 
 // BindingError describes one invalid field of a command body.
 type BindingError struct {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"testing"
 )
 
@@ -32,32 +31,6 @@ func TestCodesMatchTheirSentinels(t *testing.T) {
 	}
 	if Code("Nope").Valid() {
 		t.Error("unknown code valid")
-	}
-}
-
-func TestHTTPStatus(t *testing.T) {
-	tests := map[Code]int{
-		CodeOk:                            http.StatusOK,
-		CodeNotFound:                      http.StatusNotFound,
-		CodeIllegalArgument:               http.StatusBadRequest,
-		CodeCommandValidation:             http.StatusBadRequest,
-		CodeDuplicateRequestID:            http.StatusConflict,
-		CodeEventVersionConflict:          http.StatusConflict,
-		CodeCommandExpectVersionConflict:  http.StatusConflict,
-		CodeRequestTimeout:                http.StatusRequestTimeout,
-		CodeTooManyRequests:               http.StatusTooManyRequests,
-		CodeIllegalAccessDeletedAggregate: http.StatusGone,
-		CodeTenantMismatch:                http.StatusForbidden,
-		CodeIllegalAccessOwnerAggregate:   http.StatusForbidden,
-		CodeInternalServerError:           http.StatusInternalServerError,
-		CodeUnauthorized:                  http.StatusUnauthorized,
-		CodeForbidden:                     http.StatusForbidden,
-		Code("Unknown"):                   http.StatusInternalServerError,
-	}
-	for c, want := range tests {
-		if got := c.HTTPStatus(); got != want {
-			t.Errorf("%s.HTTPStatus() = %d, want %d", c, got, want)
-		}
 	}
 }
 

@@ -17,14 +17,14 @@ func Example() {
 	err := fmt.Errorf("append: %w",
 		factum.NewError(factum.CodeDuplicateRequestID, "already appended").
 			With(cmd.AggregateID, 3, cmd.ID, cmd.RequestID))
-	fmt.Println(errors.Is(err, factum.ErrDuplicateRequestID), factum.CodeOf(err), factum.CodeOf(err).HTTPStatus())
+	fmt.Println(errors.Is(err, factum.ErrDuplicateRequestID), factum.CodeOf(err), factum.IsRetryable(err))
 	var fe *factum.Error
 	if errors.As(err, &fe) {
 		fmt.Println(fe.Aggregate.ID, fe.Version, fe.RequestID)
 	}
 	// Output:
 	// shop.cart/cart-42@default req-7
-	// true DuplicateRequestId 409
+	// true DuplicateRequestId false
 	// cart-42 3 req-7
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
+	"github.com/factum-go/factum/internal/uuidv7"
 )
 
 // Limits on identities. Values beyond them are refused with IllegalArgument
@@ -148,14 +150,13 @@ var idByte = func() (t [256]bool) {
 }()
 
 // NewID returns a new UUIDv7 string: unique, and ordered by creation time
-// among the IDs NewID returns in this process. It draws from
-// DefaultIDGenerator.
-func NewID() string { return DefaultIDGenerator.New() }
+// among the IDs NewID returns in this process. Its IDs are unique across
+// processes with the odds of any UUIDv7 (62 random bits per millisecond and
+// counter value).
+func NewID() string { return ids.New() }
 
-// DefaultIDGenerator is the generator behind NewID and NewCommand. Its IDs
-// are unique across processes with the odds of any UUIDv7 (62 random bits
-// per millisecond and counter value).
-var DefaultIDGenerator = NewIDGenerator()
+// ids is the generator behind NewID and NewCommand.
+var ids = uuidv7.NewGenerator()
 
 // idNamespace scopes DeriveID's name-based UUIDs to factum.
 var idNamespace = uuid.MustParse("6f1c0a5e-4d0b-5a3e-9b1e-6661637475d0")

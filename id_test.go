@@ -175,3 +175,10 @@ func TestValidateIDEveryByte(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkNewID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = NewID()
+	}
+}

@@ -129,7 +129,7 @@ func TestRetryAfterConflict(t *testing.T) {
 	id := accounts.ID("shared")
 	for i, p := range []aggregate.Processor{p1, p2, p1, p2, p1} {
 		sig := send(p, id, deposit{Amount: 1})
-		if !sig.Succeeded() || sig.Version != i+1 {
+		if !sig.Succeeded() || sig.AggregateVersion != i+1 {
 			t.Fatalf("command %d: %+v", i, sig)
 		}
 	}
@@ -163,10 +163,10 @@ func TestConcurrentProcessorsRetry(t *testing.T) {
 			sig := send(procs[i%2], id, deposit{Amount: 1})
 			mu.Lock()
 			defer mu.Unlock()
-			if !sig.Succeeded() || seen[sig.Version] {
+			if !sig.Succeeded() || seen[sig.AggregateVersion] {
 				t.Errorf("%+v", sig)
 			}
-			seen[sig.Version] = true
+			seen[sig.AggregateVersion] = true
 		})
 	}
 	wg.Wait()
@@ -203,7 +203,7 @@ func TestSnapshotHook(t *testing.T) {
 	snap := &snapshots{st: aggregate.StoredState{ID: id.WithTenant(factum.DefaultTenant), Version: 2, State: json.RawMessage(`{"Balance":1000}`)}}
 	p := newProc(t, store, aggregate.ProcessorConfig{Snapshots: snap, CacheSize: -1})
 	sig := send(p, id, deposit{Amount: 5})
-	if !sig.Succeeded() || sig.Version != 4 || snap.calls != 1 {
+	if !sig.Succeeded() || sig.AggregateVersion != 4 || snap.calls != 1 {
 		t.Fatalf("%+v calls=%d", sig, snap.calls)
 	}
 	streams, _ := store.Load(context.Background(), id, 1, eventstore.MaxVersion)
@@ -234,7 +234,7 @@ func TestSmallCache(t *testing.T) {
 	for round := 1; round <= 3; round++ {
 		for i := range 100 {
 			sig := send(p, accounts.ID(fmt.Sprint("c", i)), deposit{Amount: 1})
-			if !sig.Succeeded() || sig.Version != round {
+			if !sig.Succeeded() || sig.AggregateVersion != round {
 				t.Fatalf("round %d aggregate %d: %+v", round, i, sig)
 			}
 		}

@@ -179,14 +179,14 @@ func TestDuplicateRequestUndoesTheRetrysEffects(t *testing.T) {
 	}
 	first := factum.NewCommand(id, reserve{}).WithRequestID("r-1")
 	first.AllowCreate = true
-	if sig := p1.Process(ctx, &first); !sig.Succeeded() || sig.Version != 2 {
+	if sig := p1.Process(ctx, &first); !sig.Succeeded() || sig.AggregateVersion != 2 {
 		t.Fatalf("%+v", sig)
 	}
 	r.appliedAndUndone = nil
 	again := factum.NewCommand(id, reserve{}).WithRequestID("r-1")
 	again.AllowCreate = true
 	sig := p2.Process(ctx, &again) // stale: decides at version 1
-	if !sig.Succeeded() || !sig.Duplicate || sig.Version != 2 {
+	if !sig.Succeeded() || !sig.Duplicate || sig.AggregateVersion != 2 {
 		t.Fatalf("retry: %+v", sig)
 	}
 	if !equal(r.appliedAndUndone, []string{"apply", "undo"}) {

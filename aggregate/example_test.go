@@ -44,7 +44,7 @@ func ExampleWithMiddleware() {
 	logged := func(named factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			sig := next(ctx, cmd)
-			fmt.Println(named, cmd.Name, sig.Code, sig.Version)
+			fmt.Println(named, cmd.Name, sig.Code, sig.AggregateVersion)
 			return sig
 		}
 	}

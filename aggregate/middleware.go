@@ -70,7 +70,7 @@ func Recover() Middleware {
 					e.Err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 					sig = processed(named, cmd)
 					fail(&sig, e)
-					sig.Time = time.Now()
+					sig.SignalTime = time.Now()
 				}
 			}()
 			return next(ctx, cmd)
@@ -174,7 +174,7 @@ func (pol retryPolicy) run(ctx context.Context, attempt func() (factum.Signal, r
 			t.Stop()
 			failed := processedLike(sig)
 			fail(&failed, errors.Join(rep.err, ctx.Err()))
-			failed.Time = time.Now()
+			failed.SignalTime = time.Now()
 			return failed
 		}
 	}

@@ -104,7 +104,7 @@ func TestMiddlewareOrderAndScope(t *testing.T) {
 		t.Fatalf("calls\n%v\nwant\n%v", calls, want)
 	}
 	for i, s := range sigs {
-		if !s.Succeeded() || s.Version != 1 || s.Stage != factum.StageProcessed {
+		if !s.Succeeded() || s.AggregateVersion != 1 || s.Stage != factum.StageProcessed {
 			t.Fatalf("signal %d seen by a middleware: %+v", i, s)
 		}
 	}
@@ -122,7 +122,7 @@ func TestMiddlewareSeesEachCommandOnceAcrossRetries(t *testing.T) {
 		return nil, false
 	}}
 	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond, Middleware: []aggregate.Middleware{tr.mw("user")}})
-	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() || sig.Version != 1 {
+	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() || sig.AggregateVersion != 1 {
 		t.Fatalf("%+v", sig)
 	}
 	if store.count() != 3 {
@@ -190,7 +190,7 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 	if took := time.Since(began); took > 10*time.Second {
 		t.Fatalf("took %v: the wait did not end with the context", took)
 	}
-	if sig.Code != factum.CodeEventVersionConflict || store.count() != 1 || sig.CommandID != c.ID || sig.Time.IsZero() {
+	if sig.Code != factum.CodeEventVersionConflict || store.count() != 1 || sig.CommandID != c.ID || sig.SignalTime.IsZero() {
 		t.Fatalf("%+v after %d appends", sig, store.count())
 	}
 }
@@ -286,7 +286,7 @@ func TestTransientLoadIsRetriedWithAnExpectedVersion(t *testing.T) {
 	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
 	c := factum.NewCommand(id, deposit{Amount: 1}).WithExpectedVersion(1)
 	c.AggregateID.Tenant = factum.DefaultTenant
-	if sig := p.Process(context.Background(), &c); !sig.Succeeded() || sig.Version != 2 || store.loads.Load() != 3 {
+	if sig := p.Process(context.Background(), &c); !sig.Succeeded() || sig.AggregateVersion != 2 || store.loads.Load() != 3 {
 		t.Fatalf("%+v after %d loads, want success after 3", sig, store.loads.Load())
 	}
 }

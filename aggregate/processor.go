@@ -9,6 +9,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/uuidv7"
 )
 
 // Defaults of ProcessorConfig.
@@ -94,7 +95,7 @@ func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 		snapshots: cfg.Snapshots,
 		states:    cfg.States,
 		cache:     newCache[S](size),
-		ids:       factum.NewIDGenerator(),
+		ids:       uuidv7.NewGenerator(),
 	}
 	// The default Retry is fused with the processing: it gets the
 	// attempt's report directly instead of through a context.
@@ -125,7 +126,7 @@ type processor[S any] struct {
 	snapshots SnapshotSource
 	states    StateObserver
 	cache     *cache[S]
-	ids       *factum.IDGenerator
+	ids       *uuidv7.Generator
 	// run is process inside the default Retry and the middleware chain.
 	run CommandFunc
 }
@@ -155,7 +156,7 @@ func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) (factum
 	sig := processed(p.def.named, cmd)
 	if cmd.AggregateID.NamedAggregate != p.def.named {
 		fail(&sig, factum.IllegalArgument(fmt.Sprintf("command for %s sent to the processor of %s", cmd.AggregateID.NamedAggregate, p.def.named)))
-		sig.Time = time.Now()
+		sig.SignalTime = time.Now()
 		return sig, report{}
 	}
 	// The command's tenant rides in the context of everything the command
@@ -169,18 +170,18 @@ func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) (factum
 			rep = report{conflict: o.conflict, err: o.err}
 		}
 		fail(&sig, o.err)
-		sig.Time = time.Now()
+		sig.SignalTime = time.Now()
 		return sig, rep
 	}
 	sig.Code = factum.CodeOk
-	sig.Version = o.version
+	sig.AggregateVersion = o.version
 	sig.EventNames = o.names
 	sig.Duplicate = o.duplicate
 	// An appended stream's create time stands for the moment the stage
 	// was reached (microseconds apart), saving a clock read.
-	sig.Time = o.at
-	if sig.Time.IsZero() {
-		sig.Time = time.Now()
+	sig.SignalTime = o.at
+	if sig.SignalTime.IsZero() {
+		sig.SignalTime = time.Now()
 	}
 	return sig, report{}
 }
@@ -190,8 +191,8 @@ func fail(sig *factum.Signal, err error) {
 	sig.Code = fe.Code
 	sig.Message = factum.MessageOf(err)
 	sig.Bindings = fe.Bindings
-	if fe.Version != 0 && sig.Version == 0 {
-		sig.Version = fe.Version
+	if fe.Version != 0 && sig.AggregateVersion == 0 {
+		sig.AggregateVersion = fe.Version
 	}
 }
 
@@ -422,7 +423,7 @@ func (r router) Process(ctx context.Context, cmd *factum.Command) factum.Signal 
 		RequestID:   cmd.RequestIDOrID(),
 		Stage:       factum.StageProcessed,
 		AggregateID: cmd.AggregateID,
-		Time:        time.Now(),
+		SignalTime:  time.Now(),
 	}
 	fail(&sig, factum.NotFound(fmt.Sprintf("no aggregate type %s is registered", cmd.AggregateID.NamedAggregate)))
 	return sig

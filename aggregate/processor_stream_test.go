@@ -44,15 +44,15 @@ func TestStreamIdentities(t *testing.T) {
 		c.AggregateID.Tenant = factum.DefaultTenant
 		c.AllowCreate = true // the gateway sets the marker from the definition
 		sig := p.Process(context.Background(), &c)
-		if !sig.Succeeded() || sig.Version != v+1 || len(sig.EventNames) != times {
+		if !sig.Succeeded() || sig.AggregateVersion != v+1 || len(sig.EventNames) != times {
 			t.Fatalf("command %d: %+v", v, sig)
 		}
 		s, err := store.Lookup(context.Background(), id, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sig.Time.Equal(s.CreateTime) {
-			t.Fatalf("signal time %v, stream create time %v", sig.Time, s.CreateTime)
+		if !sig.SignalTime.Equal(s.CreateTime) {
+			t.Fatalf("signal time %v, stream create time %v", sig.SignalTime, s.CreateTime)
 		}
 		ids := []string{s.ID}
 		for _, e := range s.Events {

@@ -74,7 +74,7 @@ func TestTransientFailureRecovers(t *testing.T) {
 		return nil, false
 	}}
 	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
-	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() || sig.Version != 1 || store.count() != 3 {
+	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() || sig.AggregateVersion != 1 || store.count() != 3 {
 		t.Fatalf("%+v after %d appends", sig, store.count())
 	}
 }
@@ -91,7 +91,7 @@ func TestTransientFailureAfterCommitIsNotDoubled(t *testing.T) {
 	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
 	id := accounts.ID("a-1")
 	sig := send(p, id, deposit{Amount: 1})
-	if !sig.Succeeded() || sig.Version != 1 {
+	if !sig.Succeeded() || sig.AggregateVersion != 1 {
 		t.Fatalf("%+v", sig)
 	}
 	if s, _ := store.Load(t.Context(), id.WithTenant(factum.DefaultTenant), 1, eventstore.MaxVersion); len(s) != 1 {
@@ -111,7 +111,7 @@ func TestUnknownOutcomeIsLookedUp(t *testing.T) {
 	}}
 	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
 	sig := send(p, accounts.ID("a-1"), deposit{Amount: 1})
-	if !sig.Succeeded() || sig.Version != 1 || sig.Duplicate {
+	if !sig.Succeeded() || sig.AggregateVersion != 1 || sig.Duplicate {
 		t.Fatalf("%+v, want success at version 1, no duplicate", sig)
 	}
 	if got := store.count(); got != 1 {

@@ -17,8 +17,8 @@ import (
 // admitting commands (it is shutting down or shut down) and of the failed
 // PROCESSED signal of an accepted command the shutdown deadline cut off.
 // Both carry the code TooManyRequests: the command was not processed, and
-// sending it again (to a running instance) is safe.
-var ErrClosed = errors.New("command dispatcher is closed")
+// sending it again (to a running instance) is safe. It is factum.ErrClosed.
+var ErrClosed = factum.ErrClosed
 
 // ErrNotStarted is the cause of the error a dispatcher returns before Start.
 var ErrNotStarted = errors.New("command dispatcher is not started")
@@ -141,7 +141,7 @@ func closedSignal(cmd *factum.Command) factum.Signal {
 		AggregateID: cmd.AggregateID,
 		Code:        factum.CodeTooManyRequests,
 		Message:     "shut down before the command was processed; it was not appended",
-		Time:        time.Now(),
+		SignalTime:  time.Now(),
 	}
 }
 

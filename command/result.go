@@ -8,45 +8,13 @@ import (
 	"github.com/factum-go/factum"
 )
 
-// Result is what a caller learns about a command at one stage. Callers read
-// its fields; Message is for people.
-type Result struct {
-	// Stage is the stage the result reports.
-	Stage factum.CommandStage `json:"stage"`
-	// CommandID identifies the command message.
-	CommandID string `json:"commandId"`
-	// RequestID identifies the business intent.
-	RequestID string `json:"requestId"`
-	// AggregateID is the command's aggregate (with the ID derived for a
-	// create command sent without one).
-	AggregateID factum.AggregateID `json:"aggregateId"`
-	// AggregateVersion is the aggregate's version after the command's
-	// stream, once known (0 before PROCESSED or when nothing was appended).
-	AggregateVersion int `json:"aggregateVersion,omitempty"`
-	// Function is the function that reported the stage, if any.
-	Function factum.Function `json:"function,omitzero"`
-	// EventNames lists the names of the events the command appended.
-	EventNames []string `json:"eventNames,omitempty"`
-	// Code is factum.CodeOk on success.
-	Code factum.Code `json:"errorCode"`
-	// Message describes a failure.
-	Message string `json:"errorMsg,omitempty"`
-	// Bindings lists invalid command fields (CommandValidation).
-	Bindings []factum.BindingError `json:"bindingErrors,omitempty"`
-	// Results holds values functions returned to the caller.
-	Results map[string]any `json:"result,omitempty"`
-	// Duplicate marks the outcome of an earlier, appended attempt of the
-	// same request, returned instead of running it again.
-	Duplicate bool `json:"duplicate,omitempty"`
-	// Note explains a result the gateway completed itself, such as a
-	// branch stage no function consumes.
-	Note string `json:"note,omitempty"`
-	// SignalTime is when the stage was reached.
-	SignalTime time.Time `json:"signalTime"`
-}
+// Result is what a caller learns about a command at one stage: the
+// factum.Signal that reached its wait, with the methods a caller needs.
+// Callers read its fields; Message is for people.
+type Result factum.Signal
 
 // Succeeded reports whether the result reports success.
-func (r Result) Succeeded() bool { return r.Code == factum.CodeOk || r.Code == "" }
+func (r Result) Succeeded() bool { return factum.Signal(r).Succeeded() }
 
 // Err returns nil for a successful result and a *ResultError otherwise.
 func (r Result) Err() error {
@@ -56,27 +24,14 @@ func (r Result) Err() error {
 	return newResultError(r, nil)
 }
 
-// resultOf turns a wait signal into a result.
+// resultOf is the result a wait signal gives its caller: the signal
+// itself, with an empty code read as success.
 func resultOf(s *factum.Signal) Result {
-	code := s.Code
-	if code == "" {
-		code = factum.CodeOk
+	r := Result(*s)
+	if r.Code == "" {
+		r.Code = factum.CodeOk
 	}
-	return Result{
-		Stage:            s.Stage,
-		CommandID:        s.CommandID,
-		RequestID:        s.RequestID,
-		AggregateID:      s.AggregateID,
-		AggregateVersion: s.Version,
-		Function:         s.Function,
-		EventNames:       s.EventNames,
-		Code:             code,
-		Message:          s.Message,
-		Bindings:         s.Bindings,
-		Results:          s.Result,
-		Duplicate:        s.Duplicate,
-		SignalTime:       s.Time,
-	}
+	return r
 }
 
 // ResultError is a failed Result as an error. errors.Is matches it against

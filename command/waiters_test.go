@@ -79,7 +79,7 @@ func TestWaitersConcurrentReuse(t *testing.T) {
 				}
 				done := make(chan struct{})
 				go func() {
-					w.Signal(factum.Signal{CommandID: id, Stage: factum.StageProcessed, Version: 1})
+					w.Signal(factum.Signal{CommandID: id, Stage: factum.StageProcessed, AggregateVersion: 1})
 					close(done)
 				}()
 				exp := wt.expiry(5 * time.Second)

@@ -393,8 +393,8 @@ func (c *Consumer) signal(h *Handler, s *factum.EventStream, result map[string]a
 	}
 	sig := factum.Signal{
 		CommandID: s.CommandID, RequestID: s.RequestID, Stage: h.Stage, Function: h.Function,
-		AggregateID: s.AggregateID, Version: s.Version, Code: factum.CodeOk, Time: c.cfg.Now(),
-		Result: result,
+		AggregateID: s.AggregateID, AggregateVersion: s.Version, Code: factum.CodeOk, SignalTime: c.cfg.Now(),
+		Results: result,
 	}
 	if err != nil {
 		fe := factum.AsError(err)

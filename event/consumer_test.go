@@ -138,11 +138,11 @@ func TestConsumerDeliversInOrderAndSignals(t *testing.T) {
 	_, signals := rec.snapshot()
 	first := signals[0]
 	if first.CommandID != s1.CommandID || first.Stage != factum.StageProjected || !first.Succeeded() ||
-		first.Function != (factum.Function{Context: "shop", Processor: "cart_summary", Name: "on_item_added"}) || first.Version != 1 {
+		first.Function != (factum.Function{Context: "shop", Processor: "cart_summary", Name: "on_item_added"}) || first.AggregateVersion != 1 {
 		t.Fatalf("first signal = %+v", first)
 	}
 	for _, s := range signals {
-		if s.AggregateID.ID == "a" && s.Version == 3 {
+		if s.AggregateID.ID == "a" && s.AggregateVersion == 3 {
 			t.Fatalf("a stream nobody consumes was signalled: %+v", s)
 		}
 	}

@@ -191,7 +191,7 @@ func TestEventTimeoutUnderAContextMiddleware(t *testing.T) {
 	start(t, c)
 	waitFor(t, "two signals", func() bool { _, s := rec.snapshot(); return len(s) == 2 })
 	_, sigs := rec.snapshot()
-	if !sigs[0].Succeeded() || sigs[0].Result["seen"] != true {
+	if !sigs[0].Succeeded() || sigs[0].Results["seen"] != true {
 		t.Fatalf("first signal %+v", sigs[0])
 	}
 	if sigs[1].Succeeded() || !strings.Contains(sigs[1].Message, "deadline") {

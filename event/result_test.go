@@ -37,16 +37,16 @@ func TestAddResultStaysWithItsSignal(t *testing.T) {
 	_, sigs := rec.snapshot()
 	for _, s := range sigs {
 		switch {
-		case s.Function.Name == "adds_nothing" && s.Result != nil:
-			t.Errorf("version %d: adds_nothing's signal carries %v", s.Version, s.Result)
-		case s.Function.Name == "adds" && s.Version == 2:
+		case s.Function.Name == "adds_nothing" && s.Results != nil:
+			t.Errorf("version %d: adds_nothing's signal carries %v", s.AggregateVersion, s.Results)
+		case s.Function.Name == "adds" && s.AggregateVersion == 2:
 			if s.Code == factum.CodeOk {
 				t.Errorf("version 2: adds succeeded, want its rejection")
 			}
 		case s.Function.Name == "adds":
-			want := "c-" + string(rune('0'+s.Version)) + "-0"
-			if len(s.Result) != 1 || s.Result["sku"] != want {
-				t.Errorf("version %d: adds's signal carries %v, want sku=%s", s.Version, s.Result, want)
+			want := "c-" + string(rune('0'+s.AggregateVersion)) + "-0"
+			if len(s.Results) != 1 || s.Results["sku"] != want {
+				t.Errorf("version %d: adds's signal carries %v, want sku=%s", s.AggregateVersion, s.Results, want)
 			}
 		}
 	}

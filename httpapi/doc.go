@@ -29,7 +29,7 @@
 // route and are left out of the OpenAPI document.
 //
 // Errors are JSON bodies (see ErrorBody) whose status comes from the one
-// code-to-status table, factum.Code.HTTPStatus. The only transport-level
+// code-to-status table, Status. The only transport-level
 // exception is an oversized body: 413 with code BadRequest. Text errors
 // written inside the handler chain (by net/http's mux, http.Error in a
 // middleware) are replaced by the ErrorBody of their status, and a panic is

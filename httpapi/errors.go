@@ -10,7 +10,7 @@ import (
 )
 
 // ErrorBody is the JSON body of every error response. Code is the stable
-// factum code that decides the status (factum.Code.HTTPStatus); the
+// factum code that decides the status (Status); the
 // identities say which aggregate, version and messages were involved.
 type ErrorBody struct {
 	// Code is the stable error code.
@@ -62,7 +62,7 @@ func statusOf(err error) int {
 	if errors.Is(err, errPayloadTooLarge) {
 		return http.StatusRequestEntityTooLarge
 	}
-	return factum.CodeOf(err).HTTPStatus()
+	return Status(factum.CodeOf(err))
 }
 
 // writeError writes err as an ErrorBody with its status.

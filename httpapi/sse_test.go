@@ -43,7 +43,7 @@ func signalFromLog(ctx context.Context, rt *engine.Engine) {
 			for _, fn := range snapshotFns {
 				rt.Signals().Signal(factum.Signal{
 					CommandID: s.CommandID, RequestID: s.RequestID, Stage: factum.StageSnapshot,
-					Function: fn, AggregateID: s.AggregateID, Version: s.Version, Code: factum.CodeOk, Time: time.Now(),
+					Function: fn, AggregateID: s.AggregateID, AggregateVersion: s.Version, Code: factum.CodeOk, SignalTime: time.Now(),
 				})
 			}
 			pos = s.Position

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -154,8 +153,9 @@ type esStats struct {
 	streams atomic.Int64 // streams they appended
 }
 
-// ErrEventStoreClosed is returned by Append after Close.
-var ErrEventStoreClosed = errors.New("postgres: event store is closed")
+// ErrEventStoreClosed is returned by Append after Close. It wraps
+// factum.ErrClosed.
+var ErrEventStoreClosed = fmt.Errorf("postgres: event store: %w", factum.ErrClosed)
 
 // NewEventStore returns the event store of boundedContext in db, applying
 // its schema migrations (component "eventstore:<context>", tables prefixed

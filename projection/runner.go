@@ -386,7 +386,7 @@ func (r *Runner) signal(s *factum.EventStream, err error) {
 	}
 	sig := factum.Signal{
 		CommandID: s.CommandID, RequestID: s.RequestID, Stage: factum.StageProjected, Function: r.p.Function(),
-		AggregateID: s.AggregateID, Version: s.Version, Code: factum.CodeOk, Time: r.cfg.Now(),
+		AggregateID: s.AggregateID, AggregateVersion: s.Version, Code: factum.CodeOk, SignalTime: r.cfg.Now(),
 	}
 	if err != nil {
 		fe := factum.AsError(err)

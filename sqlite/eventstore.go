@@ -88,8 +88,9 @@ type esStats struct {
 	streams atomic.Int64 // streams they appended
 }
 
-// ErrEventStoreClosed is returned by Append after Close.
-var ErrEventStoreClosed = errors.New("sqlite: event store is closed")
+// ErrEventStoreClosed is returned by Append after Close. It wraps
+// factum.ErrClosed.
+var ErrEventStoreClosed = fmt.Errorf("sqlite: event store: %w", factum.ErrClosed)
 
 // NewEventStore returns the event store of boundedContext in db, applying
 // its schema migrations (component "eventstore:<context>", tables prefixed

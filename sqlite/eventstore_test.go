@@ -176,8 +176,8 @@ func TestEventStoreClose(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	if err := st.Append(context.Background(), testStream(id, 2, "r-2")); !errors.Is(err, ErrEventStoreClosed) {
-		t.Fatalf("append after close: %v, want ErrEventStoreClosed", err)
+	if err := st.Append(context.Background(), testStream(id, 2, "r-2")); !errors.Is(err, ErrEventStoreClosed) || !errors.Is(err, factum.ErrClosed) {
+		t.Fatalf("append after close: %v, want ErrEventStoreClosed, a factum.ErrClosed", err)
 	}
 }
 

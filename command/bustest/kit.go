@@ -31,14 +31,30 @@ type Harness struct {
 // the PROCESSED signal proc returns into sink.
 type NewBus func(t *testing.T, proc command.Processor, sink command.Sink) Harness
 
-// Run checks the buses newBus returns. Each case gets a fresh bus.
+// Run checks the buses newBus returns. Each case gets a fresh bus, and the
+// cases run in parallel (t.Parallel).
 func Run(t *testing.T, newBus NewBus) {
 	t.Helper()
-	t.Run("OrderPerAggregate", func(t *testing.T) { orderPerAggregate(t, newBus) })
-	t.Run("BlockedAggregateDoesNotStopOthers", func(t *testing.T) { blockedDoesNotStopOthers(t, newBus) })
-	t.Run("BackPressure", func(t *testing.T) { backPressure(t, newBus) })
-	t.Run("Close", func(t *testing.T) { closed(t, newBus) })
-	t.Run("NoLossOfAccepted", func(t *testing.T) { noLoss(t, newBus) })
+	t.Run("OrderPerAggregate", func(t *testing.T) {
+		t.Parallel()
+		orderPerAggregate(t, newBus)
+	})
+	t.Run("BlockedAggregateDoesNotStopOthers", func(t *testing.T) {
+		t.Parallel()
+		blockedDoesNotStopOthers(t, newBus)
+	})
+	t.Run("BackPressure", func(t *testing.T) {
+		t.Parallel()
+		backPressure(t, newBus)
+	})
+	t.Run("Close", func(t *testing.T) {
+		t.Parallel()
+		closed(t, newBus)
+	})
+	t.Run("NoLossOfAccepted", func(t *testing.T) {
+		t.Parallel()
+		noLoss(t, newBus)
+	})
 }
 
 // The kit's commands go to aggregates of this type.
@@ -129,7 +145,7 @@ func (r *recorder) Process(ctx context.Context, c *factum.Command) factum.Signal
 	r.times[c.ID]++
 	r.mu.Unlock()
 	return factum.Signal{CommandID: c.ID, RequestID: c.RequestIDOrID(), Stage: factum.StageProcessed,
-		AggregateID: c.AggregateID, Code: factum.CodeOk, Time: time.Now()}
+		AggregateID: c.AggregateID, Code: factum.CodeOk, SignalTime: time.Now()}
 }
 
 func (r *recorder) Signal(s factum.Signal) {

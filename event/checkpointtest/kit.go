@@ -18,7 +18,9 @@ import (
 // Run checks the event.CheckpointStores newStore returns: round trips in
 // (tx, seq) order, never moving backwards under concurrent saves,
 // isolation of groups, refusal of bad input and cancellation. The memory,
-// SQLite and PostgreSQL stores run it.
+// SQLite and PostgreSQL stores run it. Its cases run in parallel
+// (t.Parallel), each on groups of its own, and newStore is called from
+// several goroutines.
 func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	t.Helper()
 	ctx := context.Background()
@@ -44,6 +46,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	}
 
 	t.Run("RoundTrip", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		expect(t, st, g, factum.Position{})
 		steps := []struct{ save, want factum.Position }{
@@ -64,6 +67,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("NeverBackwardsUnderConcurrentSaves", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		const n, workers = 400, 16
 		// Positions in log order: a few transactions of many sequences.
@@ -125,6 +129,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("GroupsIsolated", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		others := []factum.Function{
 			{Context: "billing", Processor: g.Processor, Name: g.Name},
@@ -144,6 +149,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("BadInputRefused", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		for _, bad := range []factum.Function{
 			{},
@@ -169,6 +175,7 @@ func Run(t *testing.T, newStore func(*testing.T) event.CheckpointStore) {
 	})
 
 	t.Run("CancelledContext", func(t *testing.T) {
+		t.Parallel()
 		st, g := newStore(t), group(t)
 		save(t, st, g, pos(0, 3))
 		cancelled, cancel := context.WithCancel(ctx)

@@ -29,13 +29,26 @@ type Setup struct {
 	Start func(p *event.Processor, failures event.FailureRecorder, notify func(factum.Signal)) (stop func())
 }
 
-// Run checks the setups newSetup returns.
+// Run checks the setups newSetup returns. Its cases run in parallel
+// (t.Parallel), each on the setup newSetup returns for it.
 func Run(t *testing.T, newSetup func(t *testing.T) Setup) {
 	t.Helper()
-	t.Run("ExactlyOnceWithoutFailures", func(t *testing.T) { exactlyOnce(t, newSetup(t)) })
-	t.Run("AtLeastOnceWithFailures", func(t *testing.T) { atLeastOnce(t, newSetup(t)) })
-	t.Run("CheckpointNeverPassesAnUnrecordedFailure", func(t *testing.T) { unrecorded(t, newSetup(t)) })
-	t.Run("ReplayFromCheckpoint", func(t *testing.T) { replay(t, newSetup(t)) })
+	t.Run("ExactlyOnceWithoutFailures", func(t *testing.T) {
+		t.Parallel()
+		exactlyOnce(t, newSetup(t))
+	})
+	t.Run("AtLeastOnceWithFailures", func(t *testing.T) {
+		t.Parallel()
+		atLeastOnce(t, newSetup(t))
+	})
+	t.Run("CheckpointNeverPassesAnUnrecordedFailure", func(t *testing.T) {
+		t.Parallel()
+		unrecorded(t, newSetup(t))
+	})
+	t.Run("ReplayFromCheckpoint", func(t *testing.T) {
+		t.Parallel()
+		replay(t, newSetup(t))
+	})
 }
 
 // The kit's streams come from aggregates of this type, each with one event.

@@ -15,7 +15,10 @@ import (
 // never two at a time. Run the plain cases with Run as well.
 func RunLeased(t *testing.T, newSetup func(t *testing.T) Setup) {
 	t.Helper()
-	t.Run("OneInstanceAtATime", func(t *testing.T) { oneInstanceAtATime(t, newSetup(t)) })
+	t.Run("OneInstanceAtATime", func(t *testing.T) {
+		t.Parallel()
+		oneInstanceAtATime(t, newSetup(t))
+	})
 }
 
 func oneInstanceAtATime(t *testing.T, s Setup) {

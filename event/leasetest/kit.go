@@ -25,7 +25,8 @@ type Store interface {
 }
 
 // Run runs every case against stores from open (a new, empty one per
-// call, for bounded context "shop").
+// call, for bounded context "shop"). Its cases run in parallel
+// (t.Parallel), and open is called from several goroutines.
 func Run(t *testing.T, open func(t *testing.T) Store) {
 	t.Helper()
 	cases := []struct {
@@ -39,7 +40,10 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"BadRequestsAreRefused", badRequests},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, open(t))
+		})
 	}
 }
 

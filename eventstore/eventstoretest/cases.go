@@ -102,7 +102,7 @@ func testConflicts(t *testing.T, st eventstore.Store) {
 			s1, s2 := stream(id, 1, "req-1", 2), stream(id, 2, "req-2", 1)
 			mustAppend(t, st, s1)
 			mustAppend(t, st, s2)
-			tail := logTail(t, st)
+			tail := logTailPast(t, st, s2.ID)
 			bad := s.make(id)
 			fe := wantCode(t, st.Append(context.Background(), bad), s.code)
 			if fe.Aggregate.ID != id.ID || fe.Aggregate.Aggregate != id.Aggregate || fe.Version != s.version || fe.RequestID != bad.RequestID {

@@ -19,6 +19,8 @@ import (
 type NewStore func(t *testing.T) eventstore.Store
 
 // Run runs the whole contract kit against the stores newStore returns.
+// Its cases run in parallel (t.Parallel), so they also race each other on
+// one backend, and newStore is called from several goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
 	cases := []struct {
@@ -46,6 +48,7 @@ func Run(t *testing.T, newStore NewStore) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			c.fn(t, newStore(t))
 		})
 	}
@@ -183,6 +186,40 @@ func logTail(t *testing.T, st eventstore.Store) factum.Position {
 			return pos
 		}
 		pos = page[len(page)-1].Position
+	}
+}
+
+// logTailPast returns the log's tail once it holds the stream with ID
+// streamID. A backend's log may show a committed stream a little later
+// (PostgreSQL's log reads stop below transactions still in flight, anyone's
+// on the server, and the kit's cases run in parallel), so a case that
+// checks what follows its own appends starts from after them.
+func logTailPast(t *testing.T, st eventstore.Store, streamID string) factum.Position {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pos factum.Position
+		seen := false
+		for {
+			page, err := st.ReadLog(context.Background(), pos, 1000)
+			if err != nil {
+				t.Fatalf("read log: %v", err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, s := range page {
+				seen = seen || s.ID == streamID
+			}
+			pos = page[len(page)-1].Position
+		}
+		if seen {
+			return pos
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream %s is not in the log 30 s after its append", streamID)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -24,7 +24,8 @@ import (
 // Run runs every case against stores from open, which returns an empty
 // read-model database for bounded context "shop" (a new one per call). The
 // kit's SQL is portable between SQLite and PostgreSQL: $n placeholders,
-// INSERT … ON CONFLICT.
+// INSERT … ON CONFLICT. Its cases run in parallel (t.Parallel), and open
+// is called from several goroutines.
 func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 	t.Helper()
 	cases := []struct {
@@ -40,7 +41,10 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"TwoRunnersProjectOnce", twoRunnersProjectOnce},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, open(t))
+		})
 	}
 }
 
@@ -170,6 +174,25 @@ func newRunner(t *testing.T, p *projection.Projection, cfg projection.Config) *p
 }
 
 // drain runs r until it has projected the whole log.
+// runUntilTried runs r until the failing stream has been tried n times, so
+// that a case does not depend on how far a loaded machine gets in a fixed
+// time (the kit's cases run in parallel).
+func runUntilTried(t *testing.T, r *projection.Runner, tries *atomic.Int32, n int32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil && tries.Load() < n {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_ = r.Run(ctx)
+	if got := tries.Load(); got < n {
+		t.Fatalf("the failing stream was tried %d times in a minute, want %d", got, n)
+	}
+}
+
 func drain(t *testing.T, r *projection.Runner) {
 	t.Helper()
 	r.Drain()
@@ -216,12 +239,17 @@ func failedWritesRollBack(t *testing.T, st projection.Store) {
 	c := newCounts()
 	bad := all[10]
 	var failing atomic.Bool
+	var tries atomic.Int32
 	failing.Store(true)
-	c.failOn = func(s *factum.EventStream) bool { return failing.Load() && s.ID == bad.ID }
+	c.failOn = func(s *factum.EventStream) bool {
+		if failing.Load() && s.ID == bad.ID {
+			tries.Add(1)
+			return true
+		}
+		return false
+	}
 	r := newRunner(t, c.projection(t), projection.Config{Log: log, Store: st, BatchSize: 64})
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	_ = r.Run(ctx)
-	cancel()
+	runUntilTried(t, r, &tries, 3)
 	before := map[string]int{}
 	for _, s := range all[:10] {
 		if s.Events[0].Name == "item_added" {
@@ -272,13 +300,20 @@ func withoutARecorderAFailingStreamHolds(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 12, 12)
 	c := newCounts()
 	bad := all[5]
-	c.failOn = func(s *factum.EventStream) bool { return s.ID == bad.ID }
+	var tries atomic.Int32
+	c.failOn = func(s *factum.EventStream) bool {
+		if s.ID == bad.ID {
+			tries.Add(1)
+			return true
+		}
+		return false
+	}
 	broken := event.FailureRecorderFunc(func(context.Context, event.Failure) error { return errors.New("kit: recorder down") })
 	for _, rec := range []event.FailureRecorder{nil, broken} {
 		r := newRunner(t, c.projection(t), projection.Config{Log: log, Store: st, Failures: rec, Attempts: 2, BatchSize: 4})
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		_ = r.Run(ctx)
-		cancel()
+		tries.Store(0)
+		// Past its attempts, so a runner that moved on would have.
+		runUntilTried(t, r, &tries, 4)
 		got := c.read(t, st, ids(want))
 		for i, s := range all {
 			n := got[s.AggregateID.ID]

@@ -20,7 +20,9 @@ type NewStore func(t *testing.T) snapshot.Store
 // Run runs the whole contract kit against the stores newStore returns. The
 // query cases run when the store is also a snapshot.Querier; they include
 // the whole query corpus of package querytest, run through a
-// snapshot.QueryService.
+// snapshot.QueryService. Its cases run in parallel (t.Parallel), so they
+// also race each other on one backend, and newStore is called from several
+// goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
 	cases := []struct {
@@ -41,7 +43,10 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ConcurrentTenantsOneWins", testTenantRace},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, newStore(t))
+		})
 	}
 	queryCases := []struct {
 		name string
@@ -58,6 +63,7 @@ func Run(t *testing.T, newStore NewStore) {
 	}
 	for _, c := range queryCases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			st := newStore(t)
 			qs, ok := st.(snapshot.QueryStore)
 			if !ok {

@@ -1,4 +1,4 @@
-package factum
+package uuidv7
 
 import (
 	"crypto/rand"
@@ -8,8 +8,8 @@ import (
 	"unsafe"
 )
 
-// IDGenerator makes UUIDv7 IDs (RFC 9562) for a component that makes many
-// of them, such as a command processor (a stream ID and one ID per event
+// Generator makes UUIDv7 IDs for a component that makes many of them,
+// such as a command processor (a stream ID and one ID per event
 // for every command). It is safe for concurrent use, its zero value is ready
 // to use, and it holds no state shared with other generators: give each
 // runtime or processor its own.
@@ -23,8 +23,8 @@ import (
 // timestamp, which then runs ahead of the clock until the clock catches up.
 // The remaining 62 bits are random, read from crypto/rand in 4 KiB batches,
 // so IDs from different generators and processes stay unique with the
-// same odds as NewID's.
-type IDGenerator struct {
+// same odds as any UUIDv7's.
+type Generator struct {
 	// last is the timestamp and counter of the last ID handed out,
 	// (unix ms << 12) | counter: reserving IDs is one compare-and-swap.
 	last atomic.Uint64
@@ -36,8 +36,8 @@ type IDGenerator struct {
 	clock func() int64
 }
 
-// NewIDGenerator returns a generator. It is the same as new(IDGenerator).
-func NewIDGenerator() *IDGenerator { return new(IDGenerator) }
+// NewGenerator returns a generator. It is the same as new(Generator).
+func NewGenerator() *Generator { return new(Generator) }
 
 // idLen is the length of a formatted UUID.
 const idLen = 36
@@ -63,7 +63,7 @@ func (b *randomBatch) next8() []byte {
 }
 
 // New returns a new UUIDv7 string.
-func (g *IDGenerator) New() string {
+func (g *Generator) New() string {
 	var id [1]string
 	g.fill(id[:], g.millis())
 	return id[0]
@@ -72,7 +72,7 @@ func (g *IDGenerator) New() string {
 // Fill sets every element of ids to a new UUIDv7 string, in increasing
 // order. The strings share one allocation, so filling a stream's ID and
 // its events' IDs costs one allocation instead of one per ID.
-func (g *IDGenerator) Fill(ids []string) {
+func (g *Generator) Fill(ids []string) {
 	g.fill(ids, g.millis())
 }
 
@@ -80,7 +80,7 @@ func (g *IDGenerator) Fill(ids []string) {
 // millisecond, or a later one if the generator already handed out IDs past
 // it. It saves a clock read where the caller needs the time anyway, such
 // as a stream's create time.
-func (g *IDGenerator) FillAt(ids []string, now time.Time) {
+func (g *Generator) FillAt(ids []string, now time.Time) {
 	ms := now.UnixMilli()
 	// A time outside the 48-bit field cannot be carried; such IDs take
 	// the nearest value, and the counter keeps them increasing.
@@ -91,7 +91,7 @@ func (g *IDGenerator) FillAt(ids []string, now time.Time) {
 // maxMillis is the largest timestamp a UUIDv7 holds (48 bits).
 const maxMillis = 1<<48 - 1
 
-func (g *IDGenerator) fill(ids []string, ms uint64) {
+func (g *Generator) fill(ids []string, ms uint64) {
 	n := len(ids)
 	if n == 0 {
 		return
@@ -131,7 +131,7 @@ func (g *IDGenerator) fill(ids []string, ms uint64) {
 // reserve hands out n consecutive timestamp-counter values and returns the
 // first. They start at the current millisecond with counter 0, or right
 // after the last value handed out if that is later.
-func (g *IDGenerator) reserve(ms, n uint64) uint64 {
+func (g *Generator) reserve(ms, n uint64) uint64 {
 	now := ms << 12
 	for {
 		last := g.last.Load()
@@ -142,7 +142,7 @@ func (g *IDGenerator) reserve(ms, n uint64) uint64 {
 	}
 }
 
-func (g *IDGenerator) millis() uint64 {
+func (g *Generator) millis() uint64 {
 	if g.clock != nil {
 		return uint64(g.clock())
 	}
