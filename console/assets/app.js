@@ -1,0 +1,62 @@
+// The console's entry: settings, session, navigation and the router.
+import { configure, session } from './api.js';
+import { mount, errorBox, h } from './ui.js';
+import * as overview from './pages/overview.js';
+import * as failures from './pages/failures.js';
+import * as aggregates from './pages/aggregates.js';
+import * as query from './pages/query.js';
+import * as requests from './pages/requests.js';
+
+const pages = { overview, failures, aggregates, query, requests };
+export const settings = { title: 'factum', api: '/', metrics: '' };
+
+async function loadSettings() {
+  try {
+    const res = await fetch('config.json', { headers: { Accept: 'application/json' } });
+    if (res.ok) Object.assign(settings, await res.json());
+  } catch { /* the defaults serve the console over the same origin */ }
+  configure(settings.api);
+  document.getElementById('title').textContent = settings.title;
+  document.title = settings.title + ' · console';
+}
+
+function bindSession() {
+  const form = document.getElementById('session');
+  const tenant = document.getElementById('tenant');
+  const credential = document.getElementById('credential');
+  const operator = document.getElementById('operator');
+  tenant.value = session.tenant;
+  credential.value = session.credential;
+  operator.value = window.sessionStorage.getItem('factum.operator') || '';
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    session.set({ tenant: tenant.value.trim(), credential: credential.value.trim(), operator: operator.value.trim() });
+    route();
+  });
+}
+
+let current = 0;
+
+/** route renders the page the location's hash names. */
+async function route() {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [path] = hash.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const name = pages[parts[0]] ? parts[0] : 'overview';
+  for (const a of document.querySelectorAll('#nav a')) {
+    a.classList.toggle('active', a.dataset.page === name);
+  }
+  const token = ++current;
+  mount(h('p', { class: 'loading' }, 'Loading…'));
+  try {
+    await pages[name].render(parts.slice(1), { stale: () => token !== current, settings });
+  } catch (err) {
+    if (token === current) mount(h('h1', {}, 'Something went wrong'), errorBox(err));
+  }
+  if (token === current) document.body.dataset.ready = name;
+}
+
+await loadSettings();
+bindSession();
+window.addEventListener('hashchange', route);
+route();
