@@ -1,6 +1,6 @@
 // The console's entry: settings, session, navigation and the router.
-import { configure, session } from './api.js';
-import { mount, errorBox, h } from './ui.js';
+import { configure, session, get } from './api.js';
+import { mount, errorBox, h, toast } from './ui.js';
 import * as overview from './pages/overview.js';
 import * as failures from './pages/failures.js';
 import * as aggregates from './pages/aggregates.js';
@@ -20,6 +20,28 @@ async function loadSettings() {
   document.title = settings.title + ' · console';
 }
 
+// principal is who the session's credential is (GET /principal): a
+// principal that is no admin may pick only the tenants it holds; an admin
+// (or an open API) any.
+let principal = null;
+
+async function loadPrincipal() {
+  const who = document.getElementById('who');
+  const list = document.getElementById('tenants');
+  principal = null;
+  list.replaceChildren();
+  try {
+    principal = await get('principal');
+  } catch (err) {
+    who.textContent = err.status === 401 ? 'a credential is required' : err.status === 404 ? 'tenant not held' : '';
+    return;
+  }
+  who.textContent = principal.open ? 'open API (no credentials)'
+    : `${principal.name}${principal.admin ? ' · admin' : ''} · ${principal.roles.join(', ')}`;
+  for (const t of principal.tenants) list.append(h('option', { value: t }));
+  document.getElementById('tenant').placeholder = principal.tenant;
+}
+
 function bindSession() {
   const form = document.getElementById('session');
   const tenant = document.getElementById('tenant');
@@ -30,8 +52,13 @@ function bindSession() {
   operator.value = window.sessionStorage.getItem('factum.operator') || '';
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    const want = tenant.value.trim();
+    if (want && principal && !principal.open && !principal.admin && !principal.tenants.includes(want)) {
+      toast(`Your credential holds only the tenants ${principal.tenants.join(', ')}.`, 'bad');
+      return;
+    }
     session.set({ tenant: tenant.value.trim(), credential: credential.value.trim(), operator: operator.value.trim() });
-    route();
+    loadPrincipal().then(route);
   });
 }
 
@@ -58,5 +85,6 @@ async function route() {
 
 await loadSettings();
 bindSession();
+await loadPrincipal();
 window.addEventListener('hashchange', route);
 route();
