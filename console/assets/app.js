@@ -50,15 +50,22 @@ function bindSession() {
   tenant.value = session.tenant;
   credential.value = session.credential;
   operator.value = window.sessionStorage.getItem('factum.operator') || '';
-  form.addEventListener('submit', (e) => {
+  form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const want = tenant.value.trim();
+    // Who the credential is decides which tenants it may pick: learn it in
+    // the credential's home tenant first.
+    session.set({ tenant: '', credential: credential.value.trim(), operator: operator.value.trim() });
+    await loadPrincipal();
     if (want && principal && !principal.open && !principal.admin && !principal.tenants.includes(want)) {
       toast(`Your credential holds only the tenants ${principal.tenants.join(', ')}.`, 'bad');
+      tenant.value = '';
+      route();
       return;
     }
-    session.set({ tenant: tenant.value.trim(), credential: credential.value.trim(), operator: operator.value.trim() });
-    loadPrincipal().then(route);
+    session.set({ tenant: want });
+    if (want) await loadPrincipal();
+    route();
   });
 }
 
