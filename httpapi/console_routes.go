@@ -61,8 +61,8 @@ func (b *docBuilder) principalRoute() {
 	o.Summary = "Who the credential is: its name, tenants and roles."
 	secure(o, roleRead)
 	o.Responses = b.responses(jsonOK("The principal.", ref, map[string]any{
-		"open": false, "name": "support", "method": "api-key", "tenant": "acme",
-		"tenants": []string{"acme", "globex"}, "roles": []string{"read", "operator"}, "admin": false,
+		"open": false, "name": "support", "method": "api-key", "tenant": "north",
+		"tenants": []string{"north", "south"}, "roles": []string{"read", "operator"}, "admin": false,
 	}), []int{400, 401, 403, 404, 429, 500})
 	b.add("/"+principalSegment, http.MethodGet, o)
 }
