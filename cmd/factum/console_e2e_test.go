@@ -344,6 +344,25 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 	}
 	b.shot(shots, "query")
 
+	// A mail that can never be delivered: the operator marks it
+	// unrecoverable and points its retries at another function.
+	if code, body := post(t, s.URL+"/user/register_user", `{"username":"cyd","email":"cyd@mail.invalid"}`, "Command-Wait-Stage", "SNAPSHOT"); code != http.StatusOK {
+		t.Fatalf("register cyd: %d %s", code, body)
+	}
+	waitForExecution(t, s.URL)
+	b.run("open the undeliverable mail", chromedp.Navigate(s.URL+"/console/#/failures?status=FAILED&code=IllegalArgument"),
+		until(`document.body.dataset.ready === 'failures' && document.querySelectorAll('tr[data-test=execution]').length === 1`),
+		chromedp.Click(chromedp.CSS(`tr[data-test=execution] a`)),
+		until(`(document.querySelector('[data-test=error-code]')||{}).textContent === 'IllegalArgument'`))
+	b.run("mark it unrecoverable", chromedp.Click(chromedp.CSS(`[data-test=mark-recoverable]`)),
+		until(`document.getElementById('confirm').open`),
+		chromedp.SetValue(chromedp.CSS(`#recoverable-choice`), "UNRECOVERABLE"), confirmDialog(),
+		until(`(document.querySelector('[data-test=recoverable]')||{}).textContent === 'UNRECOVERABLE'`))
+	b.run("change its function", chromedp.Click(chromedp.CSS(`[data-test=change-function]`)),
+		until(`document.getElementById('confirm').open`),
+		chromedp.SetValue(chromedp.CSS(`#fn-name`), "on_user_registered_v2"), confirmDialog(),
+		until(`(document.querySelector('[data-test=function]')||{}).textContent === 'shop.notifications.on_user_registered_v2'`))
+
 	b.run("back to the overview", chromedp.Navigate(s.URL+"/console/#/overview"),
 		until(`document.body.dataset.ready === 'overview'`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-test=backlog-succeeded]`)))

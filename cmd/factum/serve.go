@@ -212,6 +212,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		}
 	}()
 	fmt.Fprintf(log, "factum: listening on %s (OpenAPI at %s/openapi.json)\n", s.URL, s.URL)
+	fmt.Fprintf(log, "factum: operator console at %s/console/\n", s.URL)
 	fmt.Fprintf(log, "factum: data %s\n", st.where)
 	for _, line := range []string{credentials, sec.warning} {
 		if line != "" {
