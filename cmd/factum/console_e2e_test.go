@@ -144,7 +144,10 @@ func (b *browser) shot(enabled bool, name string) {
 	if !enabled {
 		return
 	}
-	b.run("settle", sleep(150*time.Millisecond))
+	b.run("settle", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](`document.getElementById('toast').hidden = true`)(ctx, t)
+		return err
+	}), sleep(150*time.Millisecond))
 	png := value(b, "screenshot "+name, chromedp.CaptureScreenshot())
 	dir := filepath.Join("..", "..", "docs", "console")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -343,6 +346,17 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 		t.Fatalf("query row: %q", got)
 	}
 	b.shot(shots, "query")
+	b.run("page through a query", chromedp.SetValue(chromedp.CSS(`.cond-value`), "example"),
+		chromedp.SetValue(chromedp.CSS(`#query-size`), "1"),
+		chromedp.SetValue(chromedp.CSS(`#query-sort`), "state.username"),
+		chromedp.Click(chromedp.CSS(`#run-query`)),
+		until(`(document.querySelector('[data-test=query-total]')||{}).textContent === '2 match'`))
+	first := b.text(`tr[data-test=query-row]`)
+	b.run("next page", chromedp.Click(chromedp.CSS(`#query-results [data-test=next-page]`)),
+		until(`((document.querySelector('#query-results .pager span')||{}).textContent||'').includes('page 2 of 2')`))
+	if second := b.text(`tr[data-test=query-row]`); !strings.Contains(first, "ann") || !strings.Contains(second, "bob") {
+		t.Fatalf("pages sorted by username: %q then %q, want ann then bob", first, second)
+	}
 
 	// A mail that can never be delivered: the operator marks it
 	// unrecoverable and points its retries at another function.
