@@ -33,10 +33,11 @@ type Config struct {
 	// '/'; "" means "/". The console only calls its own origin (its
 	// Content-Security-Policy allows nothing else).
 	API string
-	// Metrics, if set, is the path (on the same origin) of a JSON document
-	// of the service's metrics, which the overview shows as it is: the
-	// hook for the observability package's metrics. Unset, the overview
-	// shows what the API itself answers.
+	// Metrics, if set, is the path (on the same origin) of a document of
+	// the service's metrics (JSON, shown indented, or text such as the
+	// Prometheus format, shown as it is), fetched with the session's
+	// credential: the hook for the observability package's
+	// metrics. Unset, the overview shows what the API itself answers.
 	Metrics string
 }
 

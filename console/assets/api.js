@@ -27,7 +27,8 @@ export class ApiError extends Error {
   }
 }
 
-function headers(extra) {
+/** headers are the session's request headers: its credential and operator. */
+export function headers(extra) {
   const h = { 'Accept': 'application/json', ...extra };
   const c = session.credential;
   if (c) {

@@ -76,7 +76,7 @@ async function list(ctx) {
       h('td', {}, e.status === 'SUCCEEDED' ? '' : time(e.nextRetryAt)));
   });
   const q2 = Object.fromEntries(q.entries());
-  mount(h('h1', {}, 'Failures'),
+  mount(h('h1', {}, 'Failures ', h('button', { type: 'button', 'data-test': 'refresh', onclick: () => go('failures', q2) }, 'Refresh')),
     h('p', { class: 'muted' }, 'Event-function executions that failed after their in-place retries. Retries are scheduled by the retry spec; an operator may force one, change the spec, the target function or the recoverability.'),
     filterForm(q),
     items.length ? h('table', { class: 'list', id: 'executions' },

@@ -1,5 +1,5 @@
 // Overview: what exists now, per aggregate type and in compensation.
-import { get, post, seg, types, ApiError } from '../api.js';
+import { get, post, seg, types, headers, ApiError } from '../api.js';
 import { h, mount, errorBox, go } from '../ui.js';
 
 function bars(rows) {
@@ -23,8 +23,11 @@ export async function render(_parts, ctx) {
   let metrics = null; let metricsErr = null;
   if (ctx.settings.metrics) {
     try {
-      const r = await fetch(ctx.settings.metrics, { headers: { Accept: 'application/json' } });
-      metrics = r.ok ? await r.json() : null;
+      // JSON is shown indented; any other text (the Prometheus text
+      // format, say) as it is.
+      const r = await fetch(ctx.settings.metrics, { headers: headers({ Accept: 'application/json, text/plain;q=0.9' }) });
+      const text = r.ok ? await r.text() : '';
+      if (r.ok) { try { metrics = JSON.stringify(JSON.parse(text), null, 2); } catch { metrics = text; } }
       if (!r.ok) metricsErr = new ApiError(r.status, null);
     } catch (err) { metricsErr = err; }
   }
@@ -62,9 +65,9 @@ export async function render(_parts, ctx) {
   // The hook for the observability metrics: Config.Metrics names a JSON
   // document, shown as it is until the metrics have pages of their own.
   const metricsPanel = h('section', { class: 'card', 'data-test': 'metrics' }, h('h2', {}, 'Throughput, latency, consumer lag'),
-    metrics ? h('pre', { class: 'json' }, JSON.stringify(metrics, null, 2))
+    metrics !== null ? h('pre', { class: 'json' }, metrics)
       : metricsErr ? errorBox(metricsErr)
         : h('p', { class: 'muted' }, 'No metrics source is configured (console.Config.Metrics). Commands/s, latency by stage and consumer lag appear here once the service serves its metrics.'));
 
-  mount(h('h1', {}, 'Overview'), h('div', { class: 'grid' }, aggPanels, compPanel, metricsPanel));
+  mount(h('h1', {}, 'Overview ', h('button', { type: 'button', 'data-test': 'refresh', onclick: () => go('overview') }, 'Refresh')), h('div', { class: 'grid' }, aggPanels, compPanel, metricsPanel));
 }
