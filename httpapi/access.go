@@ -73,6 +73,7 @@ var routeRoles = map[string]auth.Role{
 	"POST /{aggregate}/snapshot/{kind}":         auth.RoleRead,
 	"POST /{aggregate}/snapshot/{kind}/state":   auth.RoleRead,
 	"PUT /{aggregate}/{id}/snapshot":            auth.RoleOperator,
+	"GET /" + principalSegment:                  auth.RoleRead,
 	"/" + compensationSegment + "/":             auth.RoleOperator,
 	"/" + compensationSegment:                   auth.RoleOperator,
 }

@@ -213,6 +213,7 @@ func (h *Handler) routes() error {
 	in.HandleFunc("GET /{aggregate}/{id}/state/time/{time}", h.getStateAtTime)
 	in.HandleFunc("GET /{aggregate}/{id}/event/{from}/{to}", h.getEvents)
 	in.HandleFunc("GET /{aggregate}/{id}/request/{requestId}", h.getRequest)
+	in.HandleFunc("GET /"+principalSegment, h.getPrincipal)
 	if err := h.snapshotRoutes(in); err != nil {
 		return err
 	}

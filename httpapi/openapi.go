@@ -147,6 +147,7 @@ func (b *docBuilder) build() *openapi3.T {
 	if h.cfg.Compensation != nil {
 		b.compensationRoutes()
 	}
+	b.principalRoute()
 	b.tenantRoutes()
 	b.serviceRoutes()
 

@@ -123,6 +123,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	rt, err := engine.New(engine.Config{
 		Store: st.store, Codec: reg, SnapshotStore: snapshots, Checkpoints: st.checkpoints,
 		Sagas: ex.sagas, Failures: comp,
+		Processors: ex.processors,
 	}, append(ex.aggregates, comp.Type())...)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
@@ -170,6 +171,10 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	routes, err := withConsole(h)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
 	raw, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
@@ -198,7 +203,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		_ = comp.NewScheduler(compensation.SchedulerConfig{}).Run(schedCtx)
 	}()
 	s.URL = sec.scheme + "://" + ln.Addr().String()
-	s.http = opts.httpServer(h, s.conns)
+	s.http = opts.httpServer(routes, s.conns)
 	go func() {
 		// ErrorListener: even the errors net/http answers before any
 		// handler runs are typed JSON errors.
@@ -207,6 +212,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		}
 	}()
 	fmt.Fprintf(log, "factum: listening on %s (OpenAPI at %s/openapi.json)\n", s.URL, s.URL)
+	fmt.Fprintf(log, "factum: operator console at %s/console/\n", s.URL)
 	fmt.Fprintf(log, "factum: data %s\n", st.where)
 	for _, line := range []string{credentials, sec.warning} {
 		if line != "" {

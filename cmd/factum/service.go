@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/examples/cart"
+	"github.com/factum-go/factum/examples/notify"
 	"github.com/factum-go/factum/examples/order"
 	"github.com/factum-go/factum/examples/user"
 	"github.com/factum-go/factum/prepare"
@@ -30,6 +32,10 @@ var carts = cart.New(nil, cart.DefaultLimits).Named()
 type example struct {
 	aggregates []aggregate.Type
 	sagas      []*saga.Saga
+	// processors are the event functions: the welcome mail, which fails
+	// for some addresses (see package notify), so compensation has real
+	// records to show and retry.
+	processors []*event.Processor
 }
 
 // newExample builds the domain with usernames reserved on backend.
@@ -38,13 +44,23 @@ func newExample(backend prepare.Backend) (*example, error) {
 	if err != nil {
 		return nil, err
 	}
+	users := user.New(usernames)
+	relay, err := notify.NewRelay(notify.RelayConfig{})
+	if err != nil {
+		return nil, err
+	}
+	welcome, err := notify.Welcome(relay, users.Named())
+	if err != nil {
+		return nil, err
+	}
 	return &example{
 		aggregates: []aggregate.Type{
 			cart.New(catalog(), cart.DefaultLimits),
 			order.Orders,
 			order.Inventory,
-			user.New(usernames),
+			users,
 		},
-		sagas: []*saga.Saga{order.Fulfilment},
+		sagas:      []*saga.Saga{order.Fulfilment},
+		processors: []*event.Processor{welcome},
 	}, nil
 }

@@ -1,0 +1,25 @@
+// Package console is factum's operator console: a web application, served
+// from assets embedded in the binary, over the HTTP API of package
+// httpapi. It has pages for an overview (aggregates and their counts, the
+// compensation backlog), failed event-function executions (list, detail,
+// force retry, recoverability, target function, retry spec), aggregates
+// (event stream, state at any version, snapshot and its regeneration,
+// delete and recover), snapshot queries built with a form, and request
+// lookups.
+//
+// The console holds no data and no credential of its own: its pages are
+// static (plain HTML, CSS and JavaScript modules, nothing fetched from
+// elsewhere, so it works offline), and every datum they show comes from
+// the API, called by the operator's browser with the operator's own API
+// key or JWT. So the API's access rules are the console's: its pages need
+// the read role, its actions the operator role, and a principal sees only
+// the tenants it holds (an admin may switch to any). Actions ask for
+// confirmation and are recorded by the API with the principal as their
+// operator.
+//
+// A Handler serves the assets under Config.Prefix (default /console/);
+// mount it beside the API's handler:
+//
+//	mux.Handle(console.DefaultPrefix, consoleHandler)
+//	mux.Handle("/", apiHandler)
+package console
