@@ -124,7 +124,7 @@ func Welcome(relay *Relay, users factum.NamedAggregate) (*event.Processor, error
 		return nil, factum.IllegalArgument("notify: nil relay")
 	}
 	return event.NewProcessor(Context, Processor, factum.StageEventHandled,
-		event.On(nil, func(ctx context.Context, m event.Message, e user.UserRegistered) error {
+		event.On(func(ctx context.Context, m event.Message, e user.UserRegistered) error {
 			return relay.Send(ctx, Mail{ID: m.Event.ID, To: e.Email, Subject: "Welcome, " + e.Username})
 		}, event.From(users)),
 	)
