@@ -33,13 +33,13 @@ type Config struct {
 // Telemetry is the instrumentation of one service. It is safe for
 // concurrent use; its middleware and decorators may be used many times.
 type Telemetry struct {
-	tracer   trace.Tracer
-	tp       trace.TracerProvider
-	prop     propagation.TextMapPropagator
-	tracing  bool
-	m        *metrics // nil when metrics are off
-	log      *slog.Logger
-	backend  string
+	tracer  trace.Tracer
+	tp      trace.TracerProvider
+	prop    propagation.TextMapPropagator
+	tracing bool
+	m       *metrics // nil when metrics are off
+	log     *slog.Logger
+	backend string
 }
 
 // New returns the Telemetry cfg describes, having registered its metrics
