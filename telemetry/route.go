@@ -5,10 +5,24 @@ import (
 	"strings"
 )
 
-// routes are the patterns of the HTTP API (package httpapi), the label
-// and span name of a request: a template, never the path itself, so the
-// label set stays bounded.
-var routes = []string{
+// The patterns of the HTTP API (package httpapi), the label and span name
+// of a request: a template, never the path itself, so the label set stays
+// bounded. Like httpapi, the service routes come first, then the
+// compensation routes under their prefix, then the aggregate routes.
+var (
+	serviceRoutes      = []string{"GET /openapi.json", "GET /healthz", "GET /readyz", "GET /metrics"}
+	compensationRoutes = []string{
+		"GET /compensation/executions",
+		"GET /compensation/executions/{id}",
+		"POST /compensation/executions/{id}/retry",
+		"PUT /compensation/executions/{id}/retry-spec",
+		"PUT /compensation/executions/{id}/recoverable",
+		"PUT /compensation/executions/{id}/function",
+		"GET /compensation/counts",
+	}
+)
+
+var aggregateRoutes = []string{
 	"POST /{aggregate}/{command}",
 	"POST /{aggregate}/{id}/{command}",
 	"DELETE /{aggregate}/{id}",
@@ -22,17 +36,6 @@ var routes = []string{
 	"PUT /{aggregate}/{id}/snapshot",
 	"POST /{aggregate}/snapshot/{kind}",
 	"POST /{aggregate}/snapshot/{kind}/state",
-	"GET /compensation/executions",
-	"GET /compensation/executions/{id}",
-	"POST /compensation/executions/{id}/retry",
-	"PUT /compensation/executions/{id}/retry-spec",
-	"PUT /compensation/executions/{id}/recoverable",
-	"PUT /compensation/executions/{id}/function",
-	"GET /compensation/counts",
-	"GET /openapi.json",
-	"GET /healthz",
-	"GET /readyz",
-	"GET /metrics",
 }
 
 // commandRoutes are the routes that send a command.
@@ -45,22 +48,30 @@ var commandRoutes = map[string]bool{
 
 const tenantPrefix = "/tenant/"
 
+const compensationPrefix = "/compensation/"
+
 // router finds the template of a request's route.
-type router struct{ mux *http.ServeMux }
+type router struct{ service, compensation, aggregates *http.ServeMux }
 
 func newRouter() *router {
-	mux := http.NewServeMux()
-	none := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	for _, p := range routes {
-		mux.Handle(p, none)
+	mux := func(patterns []string) *http.ServeMux {
+		m := http.NewServeMux()
+		none := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+		for _, p := range patterns {
+			m.Handle(p, none)
+		}
+		return m
 	}
-	return &router{mux: mux}
+	return &router{service: mux(serviceRoutes), compensation: mux(compensationRoutes), aggregates: mux(aggregateRoutes)}
 }
 
 // route returns the template of r's route ("GET /{aggregate}/{id}/state",
 // "GET /tenant/{tenant}/{aggregate}/{id}/state") and whether it sends a
 // command; a request no route matches is "other".
 func (rt *router) route(r *http.Request) (string, bool) {
+	if _, pattern := rt.service.Handler(r); pattern != "" {
+		return pattern, false
+	}
 	tenant := false
 	if rest, ok := strings.CutPrefix(r.URL.Path, tenantPrefix); ok {
 		if i := strings.IndexByte(rest, '/'); i > 0 {
@@ -71,7 +82,11 @@ func (rt *router) route(r *http.Request) (string, bool) {
 			r, tenant = &r2, true
 		}
 	}
-	_, pattern := rt.mux.Handler(r)
+	m := rt.aggregates
+	if strings.HasPrefix(r.URL.Path, compensationPrefix) {
+		m = rt.compensation
+	}
+	_, pattern := m.Handler(r)
 	if pattern == "" {
 		return "other", false
 	}

@@ -38,6 +38,11 @@ func newTraced(t testing.TB, sample float64) (*telemetry.Telemetry, *tracetest.I
 	return tel, exp, tp
 }
 
+func tracetestExporter(t testing.TB) *tracetest.InMemoryExporter {
+	t.Helper()
+	return tracetest.NewInMemoryExporter()
+}
+
 func attr(s tracetest.SpanStub, key attribute.Key) (attribute.Value, bool) {
 	for _, kv := range s.Attributes {
 		if kv.Key == key {
