@@ -28,6 +28,16 @@ const (
 	AttrEvents           = attribute.Key("factum.events")
 )
 
+// Span options and attributes made once.
+var (
+	consumerKind     = trace.WithSpanKind(trace.SpanKindConsumer)
+	producerKind     = trace.WithSpanKind(trace.SpanKindProducer)
+	clientKind       = trace.WithSpanKind(trace.SpanKindClient)
+	messagingSystem  = attribute.String("messaging.system", "factum")
+	messagingProcess = attribute.String("messaging.operation.type", "process")
+	messagingSend    = attribute.String("messaging.operation.type", "send")
+)
+
 // appendCounter counts the appends one command's processing makes, so
 // that the retries after a version conflict are known: the Store
 // decorator finds it in the context the processor passes down.
@@ -63,10 +73,12 @@ func (t *Telemetry) Commands() CommandMiddleware {
 			var span trace.Span
 			if t.tracing {
 				ctx = t.Extract(ctx, cmd.Header)
-				ctx, span = t.tracer.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindConsumer),
-					trace.WithAttributes(
-						attribute.String("messaging.system", "factum"),
-						attribute.String("messaging.operation.type", "process"),
+				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
+				// Attributes are made only for a span that records them:
+				// an unsampled command costs no more than the span.
+				if span.IsRecording() {
+					span.SetAttributes(
+						messagingSystem, messagingProcess,
 						attribute.String("messaging.destination.name", agg),
 						AttrAggregate.String(agg),
 						AttrAggregateID.String(cmd.AggregateID.ID),
@@ -74,15 +86,14 @@ func (t *Telemetry) Commands() CommandMiddleware {
 						AttrCommandID.String(cmd.ID),
 						AttrCommandName.String(cmd.Name),
 						AttrRequestID.String(cmd.RequestID),
-					))
-				if span.IsRecording() {
+					)
 					c := *cmd
 					c.Header = t.Inject(ctx, cmd.Header)
 					cmd = &c
 				}
 			}
 			sig := next(ctx, cmd)
-			if span != nil {
+			if span != nil && span.IsRecording() {
 				span.SetAttributes(AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.Version))
 				if counter != nil && counter.n.Load() > 1 {
 					span.SetAttributes(AttrRetries.Int(int(counter.n.Load() - 1)))
@@ -90,6 +101,8 @@ func (t *Telemetry) Commands() CommandMiddleware {
 				if sig.Code != factum.CodeOk {
 					span.SetStatus(codes.Error, string(sig.Code)+": "+sig.Message)
 				}
+			}
+			if span != nil {
 				span.End()
 			}
 			if t.m != nil {
@@ -127,16 +140,14 @@ func (b *bus) Send(ctx context.Context, cmd *factum.Command) error {
 	if t.tracing {
 		agg := cmd.AggregateID.NamedAggregate.String()
 		var span trace.Span
-		ctx, span = t.tracer.Start(ctx, "factum.send "+agg, trace.WithSpanKind(trace.SpanKindProducer),
-			trace.WithAttributes(
-				attribute.String("messaging.system", "factum"),
-				attribute.String("messaging.operation.type", "send"),
+		ctx, span = t.tracer.Start(ctx, "factum.send "+agg, producerKind)
+		defer span.End()
+		if span.IsRecording() { // an unsampled trace needs no continuation
+			span.SetAttributes(messagingSystem, messagingSend,
 				attribute.String("messaging.destination.name", agg),
 				AttrCommandID.String(cmd.ID),
 				AttrCommandName.String(cmd.Name),
-			))
-		defer span.End()
-		if span.IsRecording() { // an unsampled trace needs no continuation
+			)
 			c := *cmd
 			c.Header = t.Inject(ctx, cmd.Header)
 			cmd = &c

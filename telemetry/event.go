@@ -6,7 +6,6 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -29,10 +28,10 @@ func (t *Telemetry) Events() EventMiddleware {
 			var span trace.Span
 			if t.tracing {
 				ctx = t.Extract(ctx, s.Header)
-				ctx, span = t.tracer.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindConsumer),
-					trace.WithAttributes(
-						attribute.String("messaging.system", "factum"),
-						attribute.String("messaging.operation.type", "process"),
+				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
+				if span.IsRecording() {
+					span.SetAttributes(
+						messagingSystem, messagingProcess,
 						AttrFunction.String(fn),
 						AttrStage.String(stage),
 						AttrAggregate.String(s.AggregateID.NamedAggregate.String()),
@@ -40,8 +39,7 @@ func (t *Telemetry) Events() EventMiddleware {
 						AttrAggregateVersion.Int(s.Version),
 						AttrCommandID.String(s.CommandID),
 						AttrEvents.Int(len(s.Events)),
-					))
-				if span.IsRecording() {
+					)
 					c := *s
 					c.Header = t.Inject(ctx, s.Header)
 					s = &c

@@ -12,8 +12,8 @@ import (
 )
 
 // Store returns next instrumented: a client span per call made inside a
-// trace (a call without a span in its context, such as a consumer's log
-// poll, starts none), the append latency by backend and outcome, and the
+// recorded trace (a call without a span in its context, such as a
+// consumer's log poll, starts none), the append latency by backend and outcome, and the
 // events per appended stream. A version conflict is recorded as an event
 // on the caller's span too, which marks the processor's retries.
 func (t *Telemetry) Store(next eventstore.Store) eventstore.Store {
@@ -26,13 +26,15 @@ type store struct {
 	system attribute.KeyValue
 }
 
-// start begins a span for op when ctx is inside a trace.
-func (s *store) start(ctx context.Context, op string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	if !s.t.tracing || !trace.SpanContextFromContext(ctx).IsValid() {
+// start begins a span for op when ctx is inside a recorded trace (a
+// child of an unrecorded span would not be recorded either).
+func (s *store) start(ctx context.Context, op string) (context.Context, trace.Span) {
+	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
-	attrs = append(attrs, s.system, attribute.String("db.operation.name", op))
-	return s.t.tracer.Start(ctx, "factum.store "+op, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := s.t.tracer.Start(ctx, "factum.store "+op, clientKind)
+	span.SetAttributes(s.system, attribute.String("db.operation.name", op))
+	return ctx, span
 }
 
 func end(span trace.Span, err error) {
@@ -54,7 +56,10 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 	if s.t.m != nil {
 		start = time.Now()
 	}
-	sctx, span := s.start(ctx, "Append", AttrAggregateVersion.Int(st.Version), AttrEvents.Int(len(st.Events)))
+	sctx, span := s.start(ctx, "Append")
+	if span != nil {
+		span.SetAttributes(AttrAggregateVersion.Int(st.Version), AttrEvents.Int(len(st.Events)))
+	}
 	err := s.next.Append(sctx, st)
 	end(span, err)
 	code := factum.CodeOf(err)

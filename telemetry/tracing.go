@@ -19,8 +19,11 @@ type TracingConfig struct {
 	// when set, is used instead.
 	Endpoint string
 	// Exporter receives the spans (tracetest.NewInMemoryExporter in
-	// tests); it is called synchronously as each span ends.
+	// tests); it is called synchronously as each span ends, unless Batch.
 	Exporter sdktrace.SpanExporter
+	// Batch hands Exporter the spans in batches from a goroutine, as an
+	// endpoint gets them, instead of as each span ends.
+	Batch bool
 	// Sample is the fraction of new traces recorded, 0 to 1; a trace
 	// continued from a caller follows the caller's decision.
 	Sample float64
@@ -45,6 +48,8 @@ func NewTracerProvider(ctx context.Context, cfg TracingConfig) (*sdktrace.Tracer
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", name))),
 	}
 	switch {
+	case cfg.Exporter != nil && cfg.Batch:
+		opts = append(opts, sdktrace.WithBatcher(cfg.Exporter))
 	case cfg.Exporter != nil:
 		opts = append(opts, sdktrace.WithSyncer(cfg.Exporter))
 	case cfg.Endpoint != "":
