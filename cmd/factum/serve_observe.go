@@ -79,6 +79,9 @@ func (so serveOptions) observe(ctx context.Context, out io.Writer, st *openedSto
 	case so.PostgresURL != "":
 		backend = "postgresql"
 	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
 	level, err := telemetry.ParseLevel(o.LogLevel)
 	if err != nil {
 		return nil, err
