@@ -7,6 +7,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -61,6 +62,11 @@ func (t *Telemetry) Commands() CommandMiddleware {
 	return func(named factum.NamedAggregate, next CommandFunc) CommandFunc {
 		agg := named.String()
 		spanName := "factum.process " + agg
+		// The series of the common outcome are looked up once.
+		var okSeconds prometheus.Observer
+		if t.m != nil {
+			okSeconds = t.m.processSeconds.WithLabelValues(agg, string(factum.CodeOk))
+		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			var start time.Time
 			var counter *appendCounter
@@ -107,10 +113,14 @@ func (t *Telemetry) Commands() CommandMiddleware {
 			}
 			if t.m != nil {
 				t.m.inFlight.Dec()
-				code := codeLabel(sig.Code)
-				t.m.processSeconds.WithLabelValues(agg, code).Observe(time.Since(start).Seconds())
-				if conflict(sig.Code) {
-					t.m.conflicts.WithLabelValues(agg, code).Inc()
+				if sig.Code == factum.CodeOk {
+					okSeconds.Observe(time.Since(start).Seconds())
+				} else {
+					code := codeLabel(sig.Code)
+					t.m.processSeconds.WithLabelValues(agg, code).Observe(time.Since(start).Seconds())
+					if conflict(sig.Code) {
+						t.m.conflicts.WithLabelValues(agg, code).Inc()
+					}
 				}
 				if n := counter.n.Load(); n > 1 {
 					t.m.retries.WithLabelValues(agg).Add(float64(n - 1))
@@ -166,7 +176,11 @@ func (b *bus) Send(ctx context.Context, cmd *factum.Command) error {
 }
 
 func (t *Telemetry) countSend(err error) {
-	if t.m != nil {
+	switch {
+	case t.m == nil:
+	case err == nil:
+		t.m.sendsOk.Inc()
+	default:
 		t.m.sends.WithLabelValues(errLabel(err)).Inc()
 	}
 }

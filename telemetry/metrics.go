@@ -25,16 +25,19 @@ type metrics struct {
 	retries        *prometheus.CounterVec   // aggregate
 	inFlight       prometheus.Gauge
 
-	sends *prometheus.CounterVec // outcome
+	sends   *prometheus.CounterVec // outcome
+	sendsOk prometheus.Counter
 
 	appendSeconds *prometheus.HistogramVec // backend, outcome
 	appendEvents  *prometheus.HistogramVec // backend
+	appendOk      prometheus.Observer      // the backend's Ok series
+	appendSize    prometheus.Observer      // the backend's batch sizes
 
 	functionSeconds  *prometheus.HistogramVec // function, stage, outcome
 	functionFailures *prometheus.CounterVec   // function, stage
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 	m := &metrics{
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_http_requests_total", Help: "HTTP requests answered, by method, route template and status.",
@@ -88,6 +91,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			return nil, factum.Errorf(factum.CodeIllegalArgument, "telemetry: register metrics: %w", err)
 		}
 	}
+	m.sendsOk = m.sends.WithLabelValues(string(factum.CodeOk))
+	m.appendOk = m.appendSeconds.WithLabelValues(backend, string(factum.CodeOk))
+	m.appendSize = m.appendEvents.WithLabelValues(backend)
 	return m, nil
 }
 

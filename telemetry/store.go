@@ -67,9 +67,11 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 		caller.AddEvent("factum.append.conflict", trace.WithAttributes(AttrCode.String(string(code)), AttrAggregateVersion.Int(st.Version)))
 	}
 	if s.t.m != nil {
-		s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(time.Since(start).Seconds())
 		if err == nil {
-			s.t.m.appendEvents.WithLabelValues(s.t.backend).Observe(float64(len(st.Events)))
+			s.t.m.appendOk.Observe(time.Since(start).Seconds())
+			s.t.m.appendSize.Observe(float64(len(st.Events)))
+		} else {
+			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(time.Since(start).Seconds())
 		}
 	}
 	return err

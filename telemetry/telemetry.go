@@ -60,7 +60,7 @@ func New(cfg Config) (*Telemetry, error) {
 		t.backend = "memory"
 	}
 	if cfg.Registerer != nil {
-		m, err := newMetrics(cfg.Registerer)
+		m, err := newMetrics(cfg.Registerer, t.backend)
 		if err != nil {
 			return nil, err
 		}
