@@ -24,7 +24,6 @@ type pipeline struct {
 	disp  *command.Dispatcher
 	store eventstore.Store
 	codec *codec.Registry
-	named map[string]factum.NamedAggregate
 }
 
 // middlewareProcessor applies a CommandMiddleware per aggregate type, once.

@@ -160,8 +160,8 @@ func TestPlaceOrderThroughTheSagaIsOneTrace(t *testing.T) {
 		telemetry.AttrCode: "Ok", telemetry.AttrRequestID: "req-1", telemetry.AttrCommandName: "place_order",
 	}
 	for k, w := range want {
-		if v, ok := attr(first, k); !ok || v.Emit() != w {
-			t.Errorf("%s = %q, want %q", k, v.Emit(), w)
+		if v, ok := attr(first, k); !ok || v.String() != w {
+			t.Errorf("%s = %q, want %q", k, v.String(), w)
 		}
 	}
 	if v, ok := attr(first, telemetry.AttrCommandID); !ok || v.AsString() == "" {
