@@ -14,7 +14,7 @@ import (
 const (
 	// DefaultLagLimit bounds the streams counted behind one group per
 	// scrape; a larger lag is reported as this many.
-	DefaultLagLimit = 10_000
+	DefaultLagLimit = 1000
 	// DefaultCollectTimeout bounds one collector's reads per scrape.
 	DefaultCollectTimeout = 2 * time.Second
 )
