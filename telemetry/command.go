@@ -80,30 +80,34 @@ func (t *Telemetry) Commands() CommandMiddleware {
 			if t.tracing {
 				ctx = t.Extract(ctx, cmd.Header)
 				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
-				// Attributes are made only for a span that records them:
-				// an unsampled command costs no more than the span.
+				// The processor copies this header to the stream, so the
+				// event functions continue from this span.
 				if span.IsRecording() {
-					span.SetAttributes(
-						messagingSystem, messagingProcess,
-						attribute.String("messaging.destination.name", agg),
-						AttrAggregate.String(agg),
-						AttrAggregateID.String(cmd.AggregateID.ID),
-						AttrTenant.String(cmd.AggregateID.Tenant),
-						AttrCommandID.String(cmd.ID),
-						AttrCommandName.String(cmd.Name),
-						AttrRequestID.String(cmd.RequestID),
-					)
 					c := *cmd
 					c.Header = t.Inject(ctx, cmd.Header)
 					cmd = &c
 				}
 			}
 			sig := next(ctx, cmd)
+			// Attributes are made only for a span that records them, at
+			// its end, in one slice.
 			if span != nil && span.IsRecording() {
-				span.SetAttributes(AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.Version))
+				attrs := make([]attribute.KeyValue, 0, 14)
+				attrs = append(attrs,
+					messagingSystem, messagingProcess,
+					attribute.String("messaging.destination.name", agg),
+					AttrAggregate.String(agg),
+					AttrAggregateID.String(cmd.AggregateID.ID),
+					AttrTenant.String(cmd.AggregateID.Tenant),
+					AttrCommandID.String(cmd.ID),
+					AttrCommandName.String(cmd.Name),
+					AttrRequestID.String(cmd.RequestID),
+					AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.Version),
+				)
 				if counter != nil && counter.n.Load() > 1 {
-					span.SetAttributes(AttrRetries.Int(int(counter.n.Load() - 1)))
+					attrs = append(attrs, AttrRetries.Int(int(counter.n.Load()-1)))
 				}
+				span.SetAttributes(attrs...)
 				if sig.Code != factum.CodeOk {
 					span.SetStatus(codes.Error, string(sig.Code)+": "+sig.Message)
 				}

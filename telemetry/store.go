@@ -28,12 +28,16 @@ type store struct {
 
 // start begins a span for op when ctx is inside a recorded trace (a
 // child of an unrecorded span would not be recorded either).
-func (s *store) start(ctx context.Context, op string) (context.Context, trace.Span) {
+func (s *store) start(ctx context.Context, op string, st *factum.EventStream) (context.Context, trace.Span) {
 	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
 	ctx, span := s.t.tracer.Start(ctx, "factum.store "+op, clientKind)
-	span.SetAttributes(s.system, attribute.String("db.operation.name", op))
+	if st == nil {
+		span.SetAttributes(s.system, attribute.String("db.operation.name", op))
+	} else {
+		span.SetAttributes(s.system, attribute.String("db.operation.name", op), AttrAggregateVersion.Int(st.Version), AttrEvents.Int(len(st.Events)))
+	}
 	return ctx, span
 }
 
@@ -56,10 +60,7 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 	if s.t.m != nil {
 		start = time.Now()
 	}
-	sctx, span := s.start(ctx, "Append")
-	if span != nil {
-		span.SetAttributes(AttrAggregateVersion.Int(st.Version), AttrEvents.Int(len(st.Events)))
-	}
+	sctx, span := s.start(ctx, "Append", st)
 	err := s.next.Append(sctx, st)
 	end(span, err)
 	code := factum.CodeOf(err)
@@ -79,7 +80,7 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 
 // Load implements eventstore.Store.
 func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "Load")
+	ctx, span := s.start(ctx, "Load", nil)
 	out, err := s.next.Load(ctx, id, from, to)
 	if span != nil {
 		span.SetAttributes(attribute.Int("factum.streams", len(out)))
@@ -90,7 +91,7 @@ func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) (
 
 // LoadByTime implements eventstore.Store.
 func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to time.Time) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "LoadByTime")
+	ctx, span := s.start(ctx, "LoadByTime", nil)
 	out, err := s.next.LoadByTime(ctx, id, from, to)
 	end(span, err)
 	return out, err
@@ -98,7 +99,7 @@ func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to 
 
 // RequestExists implements eventstore.Store.
 func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
-	ctx, span := s.start(ctx, "RequestExists")
+	ctx, span := s.start(ctx, "RequestExists", nil)
 	ok, err := s.next.RequestExists(ctx, id, requestID)
 	end(span, err)
 	return ok, err
@@ -106,7 +107,7 @@ func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, reques
 
 // Lookup implements eventstore.Store.
 func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
-	ctx, span := s.start(ctx, "Lookup")
+	ctx, span := s.start(ctx, "Lookup", nil)
 	out, err := s.next.Lookup(ctx, id, requestID)
 	end(span, err)
 	return out, err
@@ -114,7 +115,7 @@ func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID str
 
 // ScanAggregateIDs implements eventstore.Store.
 func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
-	ctx, span := s.start(ctx, "ScanAggregateIDs")
+	ctx, span := s.start(ctx, "ScanAggregateIDs", nil)
 	out, err := s.next.ScanAggregateIDs(ctx, named, afterID, limit)
 	end(span, err)
 	return out, err
@@ -122,7 +123,7 @@ func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregat
 
 // ReadLog implements eventstore.Store.
 func (s *store) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "ReadLog")
+	ctx, span := s.start(ctx, "ReadLog", nil)
 	out, err := s.next.ReadLog(ctx, after, limit)
 	end(span, err)
 	return out, err
