@@ -18,25 +18,42 @@ import (
 
 // BenchmarkSendAndWait measures SendAndWait(PROCESSED) in memory through
 // the pipeline without telemetry (off), with metrics and tracing sampled
-// at 0 (metrics), and with every trace recorded to an in-memory exporter,
+// at 0 as serve runs it (metrics: ContinueOnly), the metrics alone
+// (metrics-only), the SDK making and dropping a span per hop at sampling 0
+// without ContinueOnly (sampled-0-only), and with every trace recorded to an in-memory exporter,
 // in batches as to a collector (traced) or synchronously as each span ends
 // (traced-sync), or to an exporter that drops them (traced-discard, the
 // instrumentation's own cost): run it with -count to alternate the three in one run, and
 // compare (docs/performance.md).
 func BenchmarkSendAndWait(b *testing.B) {
-	for _, mode := range []string{"off", "metrics", "traced", "traced-sync", "traced-discard"} {
+	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-sync", "traced-discard"} {
 		batch := mode == "traced"
 		b.Run(mode, func(b *testing.B) {
 			var tel *telemetry.Telemetry
 			var exp *tracetest.InMemoryExporter
 			switch mode {
 			case "metrics":
+				// What serve runs at --trace-sample 0.
 				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: tracetest.NewInMemoryExporter(), Sample: 0})
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, ContinueOnly: true, Registerer: prometheus.NewRegistry()}); err != nil {
+					b.Fatal(err)
+				}
+			case "metrics-only":
+				var err error
+				if tel, err = telemetry.New(telemetry.Config{Registerer: prometheus.NewRegistry()}); err != nil {
+					b.Fatal(err)
+				}
+			case "sampled-0-only":
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: tracetest.NewInMemoryExporter(), Sample: 0})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp}); err != nil {
 					b.Fatal(err)
 				}
 			case "traced-discard":

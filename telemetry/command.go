@@ -79,6 +79,8 @@ func (t *Telemetry) Commands() CommandMiddleware {
 			var span trace.Span
 			if t.tracing {
 				ctx = t.Extract(ctx, cmd.Header)
+			}
+			if t.traces(ctx) {
 				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
 				// The processor copies this header to the stream, so the
 				// event functions continue from this span.
@@ -151,7 +153,7 @@ type bus struct {
 // Send implements command.Bus.
 func (b *bus) Send(ctx context.Context, cmd *factum.Command) error {
 	t := b.t
-	if t.tracing {
+	if t.traces(ctx) {
 		agg := cmd.AggregateID.NamedAggregate.String()
 		var span trace.Span
 		ctx, span = t.tracer.Start(ctx, "factum.send "+agg, producerKind)

@@ -28,6 +28,8 @@ func (t *Telemetry) Events() EventMiddleware {
 			var span trace.Span
 			if t.tracing {
 				ctx = t.Extract(ctx, s.Header)
+			}
+			if t.traces(ctx) {
 				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
 				if span.IsRecording() {
 					span.SetAttributes(

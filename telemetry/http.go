@@ -8,6 +8,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -79,6 +80,12 @@ func (t *Telemetry) HTTP(next http.Handler) http.Handler {
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			route, _ := rt.route(r)
 			return route
+		}),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			if !t.continueOnly {
+				return true
+			}
+			return trace.SpanContextFromContext(t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))).IsValid()
 		}),
 	)
 }

@@ -246,3 +246,51 @@ func TestUnsampledCommandsLeaveNoSpans(t *testing.T) {
 		t.Fatalf("%d spans recorded at sample 0", n)
 	}
 }
+
+func TestContinueOnlyStartsNoTraceButContinuesOne(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: exp, Sample: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel, err := telemetry.New(telemetry.Config{TracerProvider: tp, ContinueOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPipeline(t, tel)
+	ctx := context.Background()
+	if _, err := p.gw.SendAndWait(ctx, factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 5}), command.Wait(factum.StageProcessed)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Fatalf("%d spans without a caller's trace", n)
+	}
+	// A caller's sampled trace, in the command's header, is continued.
+	parent := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled, Remote: true,
+	})
+	header := tel.Inject(trace.ContextWithRemoteSpanContext(ctx, parent), nil)
+	cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
+	cmd.Header = header
+	if _, err := p.gw.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed)); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	found := false
+	for _, s := range spans {
+		if s.Name == "factum.process shop.inventory" && s.SpanContext.TraceID() == parent.TraceID() && s.Parent.SpanID() == parent.SpanID() {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the caller's trace was not continued: %v", names2(spans))
+	}
+}
+
+func names2(spans tracetest.SpanStubs) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	return out
+}

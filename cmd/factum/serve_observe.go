@@ -106,6 +106,8 @@ func (so serveOptions) observe(ctx context.Context, out io.Writer, st *openedSto
 			return nil, err
 		}
 		obs.tp, cfg.TracerProvider = tp, tp
+		// At 0 no new trace is recorded: spans only continue a caller's.
+		cfg.ContinueOnly = o.TraceSample == 0
 	}
 	if obs.tel, err = telemetry.New(cfg); err != nil {
 		return nil, errors.Join(err, obs.close(ctx))
