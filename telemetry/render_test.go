@@ -86,7 +86,11 @@ func renderTimeline(spans tracetest.SpanStubs) []byte {
 			fill = "#e53935"
 		}
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"/>`+"\n", x0, y+3, w, rowH-6, fill)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="10" fill="#333">%v</text>`+"\n", min(x1+4, width-70), y+14, r.s.EndTime.Sub(r.s.StartTime).Round(time.Microsecond))
+		lx, anchor := x1+4, "start" // the duration after the bar, or before it at the right edge
+		if lx > width-60 {
+			lx, anchor = x0-4, "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="10" fill="#333" text-anchor="%s">%v</text>`+"\n", lx, y+14, anchor, r.s.EndTime.Sub(r.s.StartTime).Round(time.Microsecond))
 	}
 	fmt.Fprintf(&b, `<text x="10" y="%.0f" font-size="10" fill="#555">orange: send (producer) · blue: process / function (consumer) · green: store (client) · red: error</text>`+"\n", h-10)
 	b.WriteString("</svg>\n")
