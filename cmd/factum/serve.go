@@ -14,6 +14,7 @@ import (
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/spf13/cobra"
@@ -27,8 +28,7 @@ type serveOptions struct {
 	Addr string
 	// DrainTimeout bounds the graceful shutdown.
 	DrainTimeout time.Duration
-	// DebugAddr, if set, serves net/http/pprof there.
-	DebugAddr string
+	observeOptions
 }
 
 func newServeCmd() *cobra.Command {
@@ -56,7 +56,7 @@ Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
 	f.BoolVar(&opts.Memory, "memory", false, "keep everything in memory")
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", 30*time.Second, "how long a shutdown may drain")
 	addSecurityFlags(f, &opts.securityOptions)
-	f.StringVar(&opts.DebugAddr, "debug-addr", "", "serve net/http/pprof on this address (off when empty; use a trusted interface)")
+	addObserveFlags(f, &opts.observeOptions)
 	return cmd
 }
 
@@ -97,7 +97,7 @@ type server struct {
 	schedulerDone chan struct{}
 	stopped       atomic.Bool
 	failed        chan error
-	debug         io.Closer // the pprof listener, when --debug-addr is set
+	obs           *observer // logs, metrics, traces, pprof (serve_observe.go)
 }
 
 // startServer opens the store, starts the runtime and serves the HTTP API.
@@ -105,6 +105,10 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	st, err := openStore(ctx, opts.storeOptions, log)
 	if err != nil {
 		return nil, err
+	}
+	obs, err := opts.observe(ctx, log, st)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
 	}
 	// Snapshots and the consumers' checkpoints live in the same database
 	// as the events: a restart resumes every consumer where it stopped.
@@ -116,19 +120,23 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	reg := codec.NewRegistry()
 	// Failed event functions are recorded as executions in the same store
 	// and retried by the scheduler; operators act on them over HTTP.
-	comp, err := compensation.New(compensation.Config{Context: boundedContext, Snapshots: snapshots})
+	comp, err := compensation.New(compensation.Config{Context: boundedContext, Snapshots: snapshots, Logger: obs.log})
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	rt, err := engine.New(engine.Config{
-		Store: st.store, Codec: reg, SnapshotStore: snapshots, Checkpoints: st.checkpoints,
+		Store: obs.store(st.store), Codec: reg, Events: event.Config{Logger: obs.log}, SnapshotStore: snapshots, Checkpoints: st.checkpoints,
 		Sagas: ex.sagas, Failures: comp,
-		Processors: ex.processors,
+		Processors:        ex.processors,
+		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(),
 	}, append(ex.aggregates, comp.Type())...)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	if err := comp.Bind(rt); err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	if err := obs.collect(rt, st, comp); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	// Commands sent with an Idempotency-Key header are answered once and
@@ -144,6 +152,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 			return "", nil
 		},
 		ReplayHeaders: httpapi.ReplayHeaders(idempotency.DefaultReplayHeaders),
+		Logger:        obs.log,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.close())
@@ -152,7 +161,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	s := &server{rt: rt, store: st, failed: make(chan error, 1)}
+	s := &server{rt: rt, store: st, obs: obs, failed: make(chan error, 1)}
 	h, err := httpapi.New(httpapi.Config{
 		Engine:            rt,
 		SnapshotStore:     snapshots,
@@ -165,7 +174,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 			if s.draining.Load() {
 				return factum.NewError(factum.CodeTooManyRequests, "draining")
 			}
-			return s.pingStore(rctx)
+			return s.readiness(rctx)
 		},
 	})
 	if err != nil {
@@ -185,25 +194,21 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}
 	ln := sec.ln
 	s.conns = sec.conns
-	if opts.DebugAddr != "" {
-		dbg, err := startDebug(opts.DebugAddr, log)
-		if err != nil {
-			return nil, errors.Join(err, ln.Close(), st.close())
-		}
-		s.debug = dbg
+	if err := obs.startPprof(opts.Pprof, log); err != nil {
+		return nil, errors.Join(err, ln.Close(), st.close())
 	}
 	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
-		return nil, errors.Join(err, ln.Close(), closeDebug(s.debug), st.close())
+		return nil, errors.Join(err, ln.Close(), st.close())
 	}
 	schedCtx, stopScheduler := context.WithCancel(context.WithoutCancel(ctx))
 	s.schedulerDone = make(chan struct{})
 	s.stopScheduler = stopScheduler
 	go func() {
 		defer close(s.schedulerDone)
-		_ = comp.NewScheduler(compensation.SchedulerConfig{}).Run(schedCtx)
+		_ = comp.NewScheduler(compensation.SchedulerConfig{Logger: obs.log}).Run(schedCtx)
 	}()
 	s.URL = sec.scheme + "://" + ln.Addr().String()
-	s.http = opts.httpServer(routes, s.conns)
+	s.http = opts.httpServer(obs.handler(routes), s.conns)
 	go func() {
 		// ErrorListener: even the errors net/http answers before any
 		// handler runs are typed JSON errors.
@@ -231,15 +236,7 @@ func (s *server) Shutdown(ctx context.Context) error {
 	s.stopScheduler()
 	<-s.schedulerDone
 	errRT := s.rt.Shutdown(ctx)
-	return errors.Join(errHTTP, errRT, closeDebug(s.debug), s.store.close())
-}
-
-// closeDebug closes the pprof listener, if any.
-func closeDebug(c io.Closer) error {
-	if c == nil {
-		return nil
-	}
-	return c.Close()
+	return errors.Join(errHTTP, errRT, s.store.close())
 }
 
 // pingStore reports whether the database answers within a second: while

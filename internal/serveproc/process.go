@@ -39,7 +39,7 @@ type Process struct {
 	// URL is the base URL it listens on, such as http://127.0.0.1:41234.
 	URL string
 	// DebugURL is the base of its pprof listener when Args asked for one
-	// (--debug-addr), such as http://127.0.0.1:41235; "" otherwise.
+	// (--pprof), such as http://127.0.0.1:41235; "" otherwise.
 	DebugURL string
 
 	cmd  *exec.Cmd

@@ -80,7 +80,7 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	p, err := serveproc.Start(ctx, serveproc.Options{Binary: bin, DataDir: t.TempDir(), Args: []string{"--debug-addr", "127.0.0.1:0"}})
+	p, err := serveproc.Start(ctx, serveproc.Options{Binary: bin, DataDir: t.TempDir(), Args: []string{"--pprof", "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
 	}

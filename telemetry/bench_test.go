@@ -1,0 +1,118 @@
+package telemetry_test
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/examples/order"
+	"github.com/factum-go/factum/telemetry"
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// BenchmarkSendAndWait measures SendAndWait(PROCESSED) in memory through
+// the pipeline without telemetry (off), with metrics and tracing sampled
+// at 0 as serve runs it (metrics: ContinueOnly), the metrics alone
+// (metrics-only), the SDK making and dropping a span per hop at sampling 0
+// without ContinueOnly (sampled-0-only), and with every trace recorded to an in-memory exporter,
+// in batches as to a collector (traced) or synchronously as each span ends
+// (traced-sync), or to an exporter that drops them (traced-discard, the
+// instrumentation's own cost): run it with -count to alternate the three in one run, and
+// compare (docs/performance.md).
+func BenchmarkSendAndWait(b *testing.B) {
+	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-sync", "traced-discard"} {
+		batch := mode == "traced"
+		b.Run(mode, func(b *testing.B) {
+			var tel *telemetry.Telemetry
+			var exp *tracetest.InMemoryExporter
+			switch mode {
+			case "metrics":
+				// What serve runs at --trace-sample 0.
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: tracetest.NewInMemoryExporter(), Sample: 0})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, ContinueOnly: true, Registerer: prometheus.NewRegistry()}); err != nil {
+					b.Fatal(err)
+				}
+			case "metrics-only":
+				var err error
+				if tel, err = telemetry.New(telemetry.Config{Registerer: prometheus.NewRegistry()}); err != nil {
+					b.Fatal(err)
+				}
+			case "sampled-0-only":
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: tracetest.NewInMemoryExporter(), Sample: 0})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp}); err != nil {
+					b.Fatal(err)
+				}
+			case "traced-discard":
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: discard{}, Sample: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
+					b.Fatal(err)
+				}
+			case "traced", "traced-sync":
+				exp = tracetest.NewInMemoryExporter()
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: exp, Sample: 1, Batch: batch})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			p := newPipeline(b, tel)
+			ctx := context.Background()
+			const aggregates = 64
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			i := 0
+			for b.Loop() {
+				id := order.Inventory.ID(fmt.Sprintf("sku-%d", i%aggregates))
+				if _, err := p.gw.SendAndWait(ctx, factum.NewCommand(id, order.Restock{Qty: 1}), command.Wait(factum.StageProcessed)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+				if exp != nil && i%256 == 0 {
+					exp.Reset() // it keeps every span; what is measured is making and handing them over
+				}
+			}
+			if b.N > 0 {
+				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
+}
+
+// discard is an exporter that drops every span.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+// processCPU is the CPU time (user and system, every thread) the process
+// has spent: on a shared machine CPU per command is steadier than wall
+// time, and includes the exporter's goroutine.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

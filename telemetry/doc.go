@@ -1,0 +1,25 @@
+// Package telemetry instruments a factum service with OpenTelemetry traces,
+// Prometheus metrics and slog logs, from the outside: every piece is a
+// middleware or a decorator over an interface the service already has, so
+// the core packages carry no instrumentation and pay nothing without it.
+//
+//   - Commands and Events are middleware for the command pipeline (one
+//     span and one latency observation per processed command) and for the
+//     event functions (one span per stream handled, failures counted).
+//   - Bus wraps the command bus: a "send" span, and the trace context
+//     written into the command's header, so that the processor, the event
+//     functions and the commands a saga sends continue the same trace,
+//     across processes too.
+//   - Store wraps an event store: a span per call, append latency and
+//     batch size by backend.
+//   - HTTP wraps an http.Handler: otelhttp spans named by route template,
+//     request counts and latency by route and status, and an access log.
+//   - Lag and Backlog are collectors read at each scrape: consumer lag
+//     (log end minus checkpoint, in streams and seconds) and compensation
+//     executions by status.
+//
+// Label sets are bounded: aggregate types, functions, route templates,
+// codes and statuses, never an aggregate ID or a request ID. A Telemetry
+// without a tracer provider starts no spans (a no-op tracer), and one
+// without a registerer observes no metrics.
+package telemetry

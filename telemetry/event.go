@@ -1,0 +1,69 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Events returns the event-function middleware: per stream handled, a
+// span continuing the trace in the stream's header (a failure marks it
+// with the error), the latency by function, stage and outcome, and the
+// failures. The function sees the stream with the span's context in its
+// header, so the commands a saga derives from it continue this span.
+func (t *Telemetry) Events() event.Middleware {
+	return func(h *event.Handler, next event.StreamFunc) event.StreamFunc {
+		fn := h.Function.String()
+		stage := h.Stage.String()
+		spanName := "factum.function " + fn
+		return func(ctx context.Context, s *factum.EventStream) error {
+			var start time.Time
+			if t.m != nil {
+				start = time.Now()
+			}
+			var span trace.Span
+			if t.tracing {
+				ctx = t.Extract(ctx, s.Header)
+			}
+			if t.traces(ctx) {
+				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
+				if span.IsRecording() {
+					span.SetAttributes(
+						messagingSystem, messagingProcess,
+						AttrFunction.String(fn),
+						AttrStage.String(stage),
+						AttrAggregate.String(s.AggregateID.NamedAggregate.String()),
+						AttrAggregateID.String(s.AggregateID.ID),
+						AttrAggregateVersion.Int(s.Version),
+						AttrCommandID.String(s.CommandID),
+						AttrEvents.Int(len(s.Events)),
+					)
+					c := *s
+					c.Header = t.Inject(ctx, s.Header)
+					s = &c
+				}
+			}
+			err := next(ctx, s)
+			if span != nil {
+				if err != nil {
+					span.RecordError(err)
+					span.SetStatus(codes.Error, err.Error())
+				}
+				span.End()
+			}
+			if t.m != nil {
+				outcome := "ok"
+				if err != nil {
+					outcome = "error"
+					t.m.functionFailures.WithLabelValues(fn, stage).Inc()
+				}
+				t.m.functionSeconds.WithLabelValues(fn, stage, outcome).Observe(time.Since(start).Seconds())
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package telemetry
+
+import (
+	"github.com/factum-go/factum"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// latencyBuckets span 100 µs to 10 s: an in-memory command takes tens of
+// microseconds, a wait for a branch stage over PostgreSQL seconds.
+var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// batchBuckets are events per appended stream.
+var batchBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128}
+
+// metrics are the collectors a Telemetry observes into.
+type metrics struct {
+	httpRequests *prometheus.CounterVec   // method, route, status
+	httpSeconds  *prometheus.HistogramVec // method, route
+	httpInFlight prometheus.Gauge
+	waitSeconds  *prometheus.HistogramVec // stage, outcome
+	waiting      prometheus.Gauge
+
+	processSeconds *prometheus.HistogramVec // aggregate, code
+	conflicts      *prometheus.CounterVec   // aggregate, code
+	retries        *prometheus.CounterVec   // aggregate
+	inFlight       prometheus.Gauge
+
+	sends   *prometheus.CounterVec // outcome
+	sendsOk prometheus.Counter
+
+	appendSeconds *prometheus.HistogramVec // backend, outcome
+	appendEvents  *prometheus.HistogramVec // backend
+	appendOk      prometheus.Observer      // the backend's Ok series
+	appendSize    prometheus.Observer      // the backend's batch sizes
+
+	functionSeconds  *prometheus.HistogramVec // function, stage, outcome
+	functionFailures *prometheus.CounterVec   // function, stage
+}
+
+func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
+	m := &metrics{
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_http_requests_total", Help: "HTTP requests answered, by method, route template and status.",
+		}, []string{"method", "route", "status"}),
+		httpSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "factum_http_request_duration_seconds", Help: "HTTP request latency, by method and route template.", Buckets: latencyBuckets,
+		}, []string{"method", "route"}),
+		httpInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "factum_http_requests_in_flight", Help: "HTTP requests being served.",
+		}),
+		waitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "factum_command_wait_duration_seconds", Help: "Latency of a command sent over HTTP until the stage it waited for, by stage and outcome (the error code, Ok on success).", Buckets: latencyBuckets,
+		}, []string{"stage", "outcome"}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "factum_commands_waiting", Help: "Commands sent over HTTP whose callers wait for a stage.",
+		}),
+		processSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "factum_command_process_duration_seconds", Help: "Processing latency of a command (load, decide, append, retries), by aggregate type and PROCESSED code.", Buckets: latencyBuckets,
+		}, []string{"aggregate", "code"}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_command_conflicts_total", Help: "Commands refused by a conflict, by aggregate type and code.",
+		}, []string{"aggregate", "code"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_command_retries_total", Help: "Appends the processor retried after a version conflict, by aggregate type.",
+		}, []string{"aggregate"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "factum_commands_in_flight", Help: "Commands being processed.",
+		}),
+		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_bus_sends_total", Help: "Commands handed to the command bus, by outcome (Ok or the refusal's code).",
+		}, []string{"outcome"}),
+		appendSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "factum_store_append_duration_seconds", Help: "Event store append latency, by backend and outcome (Ok or the error code).", Buckets: latencyBuckets,
+		}, []string{"backend", "outcome"}),
+		appendEvents: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "factum_store_append_events", Help: "Events per appended stream, by backend.", Buckets: batchBuckets,
+		}, []string{"backend"}),
+		functionSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "factum_function_duration_seconds", Help: "Event function latency per stream, by function, stage and outcome (ok or error).", Buckets: latencyBuckets,
+		}, []string{"function", "stage", "outcome"}),
+		functionFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_function_failures_total", Help: "Event function attempts that failed, by function and stage.",
+		}, []string{"function", "stage"}),
+	}
+	for _, c := range []prometheus.Collector{
+		m.httpRequests, m.httpSeconds, m.httpInFlight, m.waitSeconds, m.waiting,
+		m.processSeconds, m.conflicts, m.retries, m.inFlight, m.sends,
+		m.appendSeconds, m.appendEvents, m.functionSeconds, m.functionFailures,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, factum.Errorf(factum.CodeIllegalArgument, "telemetry: register metrics: %w", err)
+		}
+	}
+	m.sendsOk = m.sends.WithLabelValues(string(factum.CodeOk))
+	m.appendOk = m.appendSeconds.WithLabelValues(backend, string(factum.CodeOk))
+	m.appendSize = m.appendEvents.WithLabelValues(backend)
+	return m, nil
+}
+
+// codeLabel bounds a code to the known set: a custom code a command
+// handler made up becomes "Other".
+func codeLabel(c factum.Code) string {
+	if c.Valid() {
+		return string(c)
+	}
+	return "Other"
+}
+
+// errLabel is the code label of err: Ok for nil.
+func errLabel(err error) string {
+	if err == nil {
+		return string(factum.CodeOk)
+	}
+	return codeLabel(factum.CodeOf(err))
+}
+
+// conflict reports whether the code is a conflict worth its own counter.
+func conflict(c factum.Code) bool {
+	switch c {
+	case factum.CodeEventVersionConflict, factum.CodeCommandExpectVersionConflict, factum.CodeSourcingVersionConflict,
+		factum.CodeDuplicateRequestID, factum.CodeDuplicateAggregateID:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,135 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Store returns next instrumented: a client span per call made inside a
+// recorded trace (a call without a span in its context, such as a
+// consumer's log poll, starts none), the append latency by backend and outcome, and the
+// events per appended stream. A version conflict is recorded as an event
+// on the caller's span too, which marks the processor's retries.
+func (t *Telemetry) Store(next eventstore.Store) eventstore.Store {
+	return &store{t: t, next: next, system: attribute.String("db.system.name", t.backend)}
+}
+
+type store struct {
+	t      *Telemetry
+	next   eventstore.Store
+	system attribute.KeyValue
+}
+
+// start begins a span for op when ctx is inside a recorded trace (a
+// child of an unrecorded span would not be recorded either).
+func (s *store) start(ctx context.Context, op string, st *factum.EventStream) (context.Context, trace.Span) {
+	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, nil
+	}
+	ctx, span := s.t.tracer.Start(ctx, "factum.store "+op, clientKind)
+	if st == nil {
+		span.SetAttributes(s.system, attribute.String("db.operation.name", op))
+	} else {
+		span.SetAttributes(s.system, attribute.String("db.operation.name", op), AttrAggregateVersion.Int(st.Version), AttrEvents.Int(len(st.Events)))
+	}
+	return ctx, span
+}
+
+func end(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, errLabel(err))
+	}
+	span.End()
+}
+
+// Append implements eventstore.Store.
+func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
+	countAppend(ctx)
+	caller := trace.SpanFromContext(ctx)
+	var start time.Time
+	if s.t.m != nil {
+		start = time.Now()
+	}
+	sctx, span := s.start(ctx, "Append", st)
+	err := s.next.Append(sctx, st)
+	end(span, err)
+	code := factum.CodeOf(err)
+	if conflict(code) && caller.IsRecording() {
+		caller.AddEvent("factum.append.conflict", trace.WithAttributes(AttrCode.String(string(code)), AttrAggregateVersion.Int(st.Version)))
+	}
+	if s.t.m != nil {
+		if err == nil {
+			s.t.m.appendOk.Observe(time.Since(start).Seconds())
+			s.t.m.appendSize.Observe(float64(len(st.Events)))
+		} else {
+			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(time.Since(start).Seconds())
+		}
+	}
+	return err
+}
+
+// Load implements eventstore.Store.
+func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
+	ctx, span := s.start(ctx, "Load", nil)
+	out, err := s.next.Load(ctx, id, from, to)
+	if span != nil {
+		span.SetAttributes(attribute.Int("factum.streams", len(out)))
+	}
+	end(span, err)
+	return out, err
+}
+
+// LoadByTime implements eventstore.Store.
+func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to time.Time) ([]factum.EventStream, error) {
+	ctx, span := s.start(ctx, "LoadByTime", nil)
+	out, err := s.next.LoadByTime(ctx, id, from, to)
+	end(span, err)
+	return out, err
+}
+
+// RequestExists implements eventstore.Store.
+func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
+	ctx, span := s.start(ctx, "RequestExists", nil)
+	ok, err := s.next.RequestExists(ctx, id, requestID)
+	end(span, err)
+	return ok, err
+}
+
+// Lookup implements eventstore.Store.
+func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
+	ctx, span := s.start(ctx, "Lookup", nil)
+	out, err := s.next.Lookup(ctx, id, requestID)
+	end(span, err)
+	return out, err
+}
+
+// ScanAggregateIDs implements eventstore.Store.
+func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
+	ctx, span := s.start(ctx, "ScanAggregateIDs", nil)
+	out, err := s.next.ScanAggregateIDs(ctx, named, afterID, limit)
+	end(span, err)
+	return out, err
+}
+
+// ReadLog implements eventstore.Store.
+func (s *store) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
+	ctx, span := s.start(ctx, "ReadLog", nil)
+	out, err := s.next.ReadLog(ctx, after, limit)
+	end(span, err)
+	return out, err
+}
+
+// WaitLog implements eventstore.Store; it blocks, so it has no span.
+func (s *store) WaitLog(ctx context.Context, after factum.Position) error {
+	return s.next.WaitLog(ctx, after)
+}
