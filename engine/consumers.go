@@ -53,7 +53,7 @@ func (r *Engine) buildConsumers(cfg Config) error {
 			return err
 		}
 		ec := cfg.Events
-		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.waiters.Signal
+		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.sink.Signal
 		if snapshotters[p] && ec.Concurrency == 0 {
 			// Its saves are version-guarded, so a stream given again is
 			// harmless, and one goroutine per context would otherwise be

@@ -91,13 +91,9 @@ type server struct {
 	http     *http.Server
 	conns    *httpapi.ConnLimiter
 	draining atomic.Bool
-	// stopScheduler ends the compensation scheduler; schedulerDone closes
-	// when its pass in hand has finished.
-	stopScheduler func()
-	schedulerDone chan struct{}
-	stopped       atomic.Bool
-	failed        chan error
-	debug         io.Closer // the pprof listener, when --debug-addr is set
+	stopped  atomic.Bool
+	failed   chan error
+	debug    io.Closer // the pprof listener, when --debug-addr is set
 }
 
 // startServer opens the store, starts the runtime and serves the HTTP API.
@@ -108,26 +104,27 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}
 	// Snapshots and the consumers' checkpoints live in the same database
 	// as the events: a restart resumes every consumer where it stopped.
-	snapshots := st.snapshots
-	ex, err := newExample(st.prepare)
+	prep, err := st.storage.PrepareBackend(ctx)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	reg := codec.NewRegistry()
+	idemStore, err := st.storage.IdempotencyStore(ctx)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	ex, err := newExample(prep)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
 	// Failed event functions are recorded as executions in the same store
-	// and retried by the scheduler; operators act on them over HTTP.
-	comp, err := compensation.New(compensation.Config{Context: boundedContext, Snapshots: snapshots})
-	if err != nil {
-		return nil, errors.Join(err, st.close())
-	}
+	// and retried by the scheduler, which the engine runs and stops;
+	// operators act on them over HTTP.
+	comp := compensation.NewComponent(compensation.Config{}, compensation.SchedulerConfig{})
 	rt, err := engine.New(engine.Config{
-		Store: st.store, Codec: reg, SnapshotStore: snapshots, Checkpoints: st.checkpoints,
-		Sagas: ex.sagas, Failures: comp,
-	}, append(ex.aggregates, comp.Type())...)
+		Storage: st.storage, Codec: codec.NewRegistry(), Sagas: ex.sagas,
+		Components: []engine.Component{comp},
+	}, ex.aggregates...)
 	if err != nil {
-		return nil, errors.Join(err, st.close())
-	}
-	if err := comp.Bind(rt); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	// Commands sent with an Idempotency-Key header are answered once and
@@ -135,7 +132,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	// each aggregate). Keys are scoped by the request's tenant, which the
 	// HTTP API puts in the request's context, and, with credentials, by the
 	// authenticated caller: two callers never share a key.
-	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{
+	idem, err := idempotency.NewMiddleware(idemStore, idempotency.MiddlewareOptions{
 		Principal: func(r *http.Request) (string, error) {
 			if p, ok := httpapi.RequestPrincipal(r); ok {
 				return p.Method + ":" + p.Name, nil
@@ -154,7 +151,6 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	s := &server{rt: rt, store: st, failed: make(chan error, 1)}
 	h, err := httpapi.New(httpapi.Config{
 		Engine:            rt,
-		SnapshotStore:     snapshots,
 		CommandMiddleware: idem.Wrap,
 		Compensation:      comp.Service(),
 		Title:             "factum example service",
@@ -190,13 +186,6 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, errors.Join(err, ln.Close(), closeDebug(s.debug), st.close())
 	}
-	schedCtx, stopScheduler := context.WithCancel(context.WithoutCancel(ctx))
-	s.schedulerDone = make(chan struct{})
-	s.stopScheduler = stopScheduler
-	go func() {
-		defer close(s.schedulerDone)
-		_ = comp.NewScheduler(compensation.SchedulerConfig{}).Run(schedCtx)
-	}()
 	s.URL = sec.scheme + "://" + ln.Addr().String()
 	s.http = opts.httpServer(h, s.conns)
 	go func() {
@@ -222,8 +211,6 @@ func (s *server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	defer s.stopped.Store(true)
 	errHTTP := s.http.Shutdown(ctx)
-	s.stopScheduler()
-	<-s.schedulerDone
 	errRT := s.rt.Shutdown(ctx)
 	return errors.Join(errHTTP, errRT, closeDebug(s.debug), s.store.close())
 }
