@@ -5,6 +5,8 @@ package memo
 import (
 	"errors"
 	"sync"
+
+	"github.com/factum-go/factum"
 )
 
 // Set holds the values made so far, by key. The zero Set is ready to use;
@@ -16,8 +18,8 @@ type Set[K comparable] struct {
 	closed bool
 }
 
-// ErrClosed is returned by Get after Close.
-var ErrClosed = errors.New("memo: closed")
+// ErrClosed is wrapped by the IllegalState error of Get after Close.
+var ErrClosed = errors.New("storage is closed")
 
 // Get returns the value of key, making it with make the first time. A
 // failed make is not remembered: the next Get tries again. make runs under
@@ -27,7 +29,7 @@ func Get[K comparable, V any](s *Set[K], key K, make func() (V, error)) (V, erro
 	defer s.mu.Unlock()
 	var zero V
 	if s.closed {
-		return zero, ErrClosed
+		return zero, factum.Errorf(factum.CodeIllegalState, "%w", ErrClosed)
 	}
 	if v, ok := s.values[key]; ok {
 		return v.(V), nil
