@@ -6,11 +6,8 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/event"
-	"github.com/factum-go/factum/snapshot"
 )
 
 // buildConsumers turns the configured processors and sagas into consumer
@@ -18,16 +15,8 @@ import (
 func (r *Engine) buildConsumers(cfg Config) error {
 	procs := append([]*event.Processor(nil), cfg.Processors...)
 	snapshotters := map[*event.Processor]bool{}
-	if cfg.SnapshotStore != nil {
-		strategy := cfg.SnapshotStrategy
-		if strategy == nil {
-			strategy = snapshot.All()
-		}
-		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now,
-			limit: snapshotCacheSize(cfg.CacheSize), hints: r.hints}
-		sn.forget, _ = r.processor.(aggregate.Forgetter)
-		r.snapshotter = sn
-		sp, err := sn.processors(r.registry)
+	if r.snapshotter != nil {
+		sp, err := r.snapshotter.Processors(r.registry)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/snapshotter"
 )
 
 // Engine is the command side wired together: gateway, request checker,
@@ -30,10 +31,9 @@ type Engine struct {
 	gateway     *command.Gateway
 	functions   *event.Registry
 	consumers   []*event.Consumer
-	checkpoints event.CheckpointStore // the consumers'
-	failures    event.FailureRecorder // Config.Failures
-	snapshotter *snapshotter
-	hints       *stateHints // nil without a snapshot store
+	checkpoints event.CheckpointStore    // the consumers'
+	failures    event.FailureRecorder    // Config.Failures
+	snapshotter *snapshotter.Snapshotter // nil without a snapshot store
 	processor   aggregate.Processor
 	group       consumerGroup
 
@@ -80,17 +80,21 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,
 		Retries: cfg.Retries, Backoff: cfg.RetryBackoff,
 	}
-	var hints *stateHints
-	// State reports cost the processor an encode per command; they pay
-	// only where every state is saved. Under a sparser strategy most would
-	// be dropped unused, and the snapshotter folds instead.
-	if cfg.SnapshotStore != nil && (cfg.SnapshotStrategy == nil || cfg.SnapshotStrategy == snapshot.All()) {
-		hints = newStateHints(snapshotCacheSize(cfg.CacheSize))
-		pcfg.States = hints
+	var sn *snapshotter.Snapshotter
+	if cfg.SnapshotStore != nil {
+		sn, err = snapshotter.New(snapshotter.Config{Store: cfg.SnapshotStore, Strategy: cfg.SnapshotStrategy,
+			Events: cfg.Store, Codec: c, CacheSize: cfg.CacheSize})
+		if err != nil {
+			return nil, err
+		}
+		pcfg.States = sn.States()
 	}
 	proc, err := reg.NewProcessor(pcfg)
 	if err != nil {
 		return nil, err
+	}
+	if f, ok := proc.(aggregate.Forgetter); ok && sn != nil {
+		sn.UseForgetter(f)
 	}
 	waiters := command.NewWaiters()
 	var sink command.Sink = waiters
@@ -125,7 +129,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 		consumers = functions
 	}
 	r := &Engine{store: cfg.Store, snapshots: cfg.SnapshotStore, codec: c, registry: reg, waiters: waiters, sink: sink,
-		bus: bus, functions: functions, hints: hints, processor: proc, failures: cfg.Failures,
+		bus: bus, functions: functions, snapshotter: sn, processor: proc, failures: cfg.Failures,
 		components: components{list: cfg.Components}}
 	gw, err := command.NewGateway(command.GatewayConfig{
 		Registry: reg, Bus: bus, Waiters: waiters, Store: cfg.Store, Checker: checker,
