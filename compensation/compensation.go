@@ -52,7 +52,13 @@ type Config struct {
 // Compensation is the compensation of one bounded context: the
 // execution_failed aggregate type (Type), the failure recorder
 // (RecordFailure, an event.FailureRecorder), schedulers (NewScheduler) and
-// the operator Service. Wire it in this order:
+// the operator Service. Run with an engine, it is one component (see
+// Component):
+//
+//	comp := compensation.NewComponent(compensation.Config{}, compensation.SchedulerConfig{})
+//	eng, _ := engine.New(engine.Config{Storage: db, Components: []engine.Component{comp}}, types...)
+//
+// By hand, wire it in this order:
 //
 //	comp, _ := compensation.New(compensation.Config{Context: "shop", Snapshots: snaps})
 //	rt, _ := engine.New(engine.Config{Store: store, SnapshotStore: snaps,

@@ -45,7 +45,9 @@
 // appended (PROCESSED). Until then the consumer does not move past the
 // stream, so a crash in between delivers the stream again instead of
 // losing the failure. The recorder needs the runtime's gateway, which
-// exists only after engine.New: call Bind before the runtime starts.
+// exists only after engine.New: call Bind before the runtime starts, or
+// let the engine do it, with the scheduler, by passing NewComponent's
+// Component in engine.Config's Components.
 //
 // # Scheduling
 //

@@ -6,11 +6,8 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/event"
-	"github.com/factum-go/factum/snapshot"
 )
 
 // buildConsumers turns the configured processors and sagas into consumer
@@ -18,16 +15,8 @@ import (
 func (r *Engine) buildConsumers(cfg Config) error {
 	procs := append([]*event.Processor(nil), cfg.Processors...)
 	snapshotters := map[*event.Processor]bool{}
-	if cfg.SnapshotStore != nil {
-		strategy := cfg.SnapshotStrategy
-		if strategy == nil {
-			strategy = snapshot.All()
-		}
-		sn := &snapshotter{store: cfg.SnapshotStore, strategy: strategy, events: r.store, codec: r.codec, now: time.Now,
-			limit: snapshotCacheSize(cfg.CacheSize), hints: r.hints}
-		sn.forget, _ = r.processor.(aggregate.Forgetter)
-		r.snapshotter = sn
-		sp, err := sn.processors(r.registry)
+	if r.snapshotter != nil {
+		sp, err := r.snapshotter.Processors(r.registry)
 		if err != nil {
 			return err
 		}
@@ -58,7 +47,7 @@ func (r *Engine) buildConsumers(cfg Config) error {
 			return err
 		}
 		ec := cfg.Events
-		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.waiters.Signal
+		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.sink.Signal
 		ec.Middleware = append(cfg.EventMiddleware[:len(cfg.EventMiddleware):len(cfg.EventMiddleware)], ec.Middleware...)
 		if snap && ec.Concurrency == 0 {
 			// Its saves are version-guarded, so a stream given again is
@@ -68,7 +57,7 @@ func (r *Engine) buildConsumers(cfg Config) error {
 		}
 		c, err := event.NewConsumer(p, ec)
 		if err != nil {
-			return fmt.Errorf("runtime: consumer %s: %w", p.Name(), err)
+			return fmt.Errorf("engine: consumer %s: %w", p.Name(), err)
 		}
 		r.consumers = append(r.consumers, c)
 	}

@@ -1,9 +1,17 @@
-// Package runtime wires the command side from a configuration: a gateway
-// with its request-ID pre-check and wait routing, the in-process command bus
-// (a dispatcher of lanes by aggregate), and a processor per aggregate type,
-// all over one event store and one codec registry per runtime.
+// Package engine wires the command side from a configuration: a gateway
+// with its request-ID pre-check and wait routing, the command bus (by
+// default in process: a dispatcher of lanes by aggregate), and a processor
+// per aggregate type, all over one event store and one codec registry per
+// engine.
 //
-//	rt, err := engine.New(engine.Config{Store: store}, Carts)
+// The storage is one handle (Config.Storage: sqlite.DB, postgres.DB,
+// memory.Storage): at New the engine opens there the event store, snapshot
+// store and checkpoints of its aggregate types' bounded context, which
+// they must share, so that a storage that cannot serve the context fails
+// New. Store, SnapshotStore and Checkpoints override a kind each.
+//
+//	db, err := sqlite.Open(ctx, "factum.db")
+//	rt, err := engine.New(engine.Config{Storage: db}, Carts)
 //	...
 //	if err := rt.Start(ctx); err != nil { ... }
 //	defer rt.Shutdown(shutdownCtx)
@@ -11,7 +19,7 @@
 //		factum.NewCommand(Carts.ID("cart-42"), AddItem{SKU: "sku-1", Qty: 2}).WithRequestID("req-7"),
 //		command.Wait(factum.StageProcessed))
 //
-// With a Config.SnapshotStore, the snapshotter saves every aggregate's
+// With a snapshot store, the snapshotter saves every aggregate's
 // state after each stream (or as Config.SnapshotStrategy says) and signals
 // SNAPSHOT. Under the All strategy it saves the state the processor
 // reached by the append, which the processor reports as it appends
@@ -26,6 +34,12 @@
 // learns from the consumers' checkpoints how far each function has got, so
 // a repeated request that asks for a branch stage waits for it on its
 // first attempt's stream.
+//
+// Components (Config.Components; compensation's, for one) bring aggregate
+// types, event functions and a failure recorder at New, attach to the
+// built engine, run from Start and stop first at Shutdown. The bus
+// (Config.Bus) and the sink of wait signals (Config.Signals) are seams a
+// transport plugs into.
 //
 // Shutdown refuses clients at once, then lets the accepted work run to
 // its end (commands, the streams they append, and the commands sagas send

@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
@@ -12,86 +12,9 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/snapshotter"
 )
-
-// Config configures an Engine. Only Store is required; every other zero
-// field takes the default of the component it configures.
-type Config struct {
-	// Store is the event store.
-	Store eventstore.Store
-	// Codec maps message names to Go types; nil means a new registry for
-	// this runtime (registries are never global).
-	Codec *codec.Registry
-
-	// Lanes is the number of dispatcher lanes (default 16 × GOMAXPROCS).
-	Lanes int
-	// QueueSize bounds each lane's queue (default 1024).
-	QueueSize int
-	// RejectWhenFull makes a send to a full lane fail at once with
-	// TooManyRequests instead of waiting for room.
-	RejectWhenFull bool
-
-	// CacheSize bounds the cached aggregate states per aggregate type
-	// (default aggregate.DefaultCacheSize; negative disables the cache).
-	// The snapshotter keeps as many aggregates' last snapshots and states
-	// per type, to advance them without a load.
-	CacheSize int
-	// Retries and RetryBackoff govern retries after a version conflict
-	// (defaults aggregate.DefaultRetries and aggregate.DefaultBackoff).
-	Retries      int
-	RetryBackoff time.Duration
-	// CommandMiddleware wraps the processing of every aggregate type's
-	// commands, outside each type's own (aggregate.WithMiddleware); the
-	// first is the outermost.
-	CommandMiddleware []aggregate.Middleware
-	// EventMiddleware wraps every event function (processors, sagas, the
-	// snapshotter), outside each processor's and function's own; the
-	// first is the outermost.
-	EventMiddleware []event.Middleware
-	// Snapshots, if set, is where processors find the latest state before
-	// loading the tail of an aggregate's history. It defaults to
-	// SnapshotStore when that is set.
-	Snapshots aggregate.SnapshotSource
-	// SnapshotStore, if set, receives every aggregate's snapshots from the
-	// snapshotter, a consumer group that signals SNAPSHOT; with the All
-	// strategy it is the current-state query store.
-	SnapshotStore snapshot.Store
-	// SnapshotStrategy decides which versions are saved (default
-	// snapshot.All()).
-	SnapshotStrategy snapshot.Strategy
-
-	// DefaultTimeout and MaxTimeout govern waits (defaults
-	// command.DefaultTimeout and command.DefaultMaxTimeout).
-	DefaultTimeout time.Duration
-	MaxTimeout     time.Duration
-	// Consumers tells branch-stage waits which functions consume which
-	// events; nil means none.
-	Consumers command.Consumers
-
-	// Checker configures the request-ID pre-check; DisablePrecheck turns it
-	// off (the event store still refuses duplicates).
-	Checker         command.CheckerConfig
-	DisablePrecheck bool
-
-	// Processors are the event functions (projections, event handlers) run
-	// as consumer groups over the store's log.
-	Processors []*event.Processor
-	// Sagas are run as consumer groups too, sending their commands through
-	// the runtime's gateway.
-	Sagas []*saga.Saga
-	// Checkpoints keeps the consumer groups' positions (default in
-	// memory: every start replays the log, fine for the in-memory store).
-	Checkpoints event.CheckpointStore
-	// Failures records event-function failures after their in-place
-	// retries (the compensation package); nil only logs them.
-	Failures event.FailureRecorder
-	// Events tunes the consumers (attempts, backoff, batch size, poll
-	// interval, logger); its Log, Checkpoints, Failures and Notify fields
-	// are set by the runtime.
-	Events event.Config
-}
 
 // Engine is the command side wired together: gateway, request checker,
 // dispatcher (the in-process bus) and a processor per aggregate type, over
@@ -101,14 +24,16 @@ type Engine struct {
 	codec       *codec.Registry
 	registry    *aggregate.Registry
 	waiters     *command.Waiters
-	dispatcher  *command.Dispatcher
+	sink        command.Sink // where signals go: waiters, or Config.Signals's
+	bus         Bus
+	snapshots   snapshot.Store // nil without one
+	components  components
 	gateway     *command.Gateway
 	functions   *event.Registry
 	consumers   []*event.Consumer
-	checkpoints event.CheckpointStore // the consumers'
-	failures    event.FailureRecorder // Config.Failures
-	snapshotter *snapshotter
-	hints       *stateHints // nil without a snapshot store
+	checkpoints event.CheckpointStore    // the consumers'
+	failures    event.FailureRecorder    // Config.Failures
+	snapshotter *snapshotter.Snapshotter // nil without a snapshot store
 	processor   aggregate.Processor
 	group       consumerGroup
 
@@ -117,22 +42,33 @@ type Engine struct {
 	stopped bool
 }
 
-// New builds a runtime serving the aggregate types. Call Start before
-// sending commands and Shutdown to stop.
+// New builds an engine serving the aggregate types, and those its
+// components bring. With a Storage, it opens the stores of the types'
+// bounded context there (they must share one). Call Start before sending
+// commands and Shutdown to stop.
 func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
-	if cfg.Store == nil {
-		return nil, factum.IllegalArgument("runtime: Config.Store is required")
+	if cfg.Store == nil && cfg.Storage == nil {
+		return nil, factum.IllegalArgument("engine: Config.Storage or Config.Store is required")
 	}
 	if len(aggregates) == 0 {
-		return nil, factum.IllegalArgument("runtime: no aggregate types given")
+		return nil, factum.IllegalArgument("engine: no aggregate types given")
 	}
-	reg, err := aggregate.NewRegistry(aggregates...)
-	if err != nil {
+	// New takes no context: opening the stores is bounded by the
+	// backends' own timeouts (busy and connect timeouts).
+	if err := openStores(context.Background(), &cfg, aggregates); err != nil {
 		return nil, err
 	}
 	c := cfg.Codec
 	if c == nil {
 		c = codec.NewRegistry()
+	}
+	aggregates, err := setupComponents(&cfg, c, aggregates)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := aggregate.NewRegistry(aggregates...)
+	if err != nil {
+		return nil, err
 	}
 	if err := reg.Register(c); err != nil {
 		return nil, err
@@ -144,24 +80,42 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,
 		Retries: cfg.Retries, Backoff: cfg.RetryBackoff, Middleware: cfg.CommandMiddleware,
 	}
-	var hints *stateHints
-	// State reports cost the processor an encode per command; they pay
-	// only where every state is saved. Under a sparser strategy most would
-	// be dropped unused, and the snapshotter folds instead.
-	if cfg.SnapshotStore != nil && (cfg.SnapshotStrategy == nil || cfg.SnapshotStrategy == snapshot.All()) {
-		hints = newStateHints(snapshotCacheSize(cfg.CacheSize))
-		pcfg.States = hints
+	var sn *snapshotter.Snapshotter
+	if cfg.SnapshotStore != nil {
+		sn, err = snapshotter.New(snapshotter.Config{Store: cfg.SnapshotStore, Strategy: cfg.SnapshotStrategy,
+			Events: cfg.Store, Codec: c, CacheSize: cfg.CacheSize})
+		if err != nil {
+			return nil, err
+		}
+		pcfg.States = sn.States()
 	}
 	proc, err := reg.NewProcessor(pcfg)
 	if err != nil {
 		return nil, err
 	}
+	if f, ok := proc.(aggregate.Forgetter); ok && sn != nil {
+		sn.UseForgetter(f)
+	}
 	waiters := command.NewWaiters()
-	disp, err := command.NewDispatcher(proc, waiters, command.DispatcherConfig{
-		Lanes: cfg.Lanes, QueueSize: cfg.QueueSize, RejectWhenFull: cfg.RejectWhenFull,
-	})
+	var sink command.Sink = waiters
+	if cfg.Signals != nil {
+		if sink, err = cfg.Signals(waiters); err != nil {
+			return nil, fmt.Errorf("engine: signals: %w", err)
+		}
+		if sink == nil {
+			return nil, factum.IllegalArgument("engine: Config.Signals made no sink")
+		}
+	}
+	newBus := cfg.Bus
+	if newBus == nil {
+		newBus = inProcessBus(cfg)
+	}
+	bus, err := newBus(proc, sink)
 	if err != nil {
 		return nil, err
+	}
+	if bus == nil {
+		return nil, factum.IllegalArgument("engine: Config.Bus made no bus")
 	}
 	var checker *command.RequestChecker
 	if !cfg.DisablePrecheck {
@@ -174,9 +128,11 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	if consumers == nil {
 		consumers = functions
 	}
-	r := &Engine{store: cfg.Store, codec: c, registry: reg, waiters: waiters, dispatcher: disp, functions: functions, hints: hints, processor: proc, failures: cfg.Failures}
+	r := &Engine{store: cfg.Store, snapshots: cfg.SnapshotStore, codec: c, registry: reg, waiters: waiters, sink: sink,
+		bus: bus, functions: functions, snapshotter: sn, processor: proc, failures: cfg.Failures,
+		components: components{list: cfg.Components}}
 	gw, err := command.NewGateway(command.GatewayConfig{
-		Registry: reg, Bus: disp, Waiters: waiters, Store: cfg.Store, Checker: checker,
+		Registry: reg, Bus: bus, Waiters: waiters, Store: cfg.Store, Checker: checker,
 		Consumers: consumers, Progress: progress{r}, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
 	})
 	if err != nil {
@@ -185,6 +141,11 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	r.gateway = gw
 	if err := r.buildConsumers(cfg); err != nil {
 		return nil, err
+	}
+	for i, comp := range cfg.Components {
+		if err := comp.Attach(r); err != nil {
+			return nil, fmt.Errorf("engine: component %d: %w", i, err)
+		}
 	}
 	return r, nil
 }
@@ -203,13 +164,25 @@ func (r *Engine) Store() eventstore.Store { return r.store }
 
 // Signals returns the sink that wait signals go into: event functions emit
 // their branch-stage signals here.
-func (r *Engine) Signals() command.Sink { return r.waiters }
+func (r *Engine) Signals() command.Sink { return r.sink }
 
-// Dispatcher returns the in-process command bus.
-func (r *Engine) Dispatcher() *command.Dispatcher { return r.dispatcher }
+// Dispatcher returns the in-process command bus, or nil when Config.Bus
+// made another.
+func (r *Engine) Dispatcher() *command.Dispatcher {
+	d, _ := r.bus.(*command.Dispatcher)
+	return d
+}
+
+// Bus returns the command bus.
+func (r *Engine) Bus() Bus { return r.bus }
+
+// Snapshots returns the snapshot store the snapshotter saves into, nil
+// without one: HTTP reads and compensation's queries use it. With a
+// Storage it is a snapshot.QueryStore.
+func (r *Engine) Snapshots() snapshot.Store { return r.snapshots }
 
 // ErrStopped is returned by Start after Shutdown.
-var ErrStopped = errors.New("runtime: shut down")
+var ErrStopped = errors.New("engine: shut down")
 
 // Start starts processing. Commands run under a context derived from ctx
 // that keeps its values but not its cancellation: processing stops at
@@ -222,8 +195,9 @@ func (r *Engine) Start(ctx context.Context) error {
 		return factum.Errorf(factum.CodeIllegalState, "%w", ErrStopped)
 	}
 	if !r.started {
-		r.dispatcher.Start(ctx)
+		r.bus.Start(ctx)
 		r.group.start(ctx, r.consumers)
+		r.components.start(ctx)
 		r.started = true
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 // Shutdown stops the runtime in order, so that nothing accepted is lost
 // and the work it set off runs to its end:
 //
+//  0. The components (Config.Components) stop, in reverse order.
 //  1. The gateway stops admitting commands from clients at once (they fail
 //     with TooManyRequests wrapping command.ErrClosed).
 //  2. Accepted commands are processed, and the consumers handle the
@@ -35,6 +36,8 @@ func (r *Engine) Shutdown(ctx context.Context) error {
 	r.stopped = true
 	started := r.started
 	r.mu.Unlock()
+	// Components send through the gateway, as HTTP does: they stop first.
+	errComponents := r.components.stop(ctx)
 	r.gateway.Close()
 	var quiet error
 	if started {
@@ -50,8 +53,8 @@ func (r *Engine) Shutdown(ctx context.Context) error {
 			quiet = fmt.Errorf("runtime: the accepted work did not settle: %w", err)
 		}
 	}
-	err := r.dispatcher.Shutdown(ctx)
-	return errors.Join(quiet, err, r.group.stop(ctx))
+	err := r.bus.Shutdown(ctx)
+	return errors.Join(errComponents, quiet, err, r.group.stop(ctx))
 }
 
 // quiesce returns once the work accepted before Close has run to its end,
@@ -65,20 +68,20 @@ func (r *Engine) Shutdown(ctx context.Context) error {
 // to finish, and these consumers take them up after a restart.
 func (r *Engine) quiesce(ctx context.Context) error {
 	for {
-		finished := r.dispatcher.Done()
+		finished := r.bus.Done()
 		end, err := retry(ctx, r.logEnd)
 		if err != nil {
 			return err
 		}
 		if err := r.waitUntil(ctx, func(ctx context.Context) (bool, error) {
-			if !r.gateway.Settled() || !r.dispatcher.Idle() {
+			if !r.gateway.Settled() || !r.bus.Idle() {
 				return false, nil
 			}
 			return r.consumersPast(ctx, end)
 		}); err != nil {
 			return err
 		}
-		if r.dispatcher.Done() == finished && r.dispatcher.Idle() && r.gateway.Settled() {
+		if r.bus.Done() == finished && r.bus.Idle() && r.gateway.Settled() {
 			return nil
 		}
 	}

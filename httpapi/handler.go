@@ -41,7 +41,8 @@ type Config struct {
 	// state, brought up to date with the streams after it. Without it the
 	// state is folded from the aggregate's whole history.
 	Snapshots aggregate.SnapshotSource
-	// SnapshotStore, if set, serves GET /{aggregate}/{id}/snapshot; when it
+	// SnapshotStore serves GET /{aggregate}/{id}/snapshot (default the
+	// engine's, Engine.Snapshots); when it
 	// also implements snapshot.Querier (snapshot.Memory does), the snapshot
 	// query routes POST /{aggregate}/snapshot/{single|list|paged|count}
 	// [/state] too.
@@ -125,6 +126,9 @@ type commandInfo struct {
 func New(cfg Config) (*Handler, error) {
 	if cfg.Engine == nil {
 		return nil, factum.IllegalArgument("httpapi: Config.Engine is required")
+	}
+	if cfg.SnapshotStore == nil {
+		cfg.SnapshotStore = cfg.Engine.Snapshots()
 	}
 	if cfg.MaxBodyBytes < 0 || cfg.MaxWaitTimeout < 0 || cfg.MaxEventRange < 0 {
 		return nil, factum.IllegalArgument("httpapi: negative limit")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/memo"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -35,12 +36,23 @@ const DefaultMaxConns = 16
 type DB struct {
 	pool   *pgxpool.Pool
 	schema string
+	stores memo.Set[storeKey] // see storage.go
 }
 
 // Open connects to the database at url (a postgres:// URL or a key=value
 // string). It pings the server and fails with a clear error, within
 // ConnectTimeout, when it cannot be reached.
-func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+//
+// Options are optional: none means the zero Options; more than one is an
+// IllegalArgument error.
+func Open(ctx context.Context, url string, options ...Options) (*DB, error) {
+	if len(options) > 1 {
+		return nil, factum.IllegalArgument("postgres: Open takes at most one Options")
+	}
+	var opts Options
+	if len(options) == 1 {
+		opts = options[0]
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, factum.Errorf(factum.CodeIllegalArgument, "postgres: parse connection string: %w", err)
@@ -112,5 +124,5 @@ func (d *DB) Pool() *pgxpool.Pool { return d.pool }
 // Schema returns the schema set in Options, or "".
 func (d *DB) Schema() string { return d.schema }
 
-// Close closes the pool.
-func (d *DB) Close() { d.pool.Close() }
+// Close closes the stores the DB made (storage.go), then the pool.
+func (d *DB) Close() { _ = d.stores.Close(); d.pool.Close() }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/memo"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -32,12 +33,21 @@ type DB struct {
 	path   string
 	writer *sql.DB // exactly one connection: all writes are serial
 	reader *sql.DB
+	stores memo.Set[storeKey] // see storage.go
 }
 
 // Open opens the database at path, creating the file and its directory if
 // needed. It fails with a clear error, and does not hang, when the file
-// cannot be opened or is not a database.
-func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+// cannot be opened or is not a database. Options are optional: none means
+// the zero Options; more than one is an IllegalArgument error.
+func Open(ctx context.Context, path string, options ...Options) (*DB, error) {
+	if len(options) > 1 {
+		return nil, factum.IllegalArgument("sqlite: Open takes at most one Options")
+	}
+	var opts Options
+	if len(options) == 1 {
+		opts = options[0]
+	}
 	if path == "" {
 		return nil, factum.IllegalArgument("sqlite: empty database path")
 	}
@@ -151,7 +161,7 @@ func (d *DB) Writer() *sql.DB { return d.writer }
 // Reader returns the pool for reads.
 func (d *DB) Reader() *sql.DB { return d.reader }
 
-// Close closes both pools.
+// Close closes the stores the DB made (storage.go), then both pools.
 func (d *DB) Close() error {
-	return errors.Join(d.writer.Close(), d.reader.Close())
+	return errors.Join(d.stores.Close(), d.writer.Close(), d.reader.Close())
 }

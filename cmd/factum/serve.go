@@ -15,6 +15,7 @@ import (
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/spf13/cobra"
@@ -91,13 +92,12 @@ type server struct {
 	http     *http.Server
 	conns    *httpapi.ConnLimiter
 	draining atomic.Bool
-	// stopScheduler ends the compensation scheduler; schedulerDone closes
-	// when its pass in hand has finished.
-	stopScheduler func()
-	schedulerDone chan struct{}
-	stopped       atomic.Bool
-	failed        chan error
-	obs           *observer // logs, metrics, traces, pprof (serve_observe.go)
+	stopped  atomic.Bool
+	failed   chan error
+	obs      *observer // logs, metrics, traces, pprof (serve_observe.go)
+	// events and checkpoints are the engine's stores, for /readyz.
+	events      eventstore.Store
+	checkpoints event.CheckpointStore
 }
 
 // startServer opens the store, starts the runtime and serves the HTTP API.
@@ -112,31 +112,41 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	}
 	// Snapshots and the consumers' checkpoints live in the same database
 	// as the events: a restart resumes every consumer where it stopped.
-	snapshots := st.snapshots
-	ex, err := newExample(st.prepare)
+	prep, err := st.storage.PrepareBackend(ctx)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	reg := codec.NewRegistry()
+	idemStore, err := st.storage.IdempotencyStore(ctx)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	ex, err := newExample(prep)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
 	// Failed event functions are recorded as executions in the same store
-	// and retried by the scheduler; operators act on them over HTTP.
-	comp, err := compensation.New(compensation.Config{Context: boundedContext, Snapshots: snapshots, Logger: obs.log})
+	// and retried by the scheduler, which the engine runs and stops;
+	// operators act on them over HTTP. The engine's event store is the
+	// storage's, instrumented.
+	events, err := st.storage.EventStore(ctx, boundedContext)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	checkpoints, err := st.storage.CheckpointStore(ctx, boundedContext)
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
+	comp := compensation.NewComponent(compensation.Config{Logger: obs.log}, compensation.SchedulerConfig{Logger: obs.log})
 	rt, err := engine.New(engine.Config{
-		Store: obs.store(st.store), Codec: reg, Events: event.Config{Logger: obs.log}, SnapshotStore: snapshots, Checkpoints: st.checkpoints,
-		Sagas: ex.sagas, Failures: comp,
-		Processors:        ex.processors,
+		Storage: st.storage, Store: obs.store(events), Codec: codec.NewRegistry(),
+		Events: event.Config{Logger: obs.log}, Sagas: ex.sagas, Processors: ex.processors,
 		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(),
-	}, append(ex.aggregates, comp.Type())...)
+		Components: []engine.Component{comp},
+	}, ex.aggregates...)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	if err := comp.Bind(rt); err != nil {
-		return nil, errors.Join(err, st.close())
-	}
-	if err := obs.collect(rt, st, comp); err != nil {
+	if err := obs.collect(rt, events, checkpoints, comp.Compensation()); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	// Commands sent with an Idempotency-Key header are answered once and
@@ -144,7 +154,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	// each aggregate). Keys are scoped by the request's tenant, which the
 	// HTTP API puts in the request's context, and, with credentials, by the
 	// authenticated caller: two callers never share a key.
-	idem, err := idempotency.NewMiddleware(st.idempotency, idempotency.MiddlewareOptions{
+	idem, err := idempotency.NewMiddleware(idemStore, idempotency.MiddlewareOptions{
 		Principal: func(r *http.Request) (string, error) {
 			if p, ok := httpapi.RequestPrincipal(r); ok {
 				return p.Method + ":" + p.Name, nil
@@ -161,10 +171,9 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	s := &server{rt: rt, store: st, obs: obs, failed: make(chan error, 1)}
+	s := &server{rt: rt, store: st, obs: obs, events: events, checkpoints: checkpoints, failed: make(chan error, 1)}
 	h, err := httpapi.New(httpapi.Config{
 		Engine:            rt,
-		SnapshotStore:     snapshots,
 		CommandMiddleware: idem.Wrap,
 		Compensation:      comp.Service(),
 		Title:             "factum example service",
@@ -200,13 +209,6 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err := rt.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, errors.Join(err, ln.Close(), st.close())
 	}
-	schedCtx, stopScheduler := context.WithCancel(context.WithoutCancel(ctx))
-	s.schedulerDone = make(chan struct{})
-	s.stopScheduler = stopScheduler
-	go func() {
-		defer close(s.schedulerDone)
-		_ = comp.NewScheduler(compensation.SchedulerConfig{Logger: obs.log}).Run(schedCtx)
-	}()
 	s.URL = sec.scheme + "://" + ln.Addr().String()
 	s.http = opts.httpServer(obs.handler(routes), s.conns)
 	go func() {
@@ -233,8 +235,6 @@ func (s *server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	defer s.stopped.Store(true)
 	errHTTP := s.http.Shutdown(ctx)
-	s.stopScheduler()
-	<-s.schedulerDone
 	errRT := s.rt.Shutdown(ctx)
 	return errors.Join(errHTTP, errRT, s.store.close())
 }

@@ -169,12 +169,12 @@ func (obs *observer) events() []event.Middleware { return []event.Middleware{obs
 
 // collect registers the collectors read at each scrape: consumer lag and
 // the compensation backlog.
-func (obs *observer) collect(rt *engine.Engine, st *openedStore, comp *compensation.Compensation) error {
+func (obs *observer) collect(rt *engine.Engine, log eventstore.Store, checkpoints event.CheckpointStore, comp *compensation.Compensation) error {
 	if obs.registry == nil {
 		return nil
 	}
 	lag, err := telemetry.NewLag(telemetry.LagConfig{
-		Log: st.store, Checkpoints: st.checkpoints,
+		Log: log, Checkpoints: checkpoints,
 		Groups: func() []factum.Function {
 			procs := rt.Functions().Processors()
 			out := make([]factum.Function, len(procs))
@@ -234,11 +234,11 @@ type storeCheck struct {
 func (s *server) readiness(ctx context.Context) error {
 	checks := []storeCheck{
 		{"events", func(ctx context.Context) error {
-			_, err := s.store.store.ReadLog(ctx, factum.Position{}, 1)
+			_, err := s.events.ReadLog(ctx, factum.Position{}, 1)
 			return err
 		}},
 		{"checkpoints", func(ctx context.Context) error {
-			_, err := s.store.checkpoints.Checkpoint(ctx, factum.Function{Context: boundedContext, Processor: "readyz"})
+			_, err := s.checkpoints.Checkpoint(ctx, factum.Function{Context: boundedContext, Processor: "readyz"})
 			return err
 		}},
 	}

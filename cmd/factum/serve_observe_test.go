@@ -215,14 +215,16 @@ func (failingLog) ReadLog(context.Context, factum.Position, int) ([]factum.Event
 }
 
 func TestReadinessNamesTheStoresThatFailed(t *testing.T) {
-	ok := &server{store: &openedStore{store: eventstore.NewMemory(), checkpoints: event.NewMemoryCheckpoints()}}
+	ok := &server{store: &openedStore{}, events: eventstore.NewMemory(), checkpoints: event.NewMemoryCheckpoints()}
 	if err := ok.readiness(context.Background()); err != nil {
 		t.Fatalf("healthy stores: %v", err)
 	}
-	bad := &server{store: &openedStore{
-		store: failingLog{eventstore.NewMemory()}, checkpoints: event.NewMemoryCheckpoints(),
-		ping: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, // a database that hangs
-	}}
+	bad := &server{
+		store: &openedStore{
+			ping: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, // a database that hangs
+		},
+		events: failingLog{eventstore.NewMemory()}, checkpoints: event.NewMemoryCheckpoints(),
+	}
 	start := time.Now()
 	err := bad.readiness(context.Background())
 	if err == nil {

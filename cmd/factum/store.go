@@ -8,14 +8,12 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/factum-go/factum/event"
-	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/memory"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/prepare"
-	"github.com/factum-go/factum/snapshot"
 	"github.com/factum-go/factum/sqlite"
 )
 
@@ -29,15 +27,18 @@ type storeOptions struct {
 	Memory bool
 }
 
-// openedStore is the service's storage: the event store, the prepare-key
-// backend (usernames) and the idempotency-key store, on one database, with
-// what to say about it and how to release it.
+// storage is what the service needs of a backend: the engine's stores,
+// the prepare-key backend (usernames) and the idempotency-key store.
+type storage interface {
+	engine.Storage
+	PrepareBackend(ctx context.Context) (prepare.Backend, error)
+	IdempotencyStore(ctx context.Context) (idempotency.Store, error)
+}
+
+// openedStore is the service's storage, with what to say about it and how
+// to release it.
 type openedStore struct {
-	store       eventstore.Store
-	snapshots   snapshot.QueryStore
-	checkpoints event.CheckpointStore
-	prepare     prepare.Backend
-	idempotency idempotency.Store
+	storage storage
 	// where says where the data lives, for the start-up message.
 	where string
 	// ping, if set, checks that the database answers (for /readyz).
@@ -45,8 +46,7 @@ type openedStore struct {
 	close func() error
 }
 
-// boundedContext is the context of the example aggregates: one event
-// store serves it.
+// boundedContext is the context of the example aggregates.
 const boundedContext = "shop"
 
 // openStore opens the storage opts select: SQLite in the data directory by
@@ -56,25 +56,23 @@ const boundedContext = "shop"
 func openStore(ctx context.Context, opts storeOptions, _ io.Writer) (*openedStore, error) {
 	switch {
 	case opts.Memory:
-		idem, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+		db := memory.New()
+		return &openedStore{storage: db, where: "in memory: it is lost when the process exits", close: db.Close}, nil
+	case opts.PostgresURL != "":
+		db, err := postgres.Open(ctx, opts.PostgresURL)
 		if err != nil {
 			return nil, err
 		}
 		return &openedStore{
-			store:       eventstore.NewMemory(),
-			snapshots:   snapshot.NewMemory(),
-			checkpoints: event.NewMemoryCheckpoints(),
-			prepare:     prepare.NewMemory(time.Now),
-			idempotency: idem,
-			where:       "in memory: it is lost when the process exits",
-			close:       func() error { return nil },
+			storage: db, where: "in PostgreSQL (" + redact(opts.PostgresURL) + ")",
+			ping: db.Pool().Ping, close: func() error { db.Close(); return nil },
 		}, nil
-	case opts.PostgresURL != "":
-		return openPostgres(ctx, opts.PostgresURL)
 	}
 	return openSQLite(ctx, opts.DataDir)
 }
 
+// openSQLite opens factum.db in dataDir, which it locks against a second
+// service.
 func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
 	dir, err := filepath.Abs(dataDir)
 	if err != nil {
@@ -88,80 +86,14 @@ func openSQLite(ctx context.Context, dataDir string) (*openedStore, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "factum.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{})
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, errors.Join(err, unlock())
 	}
-	es, err := sqlite.NewEventStore(ctx, db, boundedContext, sqlite.EventStoreOptions{})
-	if err != nil {
-		return nil, errors.Join(err, db.Close(), unlock())
-	}
-	closers := []func() error{es.Close}
-	closeAll := func() error {
-		var errs []error
-		for i := len(closers) - 1; i >= 0; i-- {
-			errs = append(errs, closers[i]())
-		}
-		return errors.Join(append(errs, db.Close(), unlock())...)
-	}
-	snaps, err := sqlite.NewSnapshotStore(ctx, db, boundedContext)
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
-	closers = append(closers, snaps.Close)
-	cps, err := sqlite.NewCheckpointStore(ctx, db, boundedContext)
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
-	closers = append(closers, cps.Close)
-	pb, err := sqlite.NewPrepareBackend(ctx, db, sqlite.PrepareOptions{})
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
-	idem, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{})
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
 	return &openedStore{
-		store: es, snapshots: snaps, checkpoints: cps, prepare: pb, idempotency: idem,
-		where: "in " + path + " (SQLite)",
+		storage: db, where: "in " + path + " (SQLite)",
 		ping:  db.Reader().PingContext, // the writer is busy for whole transactions under load
-		close: closeAll,
-	}, nil
-}
-
-func openPostgres(ctx context.Context, url string) (*openedStore, error) {
-	db, err := postgres.Open(ctx, url, postgres.Options{})
-	if err != nil {
-		return nil, err
-	}
-	es, err := postgres.NewEventStore(ctx, db, boundedContext, postgres.EventStoreOptions{})
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	closeAll := func() error { err := es.Close(); db.Close(); return err }
-	snaps, err := postgres.NewSnapshotStore(ctx, db, boundedContext)
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
-	cps, err := postgres.NewCheckpointStore(ctx, db, boundedContext)
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
-	pb, err := postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{})
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
-	idem, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{})
-	if err != nil {
-		return nil, errors.Join(err, closeAll())
-	}
-	return &openedStore{
-		store: es, snapshots: snaps, checkpoints: cps, prepare: pb, idempotency: idem,
-		where: "in PostgreSQL (" + redact(url) + ")",
-		ping:  db.Pool().Ping,
-		close: closeAll,
+		close: func() error { return errors.Join(db.Close(), unlock()) },
 	}, nil
 }
 

@@ -3,13 +3,14 @@ package quickstart_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
-	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/sqlite"
 )
 
 // The state, a command and an event are plain Go types.
@@ -31,8 +32,17 @@ var Accounts = aggregate.New[Account]("bank", "account",
 
 func Example() {
 	ctx := context.Background()
-	snapshots := snapshot.NewMemory()
-	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), SnapshotStore: snapshots}, Accounts)
+	dir, err := os.MkdirTemp("", "quickstart")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "bank.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	rt, err := engine.New(engine.Config{Storage: db}, Accounts)
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +62,7 @@ func Example() {
 	_, err = rt.Gateway().SendAndWait(ctx, factum.NewCommand(Accounts.ID("acc-1"), Deposit{Amount: -5}), command.Wait(factum.StageProcessed))
 	fmt.Println(factum.CodeOf(err))
 
-	snap, _ := snapshots.Load(ctx, Accounts.ID("acc-1"))
+	snap, _ := rt.Snapshots().Load(ctx, Accounts.ID("acc-1"))
 	fmt.Println(string(snap.State))
 	// Output:
 	// 1 <nil>

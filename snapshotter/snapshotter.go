@@ -1,4 +1,4 @@
-package engine
+package snapshotter
 
 import (
 	"context"
@@ -14,14 +14,32 @@ import (
 	"github.com/factum-go/factum/snapshot"
 )
 
-// SnapshotProcessor is the processor name the snapshotter's functions
-// carry: Function{Context, "snapshotter", <aggregate name>}.
-const SnapshotProcessor = "snapshotter"
+// Processor is the processor name the snapshotter's functions carry:
+// Function{Context, "snapshotter", <aggregate name>}.
+const Processor = "snapshotter"
 
-// snapshotter advances each aggregate's snapshot from the log: it folds a
+// Config configures New. Store, Events and Codec are required.
+type Config struct {
+	// Store receives the snapshots.
+	Store snapshot.Store
+	// Strategy decides which versions are saved (default snapshot.All()).
+	Strategy snapshot.Strategy
+	// Events is the event store the snapshotter loads missing history
+	// from.
+	Events eventstore.Store
+	// Codec decodes the events it folds.
+	Codec *codec.Registry
+	// CacheSize bounds the snapshots and states kept per aggregate type
+	// (default aggregate.DefaultCacheSize; negative keeps none).
+	CacheSize int
+}
+
+// Snapshotter advances each aggregate's snapshot from the log: it folds a
 // stream into the stored state and saves the result when the strategy says
-// so. Whatever it decides, the consumer signals SNAPSHOT afterwards.
-type snapshotter struct {
+// so. Whatever it decides, the consumer signals SNAPSHOT afterwards. Under
+// the All strategy it saves the state the processor reports (States)
+// instead of folding, when the report is there.
+type Snapshotter struct {
 	store    snapshot.Store
 	strategy snapshot.Strategy
 	events   eventstore.Store
@@ -36,9 +54,50 @@ type snapshotter struct {
 	caches map[factum.NamedAggregate]*snapCache
 }
 
-// processors returns one SNAPSHOT processor per bounded context, with a
-// function per aggregate type of that context.
-func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, error) {
+// New returns the snapshotter of cfg. It is an IllegalArgument error to
+// leave out Store, Events or Codec.
+func New(cfg Config) (*Snapshotter, error) {
+	if cfg.Store == nil || cfg.Events == nil || cfg.Codec == nil {
+		return nil, factum.IllegalArgument("snapshotter: Config.Store, Events and Codec are required")
+	}
+	strategy := cfg.Strategy
+	if strategy == nil {
+		strategy = snapshot.All()
+	}
+	limit := cfg.CacheSize
+	if limit == 0 {
+		limit = aggregate.DefaultCacheSize
+	}
+	sn := &Snapshotter{store: cfg.Store, strategy: strategy, events: cfg.Events, codec: cfg.Codec, now: time.Now, limit: limit}
+	// State reports cost the processor an encode per command; they pay
+	// only where every state is saved. Under a sparser strategy most would
+	// be dropped unused, and the snapshotter folds instead.
+	if strategy == snapshot.All() {
+		sn.hints = newStateHints(limit)
+	}
+	return sn, nil
+}
+
+// States returns the observer the aggregate processor reports the states
+// it reaches to (aggregate.ProcessorConfig's States), or nil when the
+// strategy does not save every state.
+func (sn *Snapshotter) States() aggregate.StateObserver {
+	if sn.hints == nil {
+		return nil
+	}
+	return sn.hints
+}
+
+// UseForgetter gives the snapshotter the processor's state cache, which a
+// repair (Regenerate) clears of the aggregate; call it before the
+// consumers run.
+func (sn *Snapshotter) UseForgetter(f aggregate.Forgetter) { sn.forget = f }
+
+// Processors returns one SNAPSHOT processor per bounded context, with a
+// function per aggregate type of that context. Call it once; its
+// consumers' saves are version-guarded, so they may handle streams of
+// different aggregates concurrently.
+func (sn *Snapshotter) Processors(reg *aggregate.Registry) ([]*event.Processor, error) {
 	byContext := map[string][]event.Option{}
 	var order []string
 	sn.caches = map[factum.NamedAggregate]*snapCache{}
@@ -55,7 +114,7 @@ func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, 
 	}
 	out := make([]*event.Processor, 0, len(order))
 	for _, c := range order {
-		p, err := event.NewProcessor(c, SnapshotProcessor, factum.StageSnapshot, byContext[c]...)
+		p, err := event.NewProcessor(c, Processor, factum.StageSnapshot, byContext[c]...)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +127,7 @@ func (sn *snapshotter) processors(reg *aggregate.Registry) ([]*event.Processor, 
 // entry it checked out goes back to the cache only when it is what the
 // store holds; on any other outcome it is dropped (its typed state may be
 // half folded), and the next stream starts from the store.
-func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) (err error) {
+func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) (err error) {
 	prev := cache.checkout(s.AggregateID)
 	kept := false
 	defer func() {
@@ -134,7 +193,7 @@ func (sn *snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 
 // build folds streams, which continue prev (the zero snapEntry for none),
 // into the next snapshot. It consumes prev.typed.
-func (sn *snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factum.EventStream) (snapEntry, error) {
+func (sn *Snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factum.EventStream) (snapEntry, error) {
 	p := &prev.snap
 	from := aggregate.StoredState{ID: streams[0].AggregateID}
 	if p.Version > 0 {
@@ -151,7 +210,7 @@ func (sn *snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factu
 // hinted returns the state the processor reported for s, when there is one
 // and prev says all the snapshot needs besides (the first stream's owner
 // and time, for an aggregate's first snapshot, come from version 1 only).
-func (sn *snapshotter) hinted(prev *snapshot.Snapshot, s *factum.EventStream) (aggregate.StoredState, bool) {
+func (sn *Snapshotter) hinted(prev *snapshot.Snapshot, s *factum.EventStream) (aggregate.StoredState, bool) {
 	if sn.hints == nil || prev.Version == 0 && s.Version != 1 {
 		return aggregate.StoredState{}, false
 	}
@@ -164,7 +223,7 @@ func (sn *snapshotter) hinted(prev *snapshot.Snapshot, s *factum.EventStream) (a
 
 // snapshotOf is the snapshot of state next, reached by the streams from
 // first to last, which continue prev (the zero Snapshot for none).
-func (sn *snapshotter) snapshotOf(prev *snapshot.Snapshot, next aggregate.StoredState, first, last *factum.EventStream) snapshot.Snapshot {
+func (sn *Snapshotter) snapshotOf(prev *snapshot.Snapshot, next aggregate.StoredState, first, last *factum.EventStream) snapshot.Snapshot {
 	firstOperator, firstTime := prev.FirstOperator, prev.FirstEventTime
 	if prev.Version == 0 {
 		firstOperator, firstTime = first.OwnerID, first.CreateTime
@@ -184,9 +243,11 @@ func (sn *snapshotter) snapshotOf(prev *snapshot.Snapshot, next aggregate.Stored
 	}
 }
 
-// regenerate rebuilds the aggregate's snapshot from its whole history and
+// Regenerate rebuilds the aggregate's snapshot from its whole history and
 // saves it whatever the strategy; an equal version repairs the stored one.
-func (sn *snapshotter) regenerate(ctx context.Context, typ aggregate.Type, id factum.AggregateID) (snapshot.Snapshot, error) {
+// It drops what the snapshotter and the processor hold of the aggregate,
+// and returns the snapshot as stored.
+func (sn *Snapshotter) Regenerate(ctx context.Context, typ aggregate.Type, id factum.AggregateID) (snapshot.Snapshot, error) {
 	streams, err := sn.events.Load(ctx, id, 1, eventstore.MaxVersion)
 	if err != nil {
 		return snapshot.Snapshot{}, err
@@ -218,36 +279,4 @@ func (sn *snapshotter) regenerate(ctx context.Context, typ aggregate.Type, id fa
 		sn.forget.Forget(next.snap.AggregateID)
 	}
 	return sn.store.Load(ctx, id)
-}
-
-// RegenerateSnapshot rebuilds the aggregate's snapshot from its whole
-// history and saves it, whatever the strategy: the operator's repair for a
-// snapshot that is missing, stale or damaged (a save at an equal version
-// replaces the stored one). It returns the snapshot as stored, which is a
-// newer one if the snapshotter saved a later version meanwhile. Without a
-// snapshot store it is an IllegalState error.
-func (r *Engine) RegenerateSnapshot(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
-	if r.snapshotter == nil {
-		return snapshot.Snapshot{}, factum.IllegalState("runtime: no snapshot store configured")
-	}
-	typ, ok := r.registry.Lookup(id.NamedAggregate)
-	if !ok {
-		return snapshot.Snapshot{}, factum.NotFound(fmt.Sprintf("no aggregate type %s", id.NamedAggregate))
-	}
-	return r.snapshotter.regenerate(ctx, typ, id)
-}
-
-// snapshotSource lets processors start from the latest snapshot.
-type snapshotSource struct{ store snapshot.Store }
-
-func (s snapshotSource) LatestState(ctx context.Context, id factum.AggregateID) (aggregate.StoredState, bool, error) {
-	snap, err := s.store.Load(ctx, id)
-	if errors.Is(err, factum.ErrNotFound) {
-		return aggregate.StoredState{}, false, nil
-	}
-	if err != nil {
-		return aggregate.StoredState{}, false, err
-	}
-	return aggregate.StoredState{ID: snap.AggregateID, Version: snap.Version, OwnerID: snap.OwnerID,
-		Deleted: snap.Deleted, EventTime: snap.EventTime, State: snap.State}, true, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package snapshotter
 
 import (
 	"sync"
@@ -30,15 +30,6 @@ type snapEntry struct {
 
 func newSnapCache(limit int) *snapCache {
 	return &snapCache{limit: limit, m: make(map[string]*snapEntry)}
-}
-
-// snapshotCacheSize is how many aggregates of a type the snapshotter keeps
-// for a Config.CacheSize.
-func snapshotCacheSize(configured int) int {
-	if configured == 0 {
-		return aggregate.DefaultCacheSize
-	}
-	return configured
 }
 
 // checkout returns id's entry, checked out until keep puts it back, or nil

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/factum-go/factum/command"
+)
+
+// Bus is the command bus as the engine runs it: the gateway sends on it,
+// and the engine starts it, asks whether it is quiet while draining, and
+// shuts it down. *command.Dispatcher, the in-process bus, implements it; a
+// transport (NATS) implements it with the processing on its side.
+type Bus interface {
+	command.Bus
+	// Start starts delivering commands to the processor, under a context
+	// derived from ctx.
+	Start(ctx context.Context)
+	// Idle reports whether no command accepted here is queued or in
+	// process.
+	Idle() bool
+	// Done returns how many commands have finished processing, to tell a
+	// round of draining that ran commands from one that ran none.
+	Done() uint64
+	// Shutdown processes what is queued, or fails it at ctx's end, and
+	// stops.
+	Shutdown(ctx context.Context) error
+}
+
+// NewBus makes the bus of an engine: it delivers commands to proc, which
+// emits their PROCESSED signals into signals.
+type NewBus func(proc command.Processor, signals command.Sink) (Bus, error)
+
+// inProcessBus is the default bus: the dispatcher's lanes, per cfg.
+func inProcessBus(cfg Config) NewBus {
+	return func(proc command.Processor, signals command.Sink) (Bus, error) {
+		return command.NewDispatcher(proc, signals, command.DispatcherConfig{
+			Lanes: cfg.Lanes, QueueSize: cfg.QueueSize, RejectWhenFull: cfg.RejectWhenFull,
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/snapshotter"
+)
+
+// SnapshotProcessor is the processor name the snapshotter's functions
+// carry: Function{Context, "snapshotter", <aggregate name>}.
+const SnapshotProcessor = snapshotter.Processor
+
+// RegenerateSnapshot rebuilds the aggregate's snapshot from its whole
+// history and saves it, whatever the strategy: the operator's repair for a
+// snapshot that is missing, stale or damaged (a save at an equal version
+// replaces the stored one). It returns the snapshot as stored, which is a
+// newer one if the snapshotter saved a later version meanwhile. Without a
+// snapshot store it is an IllegalState error.
+func (r *Engine) RegenerateSnapshot(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
+	if r.snapshotter == nil {
+		return snapshot.Snapshot{}, factum.IllegalState("runtime: no snapshot store configured")
+	}
+	typ, ok := r.registry.Lookup(id.NamedAggregate)
+	if !ok {
+		return snapshot.Snapshot{}, factum.NotFound(fmt.Sprintf("no aggregate type %s", id.NamedAggregate))
+	}
+	return r.snapshotter.Regenerate(ctx, typ, id)
+}
+
+// snapshotSource lets processors start from the latest snapshot.
+type snapshotSource struct{ store snapshot.Store }
+
+func (s snapshotSource) LatestState(ctx context.Context, id factum.AggregateID) (aggregate.StoredState, bool, error) {
+	snap, err := s.store.Load(ctx, id)
+	if errors.Is(err, factum.ErrNotFound) {
+		return aggregate.StoredState{}, false, nil
+	}
+	if err != nil {
+		return aggregate.StoredState{}, false, err
+	}
+	return aggregate.StoredState{ID: snap.AggregateID, Version: snap.Version, OwnerID: snap.OwnerID,
+		Deleted: snap.Deleted, EventTime: snap.EventTime, State: snap.State}, true, nil
+}

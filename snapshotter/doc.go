@@ -1,0 +1,15 @@
+// Package snapshotter keeps each aggregate's latest snapshot from the
+// event log: one consumer group per bounded context (processor
+// "snapshotter", a function per aggregate type) folds each stream onto the
+// last snapshot and saves the result as the strategy says, then signals
+// SNAPSHOT. Under the All strategy it saves the state the aggregate
+// processor reported as it appended (States), so the fold runs on the
+// processor's lanes, not on the snapshotter's; it folds only when the
+// report is missing (a stream of another instance, or a dropped report).
+// It keeps per type the last snapshots and their typed states, so that the
+// next stream of an aggregate needs neither a load nor a decode.
+//
+// The engine runs it whenever it has a snapshot store (engine.Config's
+// Storage or SnapshotStore); Regenerate is the operator's repair behind
+// Engine.RegenerateSnapshot.
+package snapshotter
