@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 )
 
@@ -30,11 +31,42 @@ type Bus interface {
 // emits their PROCESSED signals into signals.
 type NewBus func(proc command.Processor, signals command.Sink) (Bus, error)
 
+// DispatcherBus makes the in-process bus, the dispatcher's lanes per cfg:
+// the default of Config.Bus (with Config's Lanes, QueueSize and
+// RejectWhenFull), exported so that a wrapper (tracing, say) can put itself
+// around it.
+func DispatcherBus(cfg command.DispatcherConfig) NewBus {
+	return func(proc command.Processor, signals command.Sink) (Bus, error) {
+		return command.NewDispatcher(proc, signals, cfg)
+	}
+}
+
 // inProcessBus is the default bus: the dispatcher's lanes, per cfg.
 func inProcessBus(cfg Config) NewBus {
+	return DispatcherBus(command.DispatcherConfig{
+		Lanes: cfg.Lanes, QueueSize: cfg.QueueSize, RejectWhenFull: cfg.RejectWhenFull,
+	})
+}
+
+// SendWrapper wraps the Send of the buses that next makes, leaving their
+// lifecycle (Start, Idle, Done, Shutdown) as it is: the hook for
+// instrumenting the bus hop.
+func SendWrapper(next NewBus, wrap func(command.Bus) command.Bus) NewBus {
 	return func(proc command.Processor, signals command.Sink) (Bus, error) {
-		return command.NewDispatcher(proc, signals, command.DispatcherConfig{
-			Lanes: cfg.Lanes, QueueSize: cfg.QueueSize, RejectWhenFull: cfg.RejectWhenFull,
-		})
+		b, err := next(proc, signals)
+		if err != nil {
+			return nil, err
+		}
+		return wrappedBus{Bus: b, send: wrap(b)}, nil
 	}
+}
+
+// wrappedBus is a Bus whose Send goes through a wrapper.
+type wrappedBus struct {
+	Bus
+	send command.Bus
+}
+
+func (b wrappedBus) Send(ctx context.Context, cmd *factum.Command) error {
+	return b.send.Send(ctx, cmd)
 }

@@ -90,3 +90,42 @@ func TestABusOrSinkThatFailsFailsNew(t *testing.T) {
 		t.Fatalf("a nil bus: %v, want IllegalArgument", err)
 	}
 }
+
+// sendCounter counts the commands sent through it.
+type sendCounter struct {
+	next command.Bus
+	sent atomic.Int64
+}
+
+func (c *sendCounter) Send(ctx context.Context, cmd *factum.Command) error {
+	c.sent.Add(1)
+	return c.next.Send(ctx, cmd)
+}
+
+func TestASendWrapperSeesEverySendAndKeepsTheDispatcher(t *testing.T) {
+	ctx := t.Context()
+	var wrap *sendCounter
+	rt, err := engine.New(engine.Config{
+		Storage: memory.New(),
+		Bus: engine.SendWrapper(engine.DispatcherBus(command.DispatcherConfig{}), func(next command.Bus) command.Bus {
+			wrap = &sendCounter{next: next}
+			return wrap
+		}),
+	}, counterType(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRT(t, rt)
+	id := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "test", Aggregate: "counter"}, ID: "w1"}
+	for i := range 3 {
+		if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: i + 1}), command.Wait(factum.StageProcessed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wrap == nil || wrap.sent.Load() != 3 {
+		t.Fatalf("the wrapper saw %v sends, want 3", wrap)
+	}
+	if rt.Dispatcher() == nil {
+		t.Fatal("Dispatcher() is nil under a SendWrapper over the dispatcher")
+	}
+}

@@ -166,10 +166,14 @@ func (r *Engine) Store() eventstore.Store { return r.store }
 // their branch-stage signals here.
 func (r *Engine) Signals() command.Sink { return r.sink }
 
-// Dispatcher returns the in-process command bus, or nil when Config.Bus
-// made another.
+// Dispatcher returns the in-process command bus (under a SendWrapper too),
+// or nil when Config.Bus made another.
 func (r *Engine) Dispatcher() *command.Dispatcher {
-	d, _ := r.bus.(*command.Dispatcher)
+	b := r.bus
+	if w, ok := b.(wrappedBus); ok {
+		b = w.Bus
+	}
+	d, _ := b.(*command.Dispatcher)
 	return d
 }
 

@@ -140,7 +140,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	rt, err := engine.New(engine.Config{
 		Storage: st.storage, Store: obs.store(events), Codec: codec.NewRegistry(),
 		Events: event.Config{Logger: obs.log}, Sagas: ex.sagas, Processors: ex.processors,
-		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(),
+		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(), Bus: obs.bus(),
 		Components: []engine.Component{comp},
 	}, ex.aggregates...)
 	if err != nil {

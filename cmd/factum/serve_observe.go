@@ -14,6 +14,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
@@ -159,6 +160,11 @@ func loopback(addr string) error {
 
 // store returns the event store the engine uses, instrumented.
 func (obs *observer) store(s eventstore.Store) eventstore.Store { return obs.tel.Store(s) }
+
+// bus is the engine's in-process bus with the send hop traced.
+func (obs *observer) bus() engine.NewBus {
+	return engine.SendWrapper(engine.DispatcherBus(command.DispatcherConfig{}), obs.tel.Bus)
+}
 
 // commands and events are the telemetry middleware of the engine's two
 // pipelines: a span and the metrics per command and per event function.
