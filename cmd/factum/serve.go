@@ -189,7 +189,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	routes, err := withConsole(h)
+	routes, err := withConsole(h, opts.Metrics)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}

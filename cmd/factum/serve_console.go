@@ -8,9 +8,14 @@ import (
 
 // withConsole serves the operator console under /console/ beside the API
 // (the console's pages are static; every datum they show comes from the
-// API, with the operator's own credential) and redirects / to it.
-func withConsole(api http.Handler) (http.Handler, error) {
-	c, err := console.New(console.Config{Title: "factum example service"})
+// API, with the operator's own credential) and redirects / to it. With
+// metrics on, the overview shows /metrics.
+func withConsole(api http.Handler, metrics bool) (http.Handler, error) {
+	cfg := console.Config{Title: "factum example service"}
+	if metrics {
+		cfg.Metrics = "/metrics"
+	}
+	c, err := console.New(cfg)
 	if err != nil {
 		return nil, err
 	}
