@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
 // largeLogStreams is how many streams the read-path plan test writes: the
@@ -39,7 +41,7 @@ func TestReadPlansProbeTheIndexOnALargeLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = db.Pool().Exec(ctx, `INSERT INTO `+snaps.table+` (aggregate, `+snapshotColumns+`)
+	_, err = db.Pool().Exec(ctx, `INSERT INTO `+snaps.table+` (aggregate, `+sqlstore.SnapshotColumns+`)
 		SELECT 'cart', 'a' || i, 'default', '', 4, 'e' || i, '', '', 0, 0, 0, false, '{}'
 		FROM generate_series(0, $1::int) AS i`, largeLogStreams/4-1)
 	if err != nil {
@@ -70,9 +72,9 @@ func TestReadPlansProbeTheIndexOnALargeLog(t *testing.T) {
 		{"read log at the end", st.q.readLog, pos(endTx, endSeq) + `, 1000`, "streams"},
 		{"log state at the end", st.q.logState, pos(endTx, endSeq), "streams"},
 		{"log state in the middle", st.q.logState, pos(midTx, midSeq), "streams"},
-		{"snapshot tenant", snaps.tenant, `'cart', 'a100'`, "snapshots"},
-		{"snapshot load", snaps.load, `'cart', 'a100'`, "snapshots"},
-		{"snapshot save", snaps.upsert, `'cart', 'a100', 'default', '', 5, 'e', '', '', 0, 0, 0, false, '{}'`, "snapshots"},
+		{"snapshot tenant", snaps.TenantSQL, `'cart', 'a100'`, "snapshots"},
+		{"snapshot load", snaps.LoadSQL, `'cart', 'a100'`, "snapshots"},
+		{"snapshot save", snaps.UpsertSQL, `'cart', 'a100', 'default', '', 5, 'e', '', '', 0, 0, 0, false, '{}'`, "snapshots"},
 	}
 	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
 		t.Run(mode, func(t *testing.T) {
@@ -90,7 +92,7 @@ func TestReadPlansProbeTheIndexOnALargeLog(t *testing.T) {
 					got := probesOnly(t, conn, fmt.Sprintf("large_plan_%d", i), c.sql, c.args, c.table)
 					// An upsert's plan names its arbiter index apart
 					// from the nodes; it reads no other.
-					if len(got) == 0 && c.sql != snaps.upsert {
+					if len(got) == 0 && c.sql != snaps.UpsertSQL {
 						t.Errorf("the plan reads no index")
 					}
 				})

@@ -1,0 +1,40 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/internal/sqlstore/pgxexec"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// dialect is PostgreSQL's for the shared SQL code.
+var dialect = sqlstore.Dialect{
+	Name:       "postgres",
+	Param:      sqlstore.Numbered("$"),
+	NoRows:     func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
+	JSON:       func(doc []byte) any { return doc },
+	Time:       func(t time.Time) any { return t },
+	CheckText:  esCheckText,
+	StrictText: true,
+	DataError: func(err error) bool {
+		// SQLSTATE class 22, a data exception: the value, not the
+		// database, is at fault.
+		var pgErr *pgconn.PgError
+		return errors.As(err, &pgErr) && len(pgErr.Code) == 5 && pgErr.Code[:2] == "22"
+	},
+}
+
+// poolWrites runs writes as they come, on the pool: PostgreSQL's row
+// locks order concurrent writes of one row.
+func poolWrites(ex sqlstore.Executor) sqlstore.WriteFunc {
+	return func(ctx context.Context, fn func(context.Context, sqlstore.Executor) error) error {
+		return fn(ctx, ex)
+	}
+}
+
+// executor is the shared code's Executor over the pool of db.
+func (d *DB) executor() sqlstore.Executor { return pgxexec.New(d.pool) }
