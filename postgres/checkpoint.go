@@ -27,14 +27,14 @@ var checkpointMigrations embed.FS
 //
 // A CheckpointStore is safe for concurrent use.
 type CheckpointStore struct {
-	*checkpoints
-	db      *DB
-	context string
+	checkpointStore // the shared implementation
+	db              *DB
+	context         string
 }
 
-// checkpoints is the shared implementation, embedded under a name of its
-// own so that its methods are CheckpointStore's.
-type checkpoints = sqlstore.Checkpoints
+// checkpointStore is embedded under a name of its own, so that
+// CheckpointStore has the methods of the interface and no more.
+type checkpointStore = event.CheckpointStore
 
 var _ event.CheckpointStore = (*CheckpointStore)(nil)
 
@@ -49,7 +49,7 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 		return nil, err
 	}
 	ex := db.executor()
-	return &CheckpointStore{checkpoints: sqlstore.NewCheckpoints(&dialect, table, ex, poolWrites(ex)), db: db, context: boundedContext}, nil
+	return &CheckpointStore{checkpointStore: sqlstore.NewCheckpoints(&dialect, table, ex, poolWrites(ex)), db: db, context: boundedContext}, nil
 }
 
 // checkpointTable checks db and the context name, applies the checkpoint

@@ -13,6 +13,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -114,11 +115,13 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 //
 // An EventStore is safe for concurrent use. Close it before closing its DB.
 type EventStore struct {
-	db      *DB
-	pool    *pgxpool.Pool
-	context string
-	table   string // quoted identifier
-	channel string // NOTIFY channel
+	aggregateReads // the shared implementation
+	reads          *sqlstore.EventReads
+	db             *DB
+	pool           *pgxpool.Pool
+	context        string
+	table          string // quoted identifier
+	channel        string // NOTIFY channel
 
 	// The unique indexes of the append contract, as the server names them
 	// in unique violations.
@@ -215,6 +218,8 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		slots:        make(chan struct{}, opts.Writers),
 		notifyCh:     make(chan struct{}, 1),
 	}
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, table, esColumns, db.executor(), esScan)
+	s.aggregateReads = s.reads
 	for range opts.Writers {
 		s.idle = append(s.idle, &esWriter{})
 	}
@@ -224,6 +229,10 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	}
 	return s, nil
 }
+
+// aggregateReads is embedded under a name of its own, so that EventStore
+// has the methods of the interface and no more.
+type aggregateReads = sqlstore.AggregateReads
 
 // Context returns the bounded context the store serves.
 func (s *EventStore) Context() string { return s.context }
@@ -242,15 +251,6 @@ func (s *EventStore) Close() error {
 	s.stopLife()
 	s.bg.Wait()
 	s.listener.stop()
-	return nil
-}
-
-// checkContext refuses identities of another bounded context: the store's
-// tables hold one context only.
-func (s *EventStore) checkContext(context string) error {
-	if context != s.context {
-		return factum.IllegalArgument(fmt.Sprintf("postgres: the event store of context %q cannot serve context %q", s.context, context))
-	}
 	return nil
 }
 

@@ -61,7 +61,7 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 	if err := es.Validate(); err != nil {
 		return err
 	}
-	if err := s.checkContext(es.AggregateID.Context); err != nil {
+	if err := s.reads.CheckContext(es.AggregateID.Context); err != nil {
 		return err
 	}
 	row, err := esEncode(es)
@@ -116,7 +116,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 		// goes back to the head of the queue.
 		live, retry = live[:n], live[n:]
 	}
-	slices.SortFunc(live, func(a, b *esRequest) int { return a.row.compare(&b.row) })
+	slices.SortFunc(live, func(a, b *esRequest) int { return a.row.Compare(&b.row) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var remaining atomic.Int32

@@ -294,7 +294,7 @@ func TestEventStoreBadRowDoesNotFailTheBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 2 {
-			row.events = `[{"not json`
+			row.Events = `[{"not json`
 		}
 		ids = append(ids, id)
 		batch = append(batch, &esRequest{ctx: context.Background(), row: row, done: make(chan esResult, 1)})

@@ -65,7 +65,7 @@ func (s *EventStore) take() []*esRequest {
 			break
 		}
 		if keys != nil {
-			k := r.row.key()
+			k := r.row.Key()
 			if _, dup := keys[k]; dup {
 				rest = append(rest, r)
 				continue

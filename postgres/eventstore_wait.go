@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -24,7 +25,7 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 		_, woken := s.own()
 		notified := s.listener.next()
 		var ready, committed bool
-		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, esSeqArg(after.Seq)).Scan(&ready)
+		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, sqlstore.SeqArg(after.Seq)).Scan(&ready)
 		committed = err == nil
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = nil

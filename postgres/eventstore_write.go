@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -118,7 +119,7 @@ func (s *EventStore) write(ctx context.Context, w *esWriter, batch []*esRequest)
 		}
 		args := make([]any, 0, len(batch)*esArgsPerRow)
 		for _, r := range batch {
-			args = r.row.appendArgs(args)
+			args = esAppendArgs(args, &r.row)
 		}
 		inserted, err := s.insert(ctx, conn, stmts.plain, batch, args, out)
 		if s.conflict(err) {
@@ -157,7 +158,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 	defer rows.Close()
 	index := make(map[esAggregateKey]int, len(batch))
 	for i, r := range batch {
-		index[r.row.key()] = i
+		index[r.row.Key()] = i
 	}
 	var (
 		agg, id string
@@ -168,7 +169,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 		if err := rows.Scan(&agg, &id, &tx, &seq); err != nil {
 			return inserted, err
 		}
-		i, ok := index[esAggregateKey{agg, id}]
+		i, ok := index[esAggregateKey{Aggregate: agg, ID: id}]
 		if !ok {
 			return inserted, fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
 		}
@@ -198,7 +199,7 @@ func (s *EventStore) classify(ctx context.Context, conn *pgx.Conn, batch []*esRe
 	ver := make([]int32, len(missing))
 	for j, i := range missing {
 		r := &batch[i].row
-		agg[j], id[j], req[j], ver[j] = r.aggregate, r.aggregateID, r.requestID, int32(r.version)
+		agg[j], id[j], req[j], ver[j] = r.Aggregate, r.AggregateID, r.RequestID, int32(r.Version)
 	}
 	rows, err := conn.Query(ctx, s.q.classify, agg, id, req, ver)
 	if err != nil {
@@ -215,18 +216,9 @@ func (s *EventStore) classify(ctx context.Context, conn *pgx.Conn, batch []*esRe
 			return err
 		}
 		i := missing[j-1]
-		row := &batch[i].row
-		o := esFailed // unexplained: the predecessor committed after the insert's snapshot
-		switch {
-		case tenant != nil && *tenant != row.tenant:
-			o = esTenantMismatch
-		case dupRequest:
-			o = esDuplicateRequest
-		case row.version == 1 && tenant != nil:
-			o = esDuplicateAggregate
-		case taken || row.version > 1 && !pred:
-			o = esVersionConflict
-		}
+		// Failed, unexplained: the predecessor committed after the
+		// insert's snapshot.
+		o := sqlstore.Refusal(&batch[i].row, tenant, dupRequest, taken, pred)
 		out[i] = esResult{outcome: o}
 	}
 	return rows.Err()

@@ -81,13 +81,14 @@ var snapshotMigrations embed.FS
 //
 // A SnapshotStore is safe for concurrent use.
 type SnapshotStore struct {
-	*snapshots
-	table string // quoted identifier
+	queryStore // the shared implementation
+	core       *sqlstore.Snapshots
+	table      string // quoted identifier
 }
 
-// snapshots is the shared implementation, embedded under a name of its
-// own so that its methods are SnapshotStore's.
-type snapshots = sqlstore.Snapshots
+// queryStore is embedded under a name of its own, so that SnapshotStore
+// has the methods of the interface and no more.
+type queryStore = snapshot.QueryStore
 
 var _ snapshot.QueryStore = (*SnapshotStore)(nil)
 
@@ -113,5 +114,9 @@ func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*Snap
 	}
 	table := `"` + prefix + `snapshots"`
 	ex := db.executor()
-	return &SnapshotStore{snapshots: sqlstore.NewSnapshots(&dialect, boundedContext, table, ex, poolWrites(ex), tr), table: table}, nil
+	core := sqlstore.NewSnapshots(&dialect, boundedContext, table, ex, poolWrites(ex), tr)
+	return &SnapshotStore{queryStore: core, core: core, table: table}, nil
 }
+
+// Context returns the bounded context the store serves.
+func (s *SnapshotStore) Context() string { return s.core.Context() }

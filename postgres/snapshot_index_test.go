@@ -91,7 +91,7 @@ func TestSnapshotIndexesServeQueries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stmt, err := st.FindStatement(orders, plan)
+			stmt, err := st.core.FindStatement(orders, plan)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,16 +34,16 @@ var checkpointMigrations embed.FS
 //
 // A CheckpointStore is safe for concurrent use.
 type CheckpointStore struct {
-	*checkpoints
-	db      *DB
-	context string
-	upsert  *sql.Stmt // prepared on the write connection
-	now     func() time.Time
+	checkpointStore // the shared implementation
+	db              *DB
+	context         string
+	upsert          *sql.Stmt // prepared on the write connection
+	now             func() time.Time
 }
 
-// checkpoints is the shared implementation, embedded under a name of its
-// own so that its methods are CheckpointStore's.
-type checkpoints = sqlstore.Checkpoints
+// checkpointStore is embedded under a name of its own, so that
+// CheckpointStore has the methods of the interface and no more.
+type checkpointStore = event.CheckpointStore
 
 var _ event.CheckpointStore = (*CheckpointStore)(nil)
 
@@ -58,11 +58,12 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 	}
 	s := &CheckpointStore{db: db, context: boundedContext, now: time.Now}
 	prepared := map[string]*sql.Stmt{}
-	s.checkpoints = sqlstore.NewCheckpoints(&dialect, table, sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared))
-	if s.upsert, err = db.Writer().PrepareContext(ctx, s.checkpoints.Upsert); err != nil {
+	core := sqlstore.NewCheckpoints(&dialect, table, sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared))
+	s.checkpointStore = core
+	if s.upsert, err = db.Writer().PrepareContext(ctx, core.Upsert); err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint store %s: prepare save: %w", boundedContext, err)
 	}
-	prepared[s.checkpoints.Upsert] = s.upsert
+	prepared[core.Upsert] = s.upsert
 	return s, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
 //go:embed migrations/eventstore/*.sql
@@ -53,11 +54,13 @@ type EventStoreOptions struct {
 //
 // An EventStore is safe for concurrent use. Close it before closing its DB.
 type EventStore struct {
-	db       *DB
-	context  string
-	table    string // quoted identifier
-	maxBatch int
-	poll     time.Duration
+	aggregateReads // the shared implementation
+	reads          *sqlstore.EventReads
+	db             *DB
+	context        string
+	table          string // quoted identifier
+	maxBatch       int
+	poll           time.Duration
 
 	insert   *sql.Stmt // prepared on the write connection
 	classify *sql.Stmt
@@ -77,10 +80,9 @@ type EventStore struct {
 	waitCh  chan struct{} // closed on the next append; nil when nobody waits
 }
 
-// esQueries holds the read statements, built once for the table.
-type esQueries struct {
-	load, loadByTime, lookup, requestExists, scan, readLog, logHasAfter string
-}
+// aggregateReads is embedded under a name of its own, so that EventStore
+// has the methods of the interface and no more.
+type aggregateReads = sqlstore.AggregateReads
 
 // esStats counts the store's writes, for tests and benchmarks.
 type esStats struct {
@@ -124,6 +126,8 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		slot:     make(chan struct{}, 1),
 	}
 	s.q = esBuildQueries(s.table)
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, sqlstore.StdDB(db.Reader()), esScan)
+	s.aggregateReads = s.reads
 	var err error
 	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
 		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
@@ -150,15 +154,6 @@ func (s *EventStore) Close() error {
 	s.mu.Unlock()
 	s.drain()
 	return errors.Join(s.insert.Close(), s.classify.Close())
-}
-
-// checkContext refuses identities of another bounded context: the store's
-// tables hold one context only.
-func (s *EventStore) checkContext(context string) error {
-	if context != s.context {
-		return factum.IllegalArgument(fmt.Sprintf("sqlite: the event store of context %q cannot serve context %q", s.context, context))
-	}
-	return nil
 }
 
 // wake wakes every WaitLog caller.

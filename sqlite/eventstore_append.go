@@ -8,6 +8,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
 // esOutcome is what became of one append; the names are shorthand for
@@ -82,10 +83,10 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 	if err := es.Validate(); err != nil {
 		return err
 	}
-	if err := s.checkContext(es.AggregateID.Context); err != nil {
+	if err := s.reads.CheckContext(es.AggregateID.Context); err != nil {
 		return err
 	}
-	row, err := esEncode(es)
+	row, err := sqlstore.EncodeStream(&dialect, es)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ type esWrite struct {
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
 	w := esWrite{out: make([]esResult, len(batch))}
 	if len(batch) == 1 {
-		res, err := s.insert.ExecContext(ctx, batch[0].row.args()...)
+		res, err := s.insert.ExecContext(ctx, esArgs(&batch[0].row)...)
 		if err != nil {
 			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
@@ -213,7 +214,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
 	for i, r := range batch {
 		row := &r.row
-		res, err := insert.ExecContext(ctx, row.args()...)
+		res, err := insert.ExecContext(ctx, esArgs(row)...)
 		if err != nil {
 			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
@@ -246,24 +247,19 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 func (s *EventStore) classifyRow(ctx context.Context, stmt *sql.Stmt, row *esRow) (esOutcome, error) {
 	var tenant sql.NullString
 	var dupRequest bool
-	if err := stmt.QueryRowContext(ctx, row.aggregate, row.aggregateID, row.requestID).Scan(&tenant, &dupRequest); err != nil {
+	if err := stmt.QueryRowContext(ctx, row.Aggregate, row.AggregateID, row.RequestID).Scan(&tenant, &dupRequest); err != nil {
 		return esFailed, fmt.Errorf("classify: %w", err)
 	}
-	switch {
-	case tenant.Valid && tenant.String != row.tenant:
-		return esTenantMismatch, nil
-	case dupRequest:
-		return esDuplicateRequest, nil
-	case row.version == 1 && tenant.Valid:
-		return esDuplicateAggregate, nil
-	case row.version > 1:
-		// The predecessor is missing (or in another tenant, ruled out
-		// above) or the version is taken: either way not last + 1.
-		return esVersionConflict, nil
+	var stored *string
+	if tenant.Valid {
+		stored = &tenant.String
+	}
+	if o := sqlstore.Refusal(row, stored, dupRequest, false, false); o != esFailed {
+		return o, nil
 	}
 	// A creating row refused although the aggregate does not exist: no
 	// rule of the contract explains it.
-	return esFailed, fmt.Errorf("classify: %s/%s version 1 refused although the aggregate does not exist", row.aggregate, row.aggregateID)
+	return esFailed, fmt.Errorf("classify: %s/%s version 1 refused although the aggregate does not exist", row.Aggregate, row.AggregateID)
 }
 
 // esStoreMax raises v to x if x is higher.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
 var benchBody = []byte(`{"sku":"sku-1","qty":2}`)
@@ -110,13 +111,13 @@ func BenchmarkRawInsert(b *testing.B) {
 				wg.Go(func() {
 					for remaining.Add(-1) >= 0 {
 						s := benchStream(factum.NamedAggregate{Context: "bench", Aggregate: "cart"}.WithID(fmt.Sprintf("agg-%d", next.Add(1))), 1)
-						r, err := esEncode(s)
+						r, err := sqlstore.EncodeStream(&dialect, s)
 						if err != nil {
 							b.Error(err)
 							return
 						}
-						if _, err := insert.ExecContext(ctx, r.aggregate, r.aggregateID, r.tenant, r.version, r.streamID,
-							r.commandID, r.requestID, r.owner, r.createTime, string(r.events)); err != nil {
+						if _, err := insert.ExecContext(ctx, r.Aggregate, r.AggregateID, r.Tenant, r.Version, r.StreamID,
+							r.CommandID, r.RequestID, r.Owner, r.CreateTime.UnixMicro(), r.Events); err != nil {
 							b.Error(err)
 							return
 						}

@@ -79,14 +79,15 @@ var snapshotMigrations embed.FS
 //
 // A SnapshotStore is safe for concurrent use.
 type SnapshotStore struct {
-	*snapshots
-	upsert *sql.Stmt // prepared on the write connection
-	tenant *sql.Stmt
+	queryStore // the shared implementation
+	core       *sqlstore.Snapshots
+	upsert     *sql.Stmt // prepared on the write connection
+	tenant     *sql.Stmt
 }
 
-// snapshots is the shared implementation, embedded under a name of its
-// own so that its methods are SnapshotStore's.
-type snapshots = sqlstore.Snapshots
+// queryStore is embedded under a name of its own, so that SnapshotStore
+// has the methods of the interface and no more.
+type queryStore = snapshot.QueryStore
 
 var _ snapshot.QueryStore = (*SnapshotStore)(nil)
 
@@ -109,20 +110,24 @@ func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*Snap
 		return nil, err
 	}
 	prepared := map[string]*sql.Stmt{}
-	s := &SnapshotStore{snapshots: sqlstore.NewSnapshots(&dialect, boundedContext, `"`+prefix+`snapshots"`,
-		sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared), tr)}
+	core := sqlstore.NewSnapshots(&dialect, boundedContext, `"`+prefix+`snapshots"`,
+		sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared), tr)
+	s := &SnapshotStore{queryStore: core, core: core}
 	// Prepared once on the single write connection, so that a save does
 	// not parse its statement again.
-	if s.upsert, err = db.Writer().PrepareContext(ctx, s.snapshots.UpsertSQL); err != nil {
+	if s.upsert, err = db.Writer().PrepareContext(ctx, s.core.UpsertSQL); err != nil {
 		return nil, fmt.Errorf("sqlite: snapshot store %s: prepare save: %w", boundedContext, err)
 	}
-	if s.tenant, err = db.Writer().PrepareContext(ctx, s.snapshots.TenantSQL); err != nil {
+	if s.tenant, err = db.Writer().PrepareContext(ctx, s.core.TenantSQL); err != nil {
 		s.upsert.Close()
 		return nil, fmt.Errorf("sqlite: snapshot store %s: prepare save: %w", boundedContext, err)
 	}
-	prepared[s.snapshots.UpsertSQL], prepared[s.snapshots.TenantSQL] = s.upsert, s.tenant
+	prepared[s.core.UpsertSQL], prepared[s.core.TenantSQL] = s.upsert, s.tenant
 	return s, nil
 }
+
+// Context returns the bounded context the store serves.
+func (s *SnapshotStore) Context() string { return s.core.Context() }
 
 // Close releases the store's prepared statements. It does not close the
 // DB. A store used after Close still works, preparing its statements on
