@@ -40,22 +40,6 @@ func newTestEventStore(t testing.TB, db *DB, boundedContext string, opts EventSt
 	return st
 }
 
-func TestEventStoreContract(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		opts EventStoreOptions
-	}{
-		{"coalescing", EventStoreOptions{}},
-		{"one append per statement", EventStoreOptions{MaxBatch: 1, Writers: 8}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			eventstoretest.Run(t, func(t *testing.T) eventstore.Store {
-				return newTestEventStore(t, newTestDB(t, 16), "kit", c.opts)
-			})
-		})
-	}
-}
-
 // testStream builds a valid one-event stream.
 func testStream(id factum.AggregateID, version int, requestID string) *factum.EventStream {
 	return &factum.EventStream{
@@ -71,26 +55,6 @@ func testStream(id factum.AggregateID, version int, requestID string) *factum.Ev
 
 var shopCart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
 
-func TestEventStoreRefusesOtherContexts(t *testing.T) {
-	st := newTestEventStore(t, newTestDB(t, 4), "shop", EventStoreOptions{})
-	ctx := context.Background()
-	other := factum.NamedAggregate{Context: "billing", Aggregate: "invoice"}
-	id := other.WithID("i-1")
-	checks := map[string]error{
-		"Append": st.Append(ctx, testStream(id, 1, "r-1")),
-	}
-	_, checks["Load"] = st.Load(ctx, id, 1, eventstore.MaxVersion)
-	_, checks["LoadByTime"] = st.LoadByTime(ctx, id, time.Time{}, time.Now())
-	_, checks["RequestExists"] = st.RequestExists(ctx, id, "r-1")
-	_, checks["Lookup"] = st.Lookup(ctx, id, "r-1")
-	_, checks["ScanAggregateIDs"] = st.ScanAggregateIDs(ctx, other, "", 10)
-	for name, err := range checks {
-		if !errors.Is(err, factum.ErrIllegalArgument) {
-			t.Errorf("%s of another context: %v, want IllegalArgument", name, err)
-		}
-	}
-}
-
 func TestNewEventStoreRefusesBadInput(t *testing.T) {
 	db := newTestDB(t, 4)
 	ctx := context.Background()
@@ -99,8 +63,6 @@ func TestNewEventStoreRefusesBadInput(t *testing.T) {
 		context string
 		opts    EventStoreOptions
 	}{
-		{"empty context", "", EventStoreOptions{}},
-		{"context with a quote", `sh"op`, EventStoreOptions{}},
 		{"context too long for table names", "c" + strings.Repeat("x", esMaxContextLen), EventStoreOptions{}},
 		{"negative batch", "shop", EventStoreOptions{MaxBatch: -1}},
 		{"negative writers", "shop", EventStoreOptions{Writers: -1}},
@@ -158,31 +120,6 @@ func TestEventStoreRefusesTextPostgresCannotHold(t *testing.T) {
 	}
 	if string(got[0].Events[0].Body) != `{"text":"a\u0000b"}` || got[0].Header["k"] != "a\x00b" {
 		t.Fatalf("stored %s / %q", got[0].Events[0].Body, got[0].Header["k"])
-	}
-}
-
-func TestEventStoreClose(t *testing.T) {
-	db := newTestDB(t, 4)
-	st, err := NewEventStore(context.Background(), db, "shop", EventStoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := shopCart.WithID("c")
-	if err := st.Append(context.Background(), testStream(id, 1, "r-1")); err != nil {
-		t.Fatal(err)
-	}
-	// A waiter started the listener; Close stops it.
-	wctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_ = st.WaitLog(wctx, factum.Position{Tx: 1 << 62})
-	cancel()
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatalf("second close: %v", err)
-	}
-	if err := st.Append(context.Background(), testStream(id, 2, "r-2")); !errors.Is(err, ErrEventStoreClosed) {
-		t.Fatalf("append after close: %v, want ErrEventStoreClosed", err)
 	}
 }
 
