@@ -9,6 +9,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -54,6 +55,7 @@ type IdempotencyOptions struct {
 // are overwritten by the next Begin of their key, and are deleted by
 // Purge.
 type IdempotencyStore struct {
+	owners // the owner transitions over finish
 	db     *DB
 	policy idempotency.Policy
 	q      pgIdempotencyQueries
@@ -62,6 +64,10 @@ type IdempotencyStore struct {
 type pgIdempotencyQueries struct {
 	claim, read, readLocked, finish, lock, purge string
 }
+
+// owners is embedded under a name of its own, so that IdempotencyStore
+// has the methods of the interface and no more.
+type owners = sqlstore.Owners
 
 // NewIdempotencyStore applies the idempotency migrations to db (component
 // "idempotency", or "idempotency:<prefix>" for a non-default prefix) and
@@ -91,7 +97,7 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt, expires_at > clock_timestamp()`
 	const pk = ` tenant = $1 AND operation = $2 AND key = $3`
-	return &IdempotencyStore{db: db, policy: p, q: pgIdempotencyQueries{
+	s := &IdempotencyStore{db: db, policy: p, q: pgIdempotencyQueries{
 		// Takes the key when it is absent, expired, or released by the
 		// same fingerprint; otherwise changes nothing and returns no row.
 		// ON CONFLICT locks the row before it evaluates the WHERE and the
@@ -137,7 +143,9 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 				SELECT tenant, operation, key FROM ` + t + ` WHERE expires_at <= clock_timestamp()
 				ORDER BY expires_at LIMIT $1)
 			AND expires_at <= clock_timestamp()`,
-	}}, nil
+	}}
+	s.owners = sqlstore.NewOwners(p, s.finish)
+	return s, nil
 }
 
 // Policy returns the store's lease and retention.
@@ -257,34 +265,6 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 	}
 	cur := idempotency.Record{State: idempotency.State(*curState), Fingerprint: *curFP, Attempt: uint64(*curAttempt)}
 	return time.Time{}, idempotency.Refusal(op, k, cur, true, fingerprint, attempt)
-}
-
-// Complete implements idempotency.Store.
-func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
-	if response == nil {
-		response = []byte{} // done records hold a response, if an empty one
-	}
-	_, err := s.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, s.policy.Retention)
-	return err
-}
-
-// Fail implements idempotency.Store.
-func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
-	state := idempotency.StateFailed
-	if retryable {
-		state = idempotency.StateRetryable
-	}
-	_, err := s.finish(ctx, "fail", k, fingerprint, attempt, state, nil, s.policy.Retention)
-	return err
-}
-
-// Renew implements idempotency.Store.
-func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
-	exp, err := s.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, s.policy.Lease)
-	if err != nil {
-		return idempotency.Record{}, err
-	}
-	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
 }
 
 // Get implements idempotency.Store.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
 //go:embed migrations/idempotency/*.sql
@@ -55,6 +56,7 @@ type IdempotencyOptions struct {
 // overwritten in place by the next Begin of their key, and are deleted by
 // Purge.
 type IdempotencyStore struct {
+	owners // the owner transitions over finish
 	db     *DB
 	policy idempotency.Policy
 	clock  func() time.Time
@@ -64,6 +66,10 @@ type IdempotencyStore struct {
 type idempotencyQueries struct {
 	claim, advance, read, finish, purge string
 }
+
+// owners is embedded under a name of its own, so that IdempotencyStore
+// has the methods of the interface and no more.
+type owners = sqlstore.Owners
 
 // NewIdempotencyStore applies the idempotency migrations to db (component
 // "idempotency", or "idempotency:<prefix>" for a non-default prefix) and
@@ -91,7 +97,7 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 	}
 	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt`
-	return &IdempotencyStore{db: db, policy: p, clock: opts.Clock, q: idempotencyQueries{
+	s := &IdempotencyStore{db: db, policy: p, clock: opts.Clock, q: idempotencyQueries{
 		// Takes the key when it is absent, expired, or released by the
 		// same fingerprint; otherwise changes nothing and returns no row.
 		claim: `INSERT INTO ` + t + ` (tenant, operation, key, state, fingerprint, response, expires_at, attempt)
@@ -112,7 +118,9 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 		advance: `UPDATE ` + seq + ` SET last = ?1 WHERE id = 1 AND last < ?1`,
 		purge: `DELETE FROM ` + t + ` WHERE rowid IN
 			(SELECT rowid FROM ` + t + ` WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)`,
-	}}, nil
+	}}
+	s.owners = sqlstore.NewOwners(p, s.finish)
+	return s, nil
 }
 
 // checkPrefix refuses a table prefix that is not a plain identifier part.
@@ -208,34 +216,6 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 		return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
 	}
 	return time.Time{}, idempotency.Refusal(op, k, cur, found, fingerprint, attempt)
-}
-
-// Complete implements idempotency.Store.
-func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
-	if response == nil {
-		response = []byte{} // done records hold a response, if an empty one
-	}
-	_, err := s.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, s.policy.Retention)
-	return err
-}
-
-// Fail implements idempotency.Store.
-func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
-	state := idempotency.StateFailed
-	if retryable {
-		state = idempotency.StateRetryable
-	}
-	_, err := s.finish(ctx, "fail", k, fingerprint, attempt, state, nil, s.policy.Retention)
-	return err
-}
-
-// Renew implements idempotency.Store.
-func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
-	exp, err := s.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, s.policy.Lease)
-	if err != nil {
-		return idempotency.Record{}, err
-	}
-	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
 }
 
 // Get implements idempotency.Store. It reads without the write lock,

@@ -1,0 +1,59 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/factum-go/factum/idempotency"
+)
+
+// FinishFunc applies an owner transition of an idempotency record: it
+// moves the record of k to state, with response, valid for validity, if
+// attempt owns it with fingerprint, and returns the new expiry; otherwise
+// it returns the idempotency.Refusal for op.
+type FinishFunc func(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
+	state idempotency.State, response []byte, validity time.Duration) (time.Time, error)
+
+// Owners are the owner transitions of idempotency.Store.
+type Owners interface {
+	Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error
+	Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error
+	Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error)
+}
+
+// NewOwners returns the owner transitions of a store with policy p over
+// finish, the backend's one statement (or transaction) for all of them.
+func NewOwners(p idempotency.Policy, finish FinishFunc) Owners { return owners{p, finish} }
+
+type owners struct {
+	policy idempotency.Policy
+	finish FinishFunc
+}
+
+// Complete implements idempotency.Store.
+func (o owners) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
+	if response == nil {
+		response = []byte{} // done records hold a response, if an empty one
+	}
+	_, err := o.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, o.policy.Retention)
+	return err
+}
+
+// Fail implements idempotency.Store.
+func (o owners) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
+	state := idempotency.StateFailed
+	if retryable {
+		state = idempotency.StateRetryable
+	}
+	_, err := o.finish(ctx, "fail", k, fingerprint, attempt, state, nil, o.policy.Retention)
+	return err
+}
+
+// Renew implements idempotency.Store.
+func (o owners) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
+	exp, err := o.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, o.policy.Lease)
+	if err != nil {
+		return idempotency.Record{}, err
+	}
+	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
+}
