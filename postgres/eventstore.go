@@ -132,13 +132,7 @@ type EventStore struct {
 	life     context.Context // ends at Close
 	stopLife context.CancelFunc
 
-	// mu guards closed against appends queueing while Close drains.
-	mu     sync.RWMutex
-	closed bool
-	qmu    sync.Mutex
-	queue  []*esRequest  // appends waiting for a writer
-	slots  chan struct{} // one token per statement in flight (Writers)
-	idle   []*esWriter   // the writers without a statement, most recently used last; under qmu
+	appends *sqlstore.Appender[*esWriter] // one batch in flight per writer
 
 	notifyCh chan struct{}
 	bg       sync.WaitGroup // notifier and listener
@@ -215,14 +209,15 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		q:            esBuildQueries(table, opts.MaxBatch),
 		life:         life,
 		stopLife:     stop,
-		slots:        make(chan struct{}, opts.Writers),
 		notifyCh:     make(chan struct{}, 1),
 	}
 	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, table, esColumns, db.executor(), esScan)
 	s.aggregateReads = s.reads
-	for range opts.Writers {
-		s.idle = append(s.idle, &esWriter{})
+	writers := make([]*esWriter, opts.Writers)
+	for i := range writers {
+		writers[i] = &esWriter{}
 	}
+	s.appends = sqlstore.NewAppender(&dialect, s.reads, ErrEventStoreClosed, writers, opts.MaxBatch, true, s.flush)
 	s.listener.init(s)
 	if !opts.DisableNotify {
 		s.bg.Go(s.runNotifier)
@@ -240,14 +235,9 @@ func (s *EventStore) Context() string { return s.context }
 // Close stops accepting appends, finishes those already accepted, and stops
 // the store's listener. It does not close the DB.
 func (s *EventStore) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.appends.Close(func(w *esWriter) { w.close(context.Background()) }) {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
-	s.drain()
 	s.stopLife()
 	s.bg.Wait()
 	s.listener.stop()

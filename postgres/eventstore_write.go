@@ -119,7 +119,7 @@ func (s *EventStore) write(ctx context.Context, w *esWriter, batch []*esRequest)
 		}
 		args := make([]any, 0, len(batch)*esArgsPerRow)
 		for _, r := range batch {
-			args = esAppendArgs(args, &r.row)
+			args = esAppendArgs(args, &r.Row)
 		}
 		inserted, err := s.insert(ctx, conn, stmts.plain, batch, args, out)
 		if s.conflict(err) {
@@ -158,7 +158,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 	defer rows.Close()
 	index := make(map[esAggregateKey]int, len(batch))
 	for i, r := range batch {
-		index[r.row.Key()] = i
+		index[r.Row.Key()] = i
 	}
 	var (
 		agg, id string
@@ -174,7 +174,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 			return inserted, fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
 		}
 		inserted[i] = true
-		out[i] = esResult{outcome: esAppended, pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
+		out[i] = esResult{Outcome: esAppended, Pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
 	}
 	return inserted, rows.Err()
 }
@@ -198,7 +198,7 @@ func (s *EventStore) classify(ctx context.Context, conn *pgx.Conn, batch []*esRe
 	agg, id, req := make([]string, len(missing)), make([]string, len(missing)), make([]string, len(missing))
 	ver := make([]int32, len(missing))
 	for j, i := range missing {
-		r := &batch[i].row
+		r := &batch[i].Row
 		agg[j], id[j], req[j], ver[j] = r.Aggregate, r.AggregateID, r.RequestID, int32(r.Version)
 	}
 	rows, err := conn.Query(ctx, s.q.classify, agg, id, req, ver)
@@ -218,8 +218,8 @@ func (s *EventStore) classify(ctx context.Context, conn *pgx.Conn, batch []*esRe
 		i := missing[j-1]
 		// Failed, unexplained: the predecessor committed after the
 		// insert's snapshot.
-		o := sqlstore.Refusal(&batch[i].row, tenant, dupRequest, taken, pred)
-		out[i] = esResult{outcome: o}
+		o := sqlstore.Refusal(&batch[i].Row, tenant, dupRequest, taken, pred)
+		out[i] = esResult{Outcome: o}
 	}
 	return rows.Err()
 }

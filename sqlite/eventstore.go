@@ -59,19 +59,13 @@ type EventStore struct {
 	db             *DB
 	context        string
 	table          string // quoted identifier
-	maxBatch       int
 	poll           time.Duration
 
 	insert   *sql.Stmt // prepared on the write connection
 	classify *sql.Stmt
 	q        esQueries
 
-	// mu guards closed against appends queueing while Close drains.
-	mu     sync.RWMutex
-	closed bool
-	qmu    sync.Mutex
-	queue  []*esRequest  // appends waiting for the writer
-	slot   chan struct{} // held by the one goroutine writing
+	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
 	stats esStats
 
@@ -118,16 +112,19 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		return nil, err
 	}
 	s := &EventStore{
-		db:       db,
-		context:  boundedContext,
-		table:    `"` + prefix + `streams"`,
-		maxBatch: opts.MaxBatch,
-		poll:     opts.PollInterval,
-		slot:     make(chan struct{}, 1),
+		db:      db,
+		context: boundedContext,
+		table:   `"` + prefix + `streams"`,
+		poll:    opts.PollInterval,
 	}
 	s.q = esBuildQueries(s.table)
 	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, sqlstore.StdDB(db.Reader()), esScan)
 	s.aggregateReads = s.reads
+	s.appends = sqlstore.NewAppender(&dialect, s.reads, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
+		func(_ struct{}, batch []*esRequest) []*esRequest {
+			s.flush(batch)
+			return nil
+		})
 	var err error
 	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
 		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
@@ -145,14 +142,9 @@ func (s *EventStore) Context() string { return s.context }
 // Close stops accepting appends, finishes those already accepted and
 // releases the store's prepared statements. It does not close the DB.
 func (s *EventStore) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.appends.Close(nil) {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
-	s.drain()
 	return errors.Join(s.insert.Close(), s.classify.Close())
 }
 

@@ -24,20 +24,11 @@ const (
 	esFailed             = eventstore.Failed // err says why
 )
 
-// esResult is the writer's answer to one request. The writer never touches
-// the caller's stream: the caller builds its error from its own stream.
-type esResult struct {
-	outcome esOutcome
-	seq     int64
-	err     error
-}
+// esResult is the writer's answer to one request.
+type esResult = sqlstore.AppendResult
 
 // esRequest is one Append waiting for the writer.
-type esRequest struct {
-	ctx  context.Context
-	row  esRow
-	done chan esResult // buffered: the writer never blocks on a caller that left
-}
+type esRequest = sqlstore.AppendRequest
 
 func esInsertSQL(table string) string {
 	// The SELECT carries the predecessor rule: version 1, or version - 1
@@ -77,44 +68,7 @@ func esClassifySQL(table string) string {
 // error at once and the outcome is unknown (Lookup tells); an append whose
 // ctx ends before it is written is never written.
 func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := es.Validate(); err != nil {
-		return err
-	}
-	if err := s.reads.CheckContext(es.AggregateID.Context); err != nil {
-		return err
-	}
-	row, err := sqlstore.EncodeStream(&dialect, es)
-	if err != nil {
-		return err
-	}
-	req := &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return ErrEventStoreClosed
-	}
-	s.qmu.Lock()
-	s.queue = append(s.queue, req)
-	s.qmu.Unlock()
-	s.mu.RUnlock()
-	s.lead()
-	select {
-	case res := <-req.done:
-		switch res.outcome {
-		case esAppended:
-			es.Position = factum.Position{Seq: uint64(res.seq)}
-			return nil
-		case esFailed:
-			return fmt.Errorf("sqlite: append %s version %d: %w", es.AggregateID, es.Version, res.err)
-		default:
-			return res.outcome.Err(es)
-		}
-	case <-ctx.Done():
-		return fmt.Errorf("sqlite: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
-	}
+	return s.appends.Append(ctx, es)
 }
 
 // flush writes one batch. Requests whose callers have gone are dropped
@@ -123,8 +77,8 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 func (s *EventStore) flush(batch []*esRequest) {
 	live := batch[:0]
 	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- esResult{outcome: esFailed, err: err}
+		if err := r.Ctx.Err(); err != nil {
+			r.Done <- esResult{Outcome: esFailed, Err: err}
 			continue
 		}
 		live = append(live, r)
@@ -137,7 +91,7 @@ func (s *EventStore) flush(batch []*esRequest) {
 	var remaining atomic.Int32
 	remaining.Store(int32(len(live)))
 	for _, r := range live {
-		stop := context.AfterFunc(r.ctx, func() {
+		stop := context.AfterFunc(r.Ctx, func() {
 			if remaining.Add(-1) == 0 {
 				cancel()
 			}
@@ -159,18 +113,18 @@ func (s *EventStore) flush(batch []*esRequest) {
 	var appended bool
 	s.stats.batches.Add(1)
 	for i, r := range live {
-		res := esResult{outcome: esFailed, err: err}
-		if err == nil || results.out[i].outcome != esAppended && results.out[i].outcome != esFailed {
+		res := esResult{Outcome: esFailed, Err: err}
+		if err == nil || results.out[i].Outcome != esAppended && results.out[i].Outcome != esFailed {
 			// Conflicts were read under the write lock from committed
 			// rows: they stand even if the commit failed.
 			res = results.out[i]
 		}
-		if res.outcome == esAppended {
+		if res.Outcome == esAppended {
 			appended = true
 			s.stats.streams.Add(1)
-			esStoreMax(&s.lastSeq, uint64(res.seq))
+			esStoreMax(&s.lastSeq, res.Pos.Seq)
 		}
-		r.done <- res
+		r.Done <- res
 	}
 	if appended {
 		s.wake()
@@ -191,7 +145,7 @@ type esWrite struct {
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
 	w := esWrite{out: make([]esResult, len(batch))}
 	if len(batch) == 1 {
-		res, err := s.insert.ExecContext(ctx, esArgs(&batch[0].row)...)
+		res, err := s.insert.ExecContext(ctx, esArgs(&batch[0].Row)...)
 		if err != nil {
 			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
@@ -202,7 +156,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, fmt.Errorf("insert: %w", err)
 		}
 		if ok {
-			w.out[0] = esResult{outcome: esAppended, seq: seq}
+			w.out[0] = esResult{Outcome: esAppended, Pos: factum.Position{Seq: uint64(seq)}}
 			return w, nil
 		}
 	}
@@ -213,7 +167,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 	defer tx.Rollback()
 	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
 	for i, r := range batch {
-		row := &r.row
+		row := &r.Row
 		res, err := insert.ExecContext(ctx, esArgs(row)...)
 		if err != nil {
 			w.inStatement = true
@@ -225,7 +179,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, fmt.Errorf("insert: %w", err)
 		}
 		if ok {
-			w.out[i] = esResult{outcome: esAppended, seq: seq}
+			w.out[i] = esResult{Outcome: esAppended, Pos: factum.Position{Seq: uint64(seq)}}
 			continue
 		}
 		o, err := s.classifyRow(ctx, classify, row)
@@ -233,7 +187,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			w.inStatement = true
 			return w, err
 		}
-		w.out[i].outcome = o
+		w.out[i].Outcome = o
 	}
 	if err := tx.Commit(); err != nil {
 		return w, fmt.Errorf("commit: %w", err)
