@@ -57,17 +57,7 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 // applied yet, and returns the quoted checkpoint table: the set-up of every
 // store over those tables.
 func checkpointTable(ctx context.Context, db *DB, boundedContext string) (string, error) {
-	if db == nil {
-		return "", factum.IllegalArgument("postgres: nil DB")
-	}
-	if err := validTableContext(boundedContext); err != nil {
-		return "", err
-	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
-		return "", err
-	}
-	return `"` + prefix + `checkpoints"`, nil
+	return sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "checkpoint", FS: checkpointMigrations, Table: "checkpoints"}, boundedContext)
 }
 
 // validTableContext checks a context name for the tables named after it:

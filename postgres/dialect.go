@@ -13,13 +13,14 @@ import (
 
 // dialect is PostgreSQL's for the shared SQL code.
 var dialect = sqlstore.Dialect{
-	Name:       "postgres",
-	Param:      sqlstore.Numbered("$"),
-	NoRows:     func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
-	JSON:       func(doc []byte) any { return doc },
-	Time:       func(t time.Time) any { return t },
-	CheckText:  esCheckText,
-	StrictText: true,
+	Name:         "postgres",
+	Param:        sqlstore.Numbered("$"),
+	NoRows:       func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
+	JSON:         func(doc []byte) any { return doc },
+	Time:         func(t time.Time) any { return t },
+	CheckText:    esCheckText,
+	StrictText:   true,
+	ValidContext: validTableContext,
 	DataError: func(err error) bool {
 		// SQLSTATE class 22, a data exception: the value, not the
 		// database, is at fault.
@@ -34,6 +35,14 @@ func poolWrites(ex sqlstore.Executor) sqlstore.WriteFunc {
 	return func(ctx context.Context, fn func(context.Context, sqlstore.Executor) error) error {
 		return fn(ctx, ex)
 	}
+}
+
+// migrator is db as the shared set-up takes it, nil for a nil db.
+func (d *DB) migrator() sqlstore.Migrator {
+	if d == nil {
+		return nil
+	}
+	return d
 }
 
 // executor is the shared code's Executor over the pool of db.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -138,17 +137,11 @@ type EventStore struct {
 	bg       sync.WaitGroup // notifier and listener
 	listener esListener
 
-	stats esStats
+	stats sqlstore.Stats
 
 	ownMu   sync.Mutex
 	ownLast factum.Position // the highest position this store appended
 	waitCh  chan struct{}   // closed on the next own append; nil when nobody waits
-}
-
-// esStats counts the store's writes, for tests and benchmarks.
-type esStats struct {
-	batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
-	streams atomic.Int64 // streams they appended
 }
 
 // ErrEventStoreClosed is returned by Append after Close.
@@ -159,12 +152,6 @@ var ErrEventStoreClosed = errors.New("postgres: event store is closed")
 // factum_<context>_) if they are not applied yet. Context names longer than
 // 44 bytes are refused, as PostgreSQL would truncate the table names.
 func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts EventStoreOptions) (*EventStore, error) {
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
-	}
-	if len(boundedContext) > esMaxContextLen {
-		return nil, factum.IllegalArgument(fmt.Sprintf("postgres: context name %q is longer than %d bytes, too long for table names", boundedContext, esMaxContextLen))
-	}
 	if opts.MaxBatch < 0 || opts.Writers < 0 || opts.PollInterval < 0 {
 		return nil, factum.IllegalArgument("postgres: event store options: MaxBatch, Writers and PollInterval must not be negative")
 	}
@@ -183,15 +170,15 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	if opts.ReadOwnAppendsWait == 0 {
 		opts.ReadOwnAppendsWait = time.Second
 	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, esMigrations, "migrations/eventstore", "eventstore:"+boundedContext, prefix); err != nil {
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: esMigrations, Table: "streams"}, boundedContext)
+	if err != nil {
 		return nil, err
 	}
+	prefix := "factum_" + boundedContext + "_"
 	var schema string
 	if err := db.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		return nil, fmt.Errorf("postgres: event store %s: %w", boundedContext, err)
 	}
-	table := `"` + prefix + `streams"`
 	// One channel per table: stores of other schemas or contexts do not
 	// wake each other. Hashed, as channel names are bounded like
 	// identifiers.

@@ -117,7 +117,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 		return retry
 	}
 	var last factum.Position
-	s.stats.batches.Add(1)
+	s.stats.Batches.Add(1)
 	for i, r := range live {
 		res := out[i]
 		if res.Outcome == esFailed && res.Err == nil {
@@ -129,7 +129,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 			res.Err = fmt.Errorf("the row was refused %d times though no stored stream conflicts with it", r.Attempts)
 		}
 		if res.Outcome == esAppended {
-			s.stats.streams.Add(1)
+			s.stats.Streams.Add(1)
 			if last.Less(res.Pos) {
 				last = res.Pos
 			}

@@ -25,7 +25,7 @@ func BenchmarkAppend(b *testing.B) {
 				db := newTestDB(b, int32(writers+4))
 				st := newTestEventStore(b, db, "bench", mode.opts(writers))
 				sqlstoretest.BenchAppend(b, st, writers)
-				b.ReportMetric(float64(st.stats.streams.Load())/float64(max(1, st.stats.batches.Load())), "streams/stmt")
+				b.ReportMetric(float64(st.stats.Streams.Load())/float64(max(1, st.stats.Batches.Load())), "streams/stmt")
 			})
 		}
 	}
@@ -40,7 +40,7 @@ func BenchmarkAppendWriters(b *testing.B) {
 			db := newTestDB(b, 36)
 			st := newTestEventStore(b, db, "bench", EventStoreOptions{Writers: writers})
 			sqlstoretest.BenchAppend(b, st, 32)
-			b.ReportMetric(float64(st.stats.streams.Load())/float64(max(1, st.stats.batches.Load())), "streams/stmt")
+			b.ReportMetric(float64(st.stats.Streams.Load())/float64(max(1, st.stats.Batches.Load())), "streams/stmt")
 		})
 	}
 }

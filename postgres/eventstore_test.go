@@ -129,8 +129,8 @@ func TestEventStoreRefusesTextPostgresCannotHold(t *testing.T) {
 func TestEventStoreCoalescedMixedOutcomes(t *testing.T) {
 	st := newTestEventStore(t, newTestDB(t, 8), "kit", EventStoreOptions{Writers: 2})
 	var before int64
-	n := eventstoretest.AppendMixedOutcomes(t, st, func() { before = st.stats.batches.Load() })
-	if batches := st.stats.batches.Load() - before; batches >= int64(n) {
+	n := eventstoretest.AppendMixedOutcomes(t, st, func() { before = st.stats.Batches.Load() })
+	if batches := st.stats.Batches.Load() - before; batches >= int64(n) {
 		t.Errorf("%d concurrent appends took %d statements: nothing was coalesced", n, batches)
 	}
 }

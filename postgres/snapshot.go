@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/query/sqlquery"
 	"github.com/factum-go/factum/snapshot"
@@ -98,21 +97,14 @@ var _ snapshot.QueryStore = (*SnapshotStore)(nil)
 // longer than 44 bytes are refused, as PostgreSQL would truncate the table
 // names.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("postgres: nil DB")
-	}
-	if err := validTableContext(boundedContext); err != nil {
-		return nil, err
-	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, snapshotMigrations, "migrations/snapshot", "snapshot:"+boundedContext, prefix); err != nil {
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "snapshot", FS: snapshotMigrations, Table: "snapshots"}, boundedContext)
+	if err != nil {
 		return nil, err
 	}
 	tr, err := sqlquery.New(sqlquery.PostgreSQL(), sqlquery.SnapshotSchema())
 	if err != nil {
 		return nil, err
 	}
-	table := `"` + prefix + `snapshots"`
 	ex := db.executor()
 	core := sqlstore.NewSnapshots(&dialect, boundedContext, table, ex, poolWrites(ex), tr)
 	return &SnapshotStore{queryStore: core, core: core, table: table}, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
@@ -80,15 +79,5 @@ func (s *CheckpointStore) Close() error { return s.upsert.Close() }
 // applied yet, and returns the quoted checkpoint table: the set-up of every
 // store over those tables.
 func checkpointTable(ctx context.Context, db *DB, boundedContext string) (string, error) {
-	if db == nil {
-		return "", factum.IllegalArgument("sqlite: nil DB")
-	}
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return "", err
-	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
-		return "", err
-	}
-	return `"` + prefix + `checkpoints"`, nil
+	return sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "checkpoint", FS: checkpointMigrations, Table: "checkpoints"}, boundedContext)
 }

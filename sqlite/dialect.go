@@ -27,7 +27,16 @@ var dialect = sqlstore.Dialect{
 		}
 		return nil
 	},
-	Stamp: time.Now,
+	Stamp:        time.Now,
+	ValidContext: func(c string) error { return factum.ValidateName("context", c) },
+}
+
+// migrator is db as the shared set-up takes it, nil for a nil db.
+func (d *DB) migrator() sqlstore.Migrator {
+	if d == nil {
+		return nil
+	}
+	return d
 }
 
 // writes runs fn in a write transaction of b, shared with the writes

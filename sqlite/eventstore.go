@@ -67,7 +67,7 @@ type EventStore struct {
 
 	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
-	stats esStats
+	stats sqlstore.Stats
 
 	lastSeq atomic.Uint64 // highest position this store appended
 	waitMu  sync.Mutex
@@ -77,12 +77,6 @@ type EventStore struct {
 // aggregateReads is embedded under a name of its own, so that EventStore
 // has the methods of the interface and no more.
 type aggregateReads = sqlstore.AggregateReads
-
-// esStats counts the store's writes, for tests and benchmarks.
-type esStats struct {
-	batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
-	streams atomic.Int64 // streams they appended
-}
 
 // ErrEventStoreClosed is returned by Append after Close.
 var ErrEventStoreClosed = errors.New("sqlite: event store is closed")
@@ -95,9 +89,6 @@ var ErrEventStoreClosed = errors.New("sqlite: event store is closed")
 // database file (SQLite table names ignore case); the second one's
 // migration fails with an error naming the table.
 func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts EventStoreOptions) (*EventStore, error) {
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
-	}
 	if opts.MaxBatch < 0 || opts.PollInterval < 0 {
 		return nil, factum.IllegalArgument("sqlite: event store options: MaxBatch and PollInterval must not be negative")
 	}
@@ -107,14 +98,14 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 200 * time.Millisecond
 	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, esMigrations, "migrations/eventstore", "eventstore:"+boundedContext, prefix); err != nil {
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: esMigrations, Table: "streams"}, boundedContext)
+	if err != nil {
 		return nil, err
 	}
 	s := &EventStore{
 		db:      db,
 		context: boundedContext,
-		table:   `"` + prefix + `streams"`,
+		table:   table,
 		poll:    opts.PollInterval,
 	}
 	s.q = esBuildQueries(s.table)
@@ -125,7 +116,6 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 			s.flush(batch)
 			return nil
 		})
-	var err error
 	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
 		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
 	}

@@ -111,7 +111,7 @@ func (s *EventStore) flush(batch []*esRequest) {
 		return
 	}
 	var appended bool
-	s.stats.batches.Add(1)
+	s.stats.Batches.Add(1)
 	for i, r := range live {
 		res := esResult{Outcome: esFailed, Err: err}
 		if err == nil || results.out[i].Outcome != esAppended && results.out[i].Outcome != esFailed {
@@ -121,7 +121,7 @@ func (s *EventStore) flush(batch []*esRequest) {
 		}
 		if res.Outcome == esAppended {
 			appended = true
-			s.stats.streams.Add(1)
+			s.stats.Streams.Add(1)
 			esStoreMax(&s.lastSeq, res.Pos.Seq)
 		}
 		r.Done <- res

@@ -29,7 +29,7 @@ func BenchmarkAppend(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/writers=%d", mode.name, writers), func(b *testing.B) {
 				st := newTestEventStore(b, newTestDB(b, Options{}), "bench", EventStoreOptions{MaxBatch: mode.maxBatch})
 				sqlstoretest.BenchAppend(b, st, writers)
-				b.ReportMetric(float64(st.stats.streams.Load())/float64(max(1, st.stats.batches.Load())), "streams/commit")
+				b.ReportMetric(float64(st.stats.Streams.Load())/float64(max(1, st.stats.Batches.Load())), "streams/commit")
 			})
 		}
 	}

@@ -77,8 +77,8 @@ func TestNewEventStoreRefusesBadInput(t *testing.T) {
 func TestEventStoreCoalescedMixedOutcomes(t *testing.T) {
 	st := newTestEventStore(t, newTestDB(t, Options{}), "kit", EventStoreOptions{})
 	var before int64
-	n := eventstoretest.AppendMixedOutcomes(t, st, func() { before = st.stats.batches.Load() })
-	if batches := st.stats.batches.Load() - before; batches >= int64(n) {
+	n := eventstoretest.AppendMixedOutcomes(t, st, func() { before = st.stats.Batches.Load() })
+	if batches := st.stats.Batches.Load() - before; batches >= int64(n) {
 		t.Errorf("%d concurrent appends took %d transactions: nothing was coalesced", n, batches)
 	}
 }

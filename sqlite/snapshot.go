@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/query/sqlquery"
 	"github.com/factum-go/factum/snapshot"
@@ -95,14 +94,8 @@ var _ snapshot.QueryStore = (*SnapshotStore)(nil)
 // applying its schema migrations (component "snapshot:<context>", table
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("sqlite: nil DB")
-	}
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
-	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, snapshotMigrations, "migrations/snapshot", "snapshot:"+boundedContext, prefix); err != nil {
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "snapshot", FS: snapshotMigrations, Table: "snapshots"}, boundedContext)
+	if err != nil {
 		return nil, err
 	}
 	tr, err := sqlquery.New(sqlquery.SQLite(), sqlquery.SnapshotSchema())
@@ -110,8 +103,7 @@ func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*Snap
 		return nil, err
 	}
 	prepared := map[string]*sql.Stmt{}
-	core := sqlstore.NewSnapshots(&dialect, boundedContext, `"`+prefix+`snapshots"`,
-		sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared), tr)
+	core := sqlstore.NewSnapshots(&dialect, boundedContext, table, sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared), tr)
 	s := &SnapshotStore{queryStore: core, core: core}
 	// Prepared once on the single write connection, so that a save does
 	// not parse its statement again.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
@@ -267,4 +268,10 @@ func (a *Appender[W]) Close(closeWriter func(W)) bool {
 		}
 	}
 	return true
+}
+
+// Stats counts an event store's writes, for tests and benchmarks.
+type Stats struct {
+	Batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
+	Streams atomic.Int64 // streams they appended
 }

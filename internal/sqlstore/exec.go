@@ -55,6 +55,9 @@ type Dialect struct {
 	// CheckText refuses, as IllegalArgument, a string the database's text
 	// columns cannot hold; what names it in the message.
 	CheckText func(what, s string) error
+	// ValidContext refuses, as IllegalArgument, a bounded context's name
+	// the database cannot name tables after.
+	ValidContext func(boundedContext string) error
 	// StrictText says the database refuses text CheckText refuses
 	// wherever it is stored, snapshots included, so the shared code checks
 	// snapshots before their statements too.
