@@ -36,28 +36,18 @@ type CheckpointStore struct {
 // CheckpointStore has the methods of the interface and no more.
 type checkpointStore = event.CheckpointStore
 
-var _ event.CheckpointStore = (*CheckpointStore)(nil)
-
 // NewCheckpointStore returns the checkpoint store of the consumers of
 // boundedContext's log in db, applying its schema migrations (component
 // "checkpoint:<context>", table factum_<context>_checkpoints) if they are
 // not applied yet. Context names longer than 44 bytes are refused, as
 // PostgreSQL would truncate the table names.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
-	table, err := checkpointTable(ctx, db, boundedContext)
+	ex := db.executor()
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), checkpointMigrations, boundedContext, ex, poolWrites(ex))
 	if err != nil {
 		return nil, err
 	}
-	ex := db.executor()
-	return &CheckpointStore{checkpointStore: sqlstore.NewCheckpoints(&dialect, table, ex, poolWrites(ex)), db: db, context: boundedContext}, nil
-}
-
-// checkpointTable checks db and the context name, applies the checkpoint
-// component's migrations (the checkpoint and lease tables) if they are not
-// applied yet, and returns the quoted checkpoint table: the set-up of every
-// store over those tables.
-func checkpointTable(ctx context.Context, db *DB, boundedContext string) (string, error) {
-	return sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "checkpoint", FS: checkpointMigrations, Table: "checkpoints"}, boundedContext)
+	return &CheckpointStore{checkpointStore: core, db: db, context: boundedContext}, nil
 }
 
 // validTableContext checks a context name for the tables named after it:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/internal/sqlstore/pgxexec"
+	"github.com/factum-go/factum/query/sqlquery"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -20,6 +21,7 @@ var dialect = sqlstore.Dialect{
 	Time:         func(t time.Time) any { return t },
 	CheckText:    esCheckText,
 	StrictText:   true,
+	Query:        sqlquery.PostgreSQL(),
 	ValidContext: validTableContext,
 	DataError: func(err error) bool {
 		// SQLSTATE class 22, a data exception: the value, not the
@@ -45,5 +47,11 @@ func (d *DB) migrator() sqlstore.Migrator {
 	return d
 }
 
-// executor is the shared code's Executor over the pool of db.
-func (d *DB) executor() sqlstore.Executor { return pgxexec.New(d.pool) }
+// executor is the shared code's Executor over the pool of db, nil for a
+// nil db.
+func (d *DB) executor() sqlstore.Executor {
+	if d == nil {
+		return nil
+	}
+	return pgxexec.New(d.pool)
+}

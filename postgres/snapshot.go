@@ -5,7 +5,6 @@ import (
 	"embed"
 
 	"github.com/factum-go/factum/internal/sqlstore"
-	"github.com/factum-go/factum/query/sqlquery"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -89,25 +88,18 @@ type SnapshotStore struct {
 // has the methods of the interface and no more.
 type queryStore = snapshot.QueryStore
 
-var _ snapshot.QueryStore = (*SnapshotStore)(nil)
-
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
 // applying its schema migrations (component "snapshot:<context>", table
 // factum_<context>_snapshots) if they are not applied yet. Context names
 // longer than 44 bytes are refused, as PostgreSQL would truncate the table
 // names.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
-	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "snapshot", FS: snapshotMigrations, Table: "snapshots"}, boundedContext)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := sqlquery.New(sqlquery.PostgreSQL(), sqlquery.SnapshotSchema())
-	if err != nil {
-		return nil, err
-	}
 	ex := db.executor()
-	core := sqlstore.NewSnapshots(&dialect, boundedContext, table, ex, poolWrites(ex), tr)
-	return &SnapshotStore{queryStore: core, core: core, table: table}, nil
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), snapshotMigrations, boundedContext, ex, poolWrites(ex))
+	if err != nil {
+		return nil, err
+	}
+	return &SnapshotStore{queryStore: core, core: core, table: core.Table()}, nil
 }
 
 // Context returns the bounded context the store serves.

@@ -44,21 +44,17 @@ type CheckpointStore struct {
 // CheckpointStore has the methods of the interface and no more.
 type checkpointStore = event.CheckpointStore
 
-var _ event.CheckpointStore = (*CheckpointStore)(nil)
-
 // NewCheckpointStore returns the checkpoint store of the consumers of
 // boundedContext's log in db, applying its schema migrations (component
 // "checkpoint:<context>", table factum_<context>_checkpoints) if they are
 // not applied yet.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
-	table, err := checkpointTable(ctx, db, boundedContext)
+	prepared := map[string]*sql.Stmt{}
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), checkpointMigrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
 	if err != nil {
 		return nil, err
 	}
-	s := &CheckpointStore{db: db, context: boundedContext, now: time.Now}
-	prepared := map[string]*sql.Stmt{}
-	core := sqlstore.NewCheckpoints(&dialect, table, sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared))
-	s.checkpointStore = core
+	s := &CheckpointStore{checkpointStore: core, db: db, context: boundedContext, now: time.Now}
 	if s.upsert, err = db.Writer().PrepareContext(ctx, core.Upsert); err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint store %s: prepare save: %w", boundedContext, err)
 	}
@@ -73,11 +69,3 @@ func (s *CheckpointStore) Context() string { return s.context }
 // DB. A store used after Close still works, preparing its statement on
 // every save.
 func (s *CheckpointStore) Close() error { return s.upsert.Close() }
-
-// checkpointTable checks db and the context name, applies the checkpoint
-// component's migrations (the checkpoint and lease tables) if they are not
-// applied yet, and returns the quoted checkpoint table: the set-up of every
-// store over those tables.
-func checkpointTable(ctx context.Context, db *DB, boundedContext string) (string, error) {
-	return sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "checkpoint", FS: checkpointMigrations, Table: "checkpoints"}, boundedContext)
-}

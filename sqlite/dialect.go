@@ -9,6 +9,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/query/sqlquery"
 )
 
 // dialect is SQLite's for the shared SQL code.
@@ -28,7 +29,17 @@ var dialect = sqlstore.Dialect{
 		return nil
 	},
 	Stamp:        time.Now,
+	Query:        sqlquery.SQLite(),
 	ValidContext: func(c string) error { return factum.ValidateName("context", c) },
+}
+
+// reads is the shared code's Executor over db's reader pool, nil for a
+// nil db.
+func (d *DB) reads() sqlstore.Executor {
+	if d == nil {
+		return nil
+	}
+	return sqlstore.StdDB(d.reader)
 }
 
 // migrator is db as the shared set-up takes it, nil for a nil db.

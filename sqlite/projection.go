@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/projection"
@@ -16,51 +15,40 @@ import (
 // (the one NewCheckpointStore uses), written in the same transaction as
 // the read model. A projection's transaction holds the write connection
 // for its whole batch, so appends to the same database wait for it: keep
-// batches short.
+// batches short. Begin starts an immediate transaction on the write
+// connection.
 type ProjectionStore struct {
-	db      *DB
-	context string
-	cps     *sqlstore.Checkpoints
+	projectionStore // the shared implementation
 }
 
-var _ projection.Store = (*ProjectionStore)(nil)
+// projectionStore is embedded under a name of its own, so that
+// ProjectionStore has the methods of the interface and no more.
+type projectionStore = projection.Store
 
 // NewProjectionStore returns the projection store of boundedContext in db,
 // applying the checkpoint table's migrations if they are not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	table, err := checkpointTable(ctx, db, boundedContext)
+	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), checkpointMigrations, boundedContext, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &ProjectionStore{db: db, context: boundedContext,
-		cps: sqlstore.NewCheckpoints(&dialect, table, nil, nil)}, nil
-}
-
-// Begin implements projection.Store: an immediate transaction on the write
-// connection.
-func (s *ProjectionStore) Begin(ctx context.Context) (projection.Txn, error) {
-	tx, err := s.db.Writer().BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: projection store %s: %w", s.context, err)
-	}
-	return sqlstore.NewProjectionTx(s.cps, sqlstore.StdTx(tx, nil), tx, false, func(_ context.Context, commit bool) error {
-		if commit {
-			return tx.Commit()
+	return &ProjectionStore{sqlstore.NewProjections(cps, boundedContext, false, func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
+		tx, err := db.Writer().BeginTx(ctx, nil)
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-			return err
-		}
-		return nil
-	}), nil
+		return sqlstore.StdTx(tx, nil), tx, func(_ context.Context, commit bool) error {
+			if commit {
+				return tx.Commit()
+			}
+			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+				return err
+			}
+			return nil
+		}, nil
+	})}, nil
 }
 
 // SQLTx returns the *sql.Tx behind a projection's transaction on SQLite,
 // for the database/sql API beyond Exec and QueryRow.
-func SQLTx(tx projection.Tx) (*sql.Tx, bool) {
-	p, ok := tx.(*sqlstore.ProjectionTx)
-	if !ok {
-		return nil, false
-	}
-	raw, ok := p.Raw.(*sql.Tx)
-	return raw, ok
-}
+func SQLTx(tx projection.Tx) (*sql.Tx, bool) { return sqlstore.Raw[*sql.Tx](tx) }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/factum-go/factum/internal/sqlstore"
-	"github.com/factum-go/factum/query/sqlquery"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -88,22 +87,15 @@ type SnapshotStore struct {
 // has the methods of the interface and no more.
 type queryStore = snapshot.QueryStore
 
-var _ snapshot.QueryStore = (*SnapshotStore)(nil)
-
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
 // applying its schema migrations (component "snapshot:<context>", table
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
-	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "snapshot", FS: snapshotMigrations, Table: "snapshots"}, boundedContext)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := sqlquery.New(sqlquery.SQLite(), sqlquery.SnapshotSchema())
-	if err != nil {
-		return nil, err
-	}
 	prepared := map[string]*sql.Stmt{}
-	core := sqlstore.NewSnapshots(&dialect, boundedContext, table, sqlstore.StdDB(db.Reader()), writes(&prepareBatcher{db: db}, prepared), tr)
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), snapshotMigrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
+	if err != nil {
+		return nil, err
+	}
 	s := &SnapshotStore{queryStore: core, core: core}
 	// Prepared once on the single write connection, so that a save does
 	// not parse its statement again.

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"io/fs"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
@@ -26,9 +27,20 @@ type Checkpoints struct {
 
 var _ event.CheckpointStore = (*Checkpoints)(nil)
 
-// NewCheckpoints returns the checkpoints in table (quoted), read through
-// read and saved through write.
-func NewCheckpoints(d *Dialect, table string, read Executor, write WriteFunc) *Checkpoints {
+// NewCheckpoints returns the checkpoints of the consumers of
+// boundedContext's log in db, read through read and saved through write,
+// applying the schema migrations from fsys (component
+// "checkpoint:<context>": the tables factum_<context>_checkpoints and
+// factum_<context>_leases) if they are not applied yet.
+func NewCheckpoints(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, read Executor, write WriteFunc) (*Checkpoints, error) {
+	table, err := Setup(ctx, d, db, Component{Name: "checkpoint", FS: fsys, Table: "checkpoints"}, boundedContext)
+	if err != nil {
+		return nil, err
+	}
+	return newCheckpoints(d, table, read, write), nil
+}
+
+func newCheckpoints(d *Dialect, table string, read Executor, write WriteFunc) *Checkpoints {
 	p := d.Param
 	key := ` WHERE context = ` + p(1) + ` AND processor = ` + p(2) + ` AND name = ` + p(3)
 	upsert := `INSERT INTO ` + table + ` (context, processor, name, tx, seq) VALUES (` + d.params(1, 5) + `)

@@ -2,8 +2,11 @@ package sqlstore
 
 import (
 	"context"
+
 	"strconv"
 	"time"
+
+	"github.com/factum-go/factum/query/sqlquery"
 )
 
 // Row is one row of a query: the driver's own (*sql.Row, pgx.Row), so a
@@ -55,6 +58,8 @@ type Dialect struct {
 	// CheckText refuses, as IllegalArgument, a string the database's text
 	// columns cannot hold; what names it in the message.
 	CheckText func(what, s string) error
+	// Query is the dialect of the snapshot queries' translator.
+	Query sqlquery.Dialect
 	// ValidContext refuses, as IllegalArgument, a bounded context's name
 	// the database cannot name tables after.
 	ValidContext func(boundedContext string) error

@@ -88,3 +88,47 @@ func (t *ProjectionTx) Commit(ctx context.Context) error { return t.end(ctx, tru
 
 // Rollback implements projection.Txn.
 func (t *ProjectionTx) Rollback(ctx context.Context) error { return t.end(ctx, false) }
+
+// BeginFunc starts a backend's transaction for a projection: the executor
+// over it, the driver's transaction, and the function that ends it (a
+// rollback after the end is no error).
+type BeginFunc func(ctx context.Context) (tx Executor, raw any, end func(ctx context.Context, commit bool) error, err error)
+
+// Projections is the projection.Store of one bounded context: the read
+// model's transactions, with the context's checkpoints in them.
+type Projections struct {
+	cps     *Checkpoints
+	context string
+	lock    bool
+	begin   BeginFunc
+}
+
+var _ projection.Store = (*Projections)(nil)
+
+// NewProjections returns the projection store of boundedContext over the
+// checkpoints cps, starting transactions with begin; lock is as for
+// NewProjectionTx.
+func NewProjections(cps *Checkpoints, boundedContext string, lock bool, begin BeginFunc) *Projections {
+	return &Projections{cps: cps, context: boundedContext, lock: lock, begin: begin}
+}
+
+// Begin implements projection.Store.
+func (p *Projections) Begin(ctx context.Context) (projection.Txn, error) {
+	tx, raw, end, err := p.begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: projection store %s: %w", p.cps.d.Name, p.context, err)
+	}
+	return NewProjectionTx(p.cps, tx, raw, p.lock, end), nil
+}
+
+// Raw returns the driver's transaction of type T behind a projection's
+// transaction, and whether there is one.
+func Raw[T any](tx projection.Tx) (T, bool) {
+	p, ok := tx.(*ProjectionTx)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	raw, ok := p.Raw.(T)
+	return raw, ok
+}

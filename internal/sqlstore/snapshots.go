@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -42,10 +43,23 @@ type Snapshots struct {
 
 var _ snapshot.QueryStore = (*Snapshots)(nil)
 
-// NewSnapshots returns the snapshot store of boundedContext over table
-// (quoted), reading through read, saving through write, translating
-// queries with tr.
-func NewSnapshots(d *Dialect, boundedContext, table string, read Executor, write WriteFunc, tr *sqlquery.Translator) *Snapshots {
+// NewSnapshots returns the snapshot store of boundedContext in db, reading
+// through read and saving through write, applying its schema migrations
+// from fsys (component "snapshot:<context>", table
+// factum_<context>_snapshots) if they are not applied yet.
+func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, read Executor, write WriteFunc) (*Snapshots, error) {
+	table, err := Setup(ctx, d, db, Component{Name: "snapshot", FS: fsys, Table: "snapshots"}, boundedContext)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := sqlquery.New(d.Query, sqlquery.SnapshotSchema())
+	if err != nil {
+		return nil, err
+	}
+	return newSnapshots(d, boundedContext, table, read, write, tr), nil
+}
+
+func newSnapshots(d *Dialect, boundedContext, table string, read Executor, write WriteFunc, tr *sqlquery.Translator) *Snapshots {
 	p := d.Param
 	key := ` WHERE aggregate = ` + p(1) + ` AND aggregate_id = ` + p(2)
 	return &Snapshots{
@@ -67,6 +81,9 @@ func NewSnapshots(d *Dialect, boundedContext, table string, read Executor, write
 
 // Context returns the bounded context the store serves.
 func (s *Snapshots) Context() string { return s.context }
+
+// Table returns the quoted snapshot table.
+func (s *Snapshots) Table() string { return s.table }
 
 // checkContext refuses aggregates of another bounded context: the table
 // holds one context only.
