@@ -13,19 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// esOutcome is what became of one append; the names are shorthand for
-// the shared eventstore.Outcome values.
-type esOutcome = eventstore.Outcome
-
-const (
-	esAppended           = eventstore.Appended
-	esTenantMismatch     = eventstore.RefusedTenant
-	esDuplicateRequest   = eventstore.RefusedRequest
-	esDuplicateAggregate = eventstore.RefusedAggregate
-	esVersionConflict    = eventstore.RefusedVersion
-	esFailed             = eventstore.Failed // err says why
-)
-
 // esResult is a writer's answer to one request.
 type esResult = sqlstore.AppendResult
 
@@ -57,7 +44,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 	live := make([]*esRequest, 0, len(batch))
 	for _, r := range batch {
 		if err := r.Ctx.Err(); err != nil {
-			r.Done <- esResult{Outcome: esFailed, Err: err}
+			r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
 			continue
 		}
 		live = append(live, r)
@@ -95,7 +82,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 				if r.Attempts++; r.Attempts < esMaxAttempts {
 					retry = append(retry, r)
 				} else {
-					r.Done <- esResult{Outcome: esFailed, Err: err}
+					r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
 				}
 			}
 			return retry
@@ -112,7 +99,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 			err = factum.Errorf(factum.CodeIllegalArgument, "the database refused the stream: %w", err)
 		}
 		for _, r := range live {
-			r.Done <- esResult{Outcome: esFailed, Err: err}
+			r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
 		}
 		return retry
 	}
@@ -120,7 +107,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 	s.stats.Batches.Add(1)
 	for i, r := range live {
 		res := out[i]
-		if res.Outcome == esFailed && res.Err == nil {
+		if res.Outcome == eventstore.Failed && res.Err == nil {
 			// Nothing explains the refusal yet: try again.
 			if r.Attempts++; r.Attempts < esMaxAttempts {
 				retry = append(retry, r)
@@ -128,7 +115,7 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 			}
 			res.Err = fmt.Errorf("the row was refused %d times though no stored stream conflicts with it", r.Attempts)
 		}
-		if res.Outcome == esAppended {
+		if res.Outcome == eventstore.Appended {
 			s.stats.Streams.Add(1)
 			if last.Less(res.Pos) {
 				last = res.Pos

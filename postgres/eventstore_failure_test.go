@@ -303,12 +303,12 @@ func TestEventStoreBadRowDoesNotFailTheBatch(t *testing.T) {
 	for i, r := range batch {
 		res := <-r.Done
 		if i == 2 {
-			if res.Outcome != esFailed || !errors.Is(res.Err, factum.ErrIllegalArgument) {
+			if res.Outcome != eventstore.Failed || !errors.Is(res.Err, factum.ErrIllegalArgument) {
 				t.Fatalf("bad row: outcome %d, %v; want IllegalArgument", res.Outcome, res.Err)
 			}
 			continue
 		}
-		if res.Outcome != esAppended {
+		if res.Outcome != eventstore.Appended {
 			t.Fatalf("row %d: outcome %d, %v", i, res.Outcome, res.Err)
 		}
 	}
@@ -362,7 +362,7 @@ func TestEventStoreForeignUniqueViolationIsAnError(t *testing.T) {
 	}
 	for i, r := range batch {
 		res := <-r.Done
-		if (res.Outcome == esAppended) != (i != 1) {
+		if (res.Outcome == eventstore.Appended) != (i != 1) {
 			t.Fatalf("row %d: outcome %d, %v", i, res.Outcome, res.Err)
 		}
 	}

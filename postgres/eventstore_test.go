@@ -12,46 +12,23 @@ import (
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/eventstore/eventstoretest"
 	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 )
 
 // newTestDB opens a fresh schema, dropped at cleanup.
 func newTestDB(t testing.TB, maxConns int32) *DB {
-	t.Helper()
 	url, schema := servicetest.PostgresSchema(t)
-	db, err := Open(context.Background(), url, Options{Schema: schema, MaxConns: maxConns})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlstoretest.Must(Open(context.Background(), url, Options{Schema: schema, MaxConns: maxConns}))(t)
 	t.Cleanup(db.Close)
 	return db
 }
 
 func newTestEventStore(t testing.TB, db *DB, boundedContext string, opts EventStoreOptions) *EventStore {
-	t.Helper()
-	st, err := NewEventStore(context.Background(), db, boundedContext, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("close event store: %v", err)
-		}
-	})
-	return st
+	return sqlstoretest.Closed(NewEventStore(context.Background(), db, boundedContext, opts))(t)
 }
 
 // testStream builds a valid one-event stream.
-func testStream(id factum.AggregateID, version int, requestID string) *factum.EventStream {
-	return &factum.EventStream{
-		ID: factum.NewID(), AggregateID: id, Version: version,
-		CommandID: factum.NewID(), RequestID: requestID,
-		CreateTime: time.Now(),
-		Events: []factum.DomainEvent{{
-			ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true,
-			Body: []byte(`{"sku":"sku-1","qty":2}`),
-		}},
-	}
-}
+var testStream = sqlstoretest.Stream
 
 var shopCart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
 

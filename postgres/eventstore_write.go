@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -104,7 +105,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[]) WITH ORDINALITY AS r
 }
 
 // write runs the batch's insert and classifies the rows that did not go
-// in. out[i] answers batch[i]; an esFailed outcome with no error means
+// in. out[i] answers batch[i]; an eventstore.Failed outcome with no error means
 // "unexplained, write again".
 func (s *EventStore) write(ctx context.Context, w *esWriter, batch []*esRequest) ([]esResult, error) {
 	out := make([]esResult, len(batch))
@@ -174,7 +175,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 			return inserted, fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
 		}
 		inserted[i] = true
-		out[i] = esResult{Outcome: esAppended, Pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
+		out[i] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
 	}
 	return inserted, rows.Err()
 }

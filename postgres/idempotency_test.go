@@ -16,14 +16,7 @@ import (
 // openIdempotencyDB opens the test server in a fresh schema dropped when
 // the test ends.
 func openIdempotencyDB(t testing.TB) *postgres.DB {
-	t.Helper()
-	url, schema := servicetest.PostgresSchema(t)
-	db, err := postgres.Open(context.Background(), url, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	return db
+	return openSnapshotDB(t)
 }
 
 func TestIdempotencyContract(t *testing.T) {

@@ -8,29 +8,21 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/snapshot"
 )
 
 // openSnapshotDB opens a fresh schema, dropped at cleanup.
 func openSnapshotDB(t testing.TB) *postgres.DB {
-	t.Helper()
 	url, schema := servicetest.PostgresSchema(t)
-	db, err := postgres.Open(context.Background(), url, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlstoretest.Must(postgres.Open(context.Background(), url, postgres.Options{Schema: schema}))(t)
 	t.Cleanup(db.Close)
 	return db
 }
 
 func newSnapshotStore(t testing.TB, db *postgres.DB, boundedContext string) *postgres.SnapshotStore {
-	t.Helper()
-	st, err := postgres.NewSnapshotStore(context.Background(), db, boundedContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return sqlstoretest.Must(postgres.NewSnapshotStore(context.Background(), db, boundedContext))(t)
 }
 
 // TestSnapshotStoreRefusesTextPostgresCannotHold: invalid UTF-8, NUL bytes

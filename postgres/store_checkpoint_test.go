@@ -7,16 +7,12 @@ import (
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/postgres"
 )
 
 func newCheckpointStore(t testing.TB, db *postgres.DB, boundedContext string) *postgres.CheckpointStore {
-	t.Helper()
-	st, err := postgres.NewCheckpointStore(context.Background(), db, boundedContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return sqlstoretest.Must(postgres.NewCheckpointStore(context.Background(), db, boundedContext))(t)
 }
 
 func TestCheckpointStoreRefusesLongContext(t *testing.T) {

@@ -11,19 +11,6 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
-// esOutcome is what became of one append; the names are shorthand for
-// the shared eventstore.Outcome values.
-type esOutcome = eventstore.Outcome
-
-const (
-	esAppended           = eventstore.Appended
-	esTenantMismatch     = eventstore.RefusedTenant
-	esDuplicateRequest   = eventstore.RefusedRequest
-	esDuplicateAggregate = eventstore.RefusedAggregate
-	esVersionConflict    = eventstore.RefusedVersion
-	esFailed             = eventstore.Failed // err says why
-)
-
 // esResult is the writer's answer to one request.
 type esResult = sqlstore.AppendResult
 
@@ -78,7 +65,7 @@ func (s *EventStore) flush(batch []*esRequest) {
 	live := batch[:0]
 	for _, r := range batch {
 		if err := r.Ctx.Err(); err != nil {
-			r.Done <- esResult{Outcome: esFailed, Err: err}
+			r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
 			continue
 		}
 		live = append(live, r)
@@ -113,13 +100,13 @@ func (s *EventStore) flush(batch []*esRequest) {
 	var appended bool
 	s.stats.Batches.Add(1)
 	for i, r := range live {
-		res := esResult{Outcome: esFailed, Err: err}
-		if err == nil || results.out[i].Outcome != esAppended && results.out[i].Outcome != esFailed {
+		res := esResult{Outcome: eventstore.Failed, Err: err}
+		if err == nil || results.out[i].Outcome != eventstore.Appended && results.out[i].Outcome != eventstore.Failed {
 			// Conflicts were read under the write lock from committed
 			// rows: they stand even if the commit failed.
 			res = results.out[i]
 		}
-		if res.Outcome == esAppended {
+		if res.Outcome == eventstore.Appended {
 			appended = true
 			s.stats.Streams.Add(1)
 			esStoreMax(&s.lastSeq, res.Pos.Seq)
@@ -156,7 +143,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, fmt.Errorf("insert: %w", err)
 		}
 		if ok {
-			w.out[0] = esResult{Outcome: esAppended, Pos: factum.Position{Seq: uint64(seq)}}
+			w.out[0] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Seq: uint64(seq)}}
 			return w, nil
 		}
 	}
@@ -179,7 +166,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, fmt.Errorf("insert: %w", err)
 		}
 		if ok {
-			w.out[i] = esResult{Outcome: esAppended, Pos: factum.Position{Seq: uint64(seq)}}
+			w.out[i] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Seq: uint64(seq)}}
 			continue
 		}
 		o, err := s.classifyRow(ctx, classify, row)
@@ -198,22 +185,22 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 // classifyRow says why row did not go in, reading inside the transaction
 // that tried it: the write lock is still held, so what it reads is what
 // refused the row. The order of the checks is the contract's precedence.
-func (s *EventStore) classifyRow(ctx context.Context, stmt *sql.Stmt, row *esRow) (esOutcome, error) {
+func (s *EventStore) classifyRow(ctx context.Context, stmt *sql.Stmt, row *esRow) (eventstore.Outcome, error) {
 	var tenant sql.NullString
 	var dupRequest bool
 	if err := stmt.QueryRowContext(ctx, row.Aggregate, row.AggregateID, row.RequestID).Scan(&tenant, &dupRequest); err != nil {
-		return esFailed, fmt.Errorf("classify: %w", err)
+		return eventstore.Failed, fmt.Errorf("classify: %w", err)
 	}
 	var stored *string
 	if tenant.Valid {
 		stored = &tenant.String
 	}
-	if o := sqlstore.Refusal(row, stored, dupRequest, false, false); o != esFailed {
+	if o := sqlstore.Refusal(row, stored, dupRequest, false, false); o != eventstore.Failed {
 		return o, nil
 	}
 	// A creating row refused although the aggregate does not exist: no
 	// rule of the contract explains it.
-	return esFailed, fmt.Errorf("classify: %s/%s version 1 refused although the aggregate does not exist", row.Aggregate, row.AggregateID)
+	return eventstore.Failed, fmt.Errorf("classify: %s/%s version 1 refused although the aggregate does not exist", row.Aggregate, row.AggregateID)
 }
 
 // esStoreMax raises v to x if x is higher.

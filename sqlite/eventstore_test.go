@@ -9,45 +9,20 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore/eventstoretest"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 )
 
 // newTestDB opens a database in a temporary directory, closed at cleanup.
 func newTestDB(t testing.TB, opts Options) *DB {
-	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "events.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sqlstoretest.Closed(Open(context.Background(), filepath.Join(t.TempDir(), "events.db"), opts))(t)
 }
 
 func newTestEventStore(t testing.TB, db *DB, boundedContext string, opts EventStoreOptions) *EventStore {
-	t.Helper()
-	st, err := NewEventStore(context.Background(), db, boundedContext, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("close event store: %v", err)
-		}
-	})
-	return st
+	return sqlstoretest.Closed(NewEventStore(context.Background(), db, boundedContext, opts))(t)
 }
 
 // testStream builds a valid one-event stream.
-func testStream(id factum.AggregateID, version int, requestID string) *factum.EventStream {
-	return &factum.EventStream{
-		ID: factum.NewID(), AggregateID: id, Version: version,
-		CommandID: factum.NewID(), RequestID: requestID,
-		CreateTime: time.Now(),
-		Events: []factum.DomainEvent{{
-			ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true,
-			Body: []byte(`{"sku":"sku-1","qty":2}`),
-		}},
-	}
-}
+var testStream = sqlstoretest.Stream
 
 var esShopCart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
 

@@ -10,17 +10,12 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/idempotency/idempotencytest"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/sqlite"
 )
 
 func openIdempotencyDB(t testing.TB, opts sqlite.Options) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "idem.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sqlstoretest.Closed(sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "idem.db"), opts))(t)
 }
 
 func TestIdempotencyContract(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/snapshot"
 	"github.com/factum-go/factum/sqlite"
 )
@@ -14,22 +15,11 @@ import (
 // openSnapshotDB opens a database in a temporary directory, closed at
 // cleanup.
 func openSnapshotDB(t testing.TB) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "snapshots.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sqlstoretest.Closed(sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "snapshots.db"), sqlite.Options{}))(t)
 }
 
 func newSnapshotStore(t testing.TB, db *sqlite.DB, boundedContext string) *sqlite.SnapshotStore {
-	t.Helper()
-	st, err := sqlite.NewSnapshotStore(context.Background(), db, boundedContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return sqlstoretest.Must(sqlite.NewSnapshotStore(context.Background(), db, boundedContext))(t)
 }
 
 // TestSnapshotAndCheckpointStoresClose: Close releases the prepared
@@ -68,10 +58,5 @@ func TestSnapshotAndCheckpointStoresClose(t *testing.T) {
 }
 
 func newCheckpointStore(t testing.TB, db *sqlite.DB, boundedContext string) *sqlite.CheckpointStore {
-	t.Helper()
-	st, err := sqlite.NewCheckpointStore(context.Background(), db, boundedContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return sqlstoretest.Must(sqlite.NewCheckpointStore(context.Background(), db, boundedContext))(t)
 }

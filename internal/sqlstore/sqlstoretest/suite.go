@@ -77,20 +77,20 @@ func Run(t *testing.T, b Backend) {
 	t.Run("EventStoreContextsShareADatabase", b.eventStoreContextsShareADatabase)
 	t.Run("EventStoreClose", b.eventStoreClose)
 	t.Run("SnapshotStoreContract", func(t *testing.T) {
-		st := must(b.Open(t).Snapshots("kit"))(t)
+		st := Must(b.Open(t).Snapshots("kit"))(t)
 		snapshottest.Run(t, func(*testing.T) snapshot.Store { return st })
 	})
 	t.Run("SnapshotStoreContextNames", b.snapshotStoreContextNames)
 	t.Run("CheckpointStoreContract", func(t *testing.T) {
 		stores := b.Open(t)
-		checkpointtest.Run(t, func(t *testing.T) event.CheckpointStore { return must(stores.Checkpoints("shop"))(t) })
+		checkpointtest.Run(t, func(t *testing.T) event.CheckpointStore { return Must(stores.Checkpoints("shop"))(t) })
 	})
 	t.Run("CheckpointStorePersists", b.checkpointStorePersists)
 	t.Run("LeaseStoreContract", func(t *testing.T) {
-		leasetest.Run(t, func(t *testing.T) leasetest.Store { return must(b.Open(t).Checkpoints("shop"))(t) })
+		leasetest.Run(t, func(t *testing.T) leasetest.Store { return Must(b.Open(t).Checkpoints("shop"))(t) })
 	})
 	t.Run("ProjectionStoreContract", func(t *testing.T) {
-		projectiontest.Run(t, func(t *testing.T) projection.Store { return must(b.Open(t).Projections("shop"))(t) })
+		projectiontest.Run(t, func(t *testing.T) projection.Store { return Must(b.Open(t).Projections("shop"))(t) })
 	})
 	t.Run("ConsumerContract", func(t *testing.T) { consumertest.Run(t, b.consumerSetup(false)) })
 	// Consumers holding their group's lease in the database, as instances
@@ -102,8 +102,9 @@ func Run(t *testing.T, b Backend) {
 	t.Run("Engine", b.engine)
 }
 
-// must returns v, or a function that fails t with err: must(f())(t).
-func must[T any](v T, err error) func(t testing.TB) T {
+// Must returns v, or rather a function that returns it and fails t with
+// err if there is one: Must(f())(t).
+func Must[T any](v T, err error) func(t testing.TB) T {
 	return func(t testing.TB) T {
 		t.Helper()
 		if err != nil {
@@ -113,16 +114,27 @@ func must[T any](v T, err error) func(t testing.TB) T {
 	}
 }
 
+// Closed is Must for what must be closed: it also closes v at t's cleanup,
+// failing t if that fails.
+func Closed[T interface{ Close() error }](v T, err error) func(t testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := v.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+		return v
+	}
+}
+
 // events makes an event store closed at t's cleanup.
 func events(t testing.TB, stores Stores, boundedContext string, single bool) EventStore {
 	t.Helper()
-	st := must(stores.Events(boundedContext, single))(t)
-	t.Cleanup(func() {
-		if err := st.Close(); err != nil {
-			t.Errorf("close event store: %v", err)
-		}
-	})
-	return st
+	return Closed(stores.Events(boundedContext, single))(t)
 }
 
 func (b Backend) eventStoreContract(t *testing.T) {
@@ -136,8 +148,8 @@ func (b Backend) eventStoreContract(t *testing.T) {
 	}
 }
 
-// testStream builds a valid one-event stream.
-func testStream(id factum.AggregateID, version int, requestID string) *factum.EventStream {
+// Stream builds a valid one-event stream.
+func Stream(id factum.AggregateID, version int, requestID string) *factum.EventStream {
 	return &factum.EventStream{
 		ID: factum.NewID(), AggregateID: id, Version: version,
 		CommandID: factum.NewID(), RequestID: requestID,
@@ -157,7 +169,7 @@ func (b Backend) eventStoreRefusesOtherContexts(t *testing.T) {
 	other := factum.NamedAggregate{Context: "billing", Aggregate: "invoice"}
 	id := other.WithID("i-1")
 	checks := map[string]error{
-		"Append": st.Append(ctx, testStream(id, 1, "r-1")),
+		"Append": st.Append(ctx, Stream(id, 1, "r-1")),
 	}
 	_, checks["Load"] = st.Load(ctx, id, 1, eventstore.MaxVersion)
 	_, checks["LoadByTime"] = st.LoadByTime(ctx, id, time.Time{}, time.Now())
@@ -184,7 +196,7 @@ func (b Backend) eventStoreRefusesInvalidUTF8(t *testing.T) {
 		"owner":  func(s *factum.EventStream) { s.OwnerID = "\xff" },
 		"header": func(s *factum.EventStream) { s.Header = map[string]string{"k": "\xfe"} },
 	} {
-		s := testStream(id, 1, "r-1")
+		s := Stream(id, 1, "r-1")
 		mutate(s)
 		if err := st.Append(context.Background(), s); !errors.Is(err, factum.ErrIllegalArgument) {
 			t.Errorf("invalid UTF-8 in the %s: %v, want IllegalArgument", name, err)
@@ -202,10 +214,10 @@ func (b Backend) eventStoreContextsShareADatabase(t *testing.T) {
 	ctx := context.Background()
 	a := shopCart.WithID("x")
 	c := factum.NamedAggregate{Context: "billing", Aggregate: "cart"}.WithID("x")
-	if err := shop.Append(ctx, testStream(a, 1, "r")); err != nil {
+	if err := shop.Append(ctx, Stream(a, 1, "r")); err != nil {
 		t.Fatal(err)
 	}
-	if err := billing.Append(ctx, testStream(c, 1, "r")); err != nil {
+	if err := billing.Append(ctx, Stream(c, 1, "r")); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []struct {
@@ -226,9 +238,9 @@ func (b Backend) eventStoreContextsShareADatabase(t *testing.T) {
 }
 
 func (b Backend) eventStoreClose(t *testing.T) {
-	st := must(b.Open(t).Events("shop", false))(t)
+	st := Must(b.Open(t).Events("shop", false))(t)
 	id := shopCart.WithID("c")
-	if err := st.Append(context.Background(), testStream(id, 1, "r-1")); err != nil {
+	if err := st.Append(context.Background(), Stream(id, 1, "r-1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
@@ -237,7 +249,7 @@ func (b Backend) eventStoreClose(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
-	if err := st.Append(context.Background(), testStream(id, 2, "r-2")); !errors.Is(err, b.ErrClosed) {
+	if err := st.Append(context.Background(), Stream(id, 2, "r-2")); !errors.Is(err, b.ErrClosed) {
 		t.Fatalf("append after close: %v, want %v", err, b.ErrClosed)
 	}
 }
@@ -252,7 +264,7 @@ func (b Backend) snapshotStoreContextNames(t *testing.T) {
 		names = append(names, "billing")
 	}
 	for _, c := range names {
-		st := must(stores.Snapshots(c))(t)
+		st := Must(stores.Snapshots(c))(t)
 		named := factum.NamedAggregate{Context: c, Aggregate: "order"}
 		if _, err := st.Save(ctx, snapshot.Snapshot{AggregateID: named.WithID("o-1"), Version: 1, State: json.RawMessage(`{"context":"` + c + `"}`)}); err != nil {
 			t.Fatalf("%s: save: %v", c, err)
@@ -289,13 +301,13 @@ func (b Backend) checkpointStorePersists(t *testing.T) {
 	group := factum.Function{Context: "shop", Processor: "snapshotter"}
 	want := map[string]factum.Position{"shop": {Tx: 900, Seq: 42}, "billing": {Tx: 800, Seq: 7}}
 	for c, pos := range want {
-		if err := must(stores.Checkpoints(c))(t).SaveCheckpoint(ctx, group, pos); err != nil {
+		if err := Must(stores.Checkpoints(c))(t).SaveCheckpoint(ctx, group, pos); err != nil {
 			t.Fatal(err)
 		}
 	}
 	again := stores.Reopen(t)
 	for c, pos := range want {
-		if got, err := must(again.Checkpoints(c))(t).Checkpoint(ctx, group); err != nil || got != pos {
+		if got, err := Must(again.Checkpoints(c))(t).Checkpoint(ctx, group); err != nil || got != pos {
 			t.Errorf("%s through a new connection: %v, %v; want %s", c, got, err, pos)
 		}
 	}
@@ -306,7 +318,7 @@ func (b Backend) consumerSetup(leased bool) func(t *testing.T) consumertest.Setu
 		ctx := context.Background()
 		stores := b.Open(t)
 		store := events(t, stores, "consumertest", false)
-		checkpoints := must(stores.Checkpoints("consumertest"))(t)
+		checkpoints := Must(stores.Checkpoints("consumertest"))(t)
 		return consumertest.Setup{Store: store, Start: func(p *event.Processor, f event.FailureRecorder, notify func(factum.Signal)) func() {
 			cfg := event.Config{Log: store, Checkpoints: checkpoints, Failures: f, Notify: notify, Backoff: time.Millisecond}
 			if leased {
@@ -334,11 +346,11 @@ func (b Backend) engine(t *testing.T) {
 	enginetest.CartService(t, func(t *testing.T) enginetest.Stores {
 		t.Helper()
 		stores := first.Reopen(t)
-		events := must(stores.Events("shop", false))(t)
+		events := Must(stores.Events("shop", false))(t)
 		return enginetest.Stores{
 			Events:      events,
-			Snapshots:   must(stores.Snapshots("shop"))(t),
-			Checkpoints: must(stores.Checkpoints("shop"))(t),
+			Snapshots:   Must(stores.Snapshots("shop"))(t),
+			Checkpoints: Must(stores.Checkpoints("shop"))(t),
 			Close:       events.Close,
 		}
 	})
