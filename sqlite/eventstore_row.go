@@ -19,9 +19,11 @@ func esArgs(r *esRow) []any {
 		r.CommandID, r.RequestID, r.Owner, header, r.CreateTime.UnixMicro(), r.Events}
 }
 
-// esScan reads one row of sqlstore.EventColumns.
+// esScan reads one row of sqlstore.EventColumns, through the *sql.Rows
+// itself: a call through the interface would allocate the arguments for
+// every row.
 func esScan(rows sqlstore.Rows, r *sqlstore.ScannedRow) error {
-	if err := rows.Scan(&r.Seq, &r.Aggregate, &r.AggregateID, &r.Tenant, &r.Version, &r.StreamID,
+	if err := sqlstore.StdRows(rows).Scan(&r.Seq, &r.Aggregate, &r.AggregateID, &r.Tenant, &r.Version, &r.StreamID,
 		&r.CommandID, &r.RequestID, &r.Owner, &r.Header, &r.CreateMicros, &r.Events); err != nil {
 		return err
 	}

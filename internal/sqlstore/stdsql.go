@@ -79,3 +79,13 @@ func affected(res sql.Result, err error) (int64, error) {
 type stdRows struct{ *sql.Rows }
 
 func (r stdRows) Close() { _ = r.Rows.Close() }
+
+// StdRows returns the *sql.Rows behind rows from StdDB or StdTx, nil for
+// others. Scanning through it spares the allocation of the arguments a
+// call through the Rows interface costs.
+func StdRows(rows Rows) *sql.Rows {
+	if r, ok := rows.(stdRows); ok {
+		return r.Rows
+	}
+	return nil
+}
