@@ -2,16 +2,12 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"fmt"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/checkpoint/*.sql
-var checkpointMigrations embed.FS
 
 // CheckpointStore is the PostgreSQL event.CheckpointStore of the consumer
 // groups reading one bounded context's log. Positions live in the table
@@ -43,7 +39,7 @@ type checkpointStore = event.CheckpointStore
 // PostgreSQL would truncate the table names.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
 	ex := db.executor()
-	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), checkpointMigrations, boundedContext, ex, poolWrites(ex))
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, poolWrites(ex))
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
-	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,9 +14,6 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-//go:embed migrations/eventstore/*.sql
-var esMigrations embed.FS
 
 // EventStoreOptions configures NewEventStore. The zero value is the
 // documented default.
@@ -170,7 +166,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	if opts.ReadOwnAppendsWait == 0 {
 		opts.ReadOwnAppendsWait = time.Second
 	}
-	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: esMigrations, Table: "streams"}, boundedContext)
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: migrations, Table: "streams"}, boundedContext)
 	if err != nil {
 		return nil, err
 	}

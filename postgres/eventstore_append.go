@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
@@ -41,14 +40,7 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 // the statement is cancelled only when every caller in it has gone, so
 // that one caller's cancellation cannot fail the others.
 func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest) {
-	live := make([]*esRequest, 0, len(batch))
-	for _, r := range batch {
-		if err := r.Ctx.Err(); err != nil {
-			r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
-			continue
-		}
-		live = append(live, r)
-	}
+	live := sqlstore.Live(batch)
 	if len(live) == 0 {
 		return nil
 	}
@@ -58,18 +50,8 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 		live, retry = live[:n], live[n:]
 	}
 	slices.SortFunc(live, func(a, b *esRequest) int { return a.Row.Compare(&b.Row) })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var remaining atomic.Int32
-	remaining.Store(int32(len(live)))
-	for _, r := range live {
-		stop := context.AfterFunc(r.Ctx, func() {
-			if remaining.Add(-1) == 0 {
-				cancel()
-			}
-		})
-		defer stop()
-	}
+	ctx, release := sqlstore.WriteContext(live)
+	defer release()
 
 	out, err := s.write(ctx, w, live)
 	if err != nil {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"time"
@@ -12,9 +11,6 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
-
-//go:embed migrations/idempotency/*.sql
-var idempotencyMigrations embed.FS
 
 // DefaultIdempotencyPrefix starts the names of the idempotency tables
 // unless IdempotencyOptions.Prefix says otherwise.
@@ -91,7 +87,7 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 			return nil, factum.IllegalArgument(fmt.Sprintf("postgres: table prefix %q: want lower-case letters, digits and '_', not starting with a digit", opts.Prefix))
 		}
 	}
-	if err := db.Migrate(ctx, idempotencyMigrations, "migrations/idempotency", component, opts.Prefix); err != nil {
+	if err := db.Migrate(ctx, migrations, "migrations/idempotency", component, opts.Prefix); err != nil {
 		return nil, err
 	}
 	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"

@@ -18,22 +18,16 @@ import (
 // zero, if there is none) until the transaction ends, so runners of one
 // projection take turns: the second reads the checkpoint the first
 // committed.
-type ProjectionStore struct {
-	projectionStore // the shared implementation
-}
-
-// projectionStore is embedded under a name of its own, so that
-// ProjectionStore has the methods of the interface and no more.
-type projectionStore = projection.Store
+type ProjectionStore = sqlstore.Projections
 
 // NewProjectionStore returns the projection store of boundedContext in db,
 // applying the checkpoint table's migrations if they are not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), checkpointMigrations, boundedContext, nil, nil)
+	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &ProjectionStore{sqlstore.NewProjections(cps, boundedContext, true, func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
+	return sqlstore.NewProjections(cps, boundedContext, true, func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
 		tx, err := db.Pool().Begin(ctx)
 		if err != nil {
 			return nil, nil, nil, err
@@ -47,7 +41,7 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 			}
 			return nil
 		}, nil
-	})}, nil
+	}), nil
 }
 
 // PgxTx returns the pgx.Tx behind a projection's transaction on

@@ -2,14 +2,10 @@ package postgres
 
 import (
 	"context"
-	"embed"
 
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/snapshot"
 )
-
-//go:embed migrations/snapshot/*.sql
-var snapshotMigrations embed.FS
 
 // SnapshotStore is the PostgreSQL snapshot.QueryStore of one bounded
 // context. Snapshots live in the table factum_<context>_snapshots, one row
@@ -95,7 +91,7 @@ type queryStore = snapshot.QueryStore
 // names.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	ex := db.executor()
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), snapshotMigrations, boundedContext, ex, poolWrites(ex))
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, poolWrites(ex))
 	if err != nil {
 		return nil, err
 	}

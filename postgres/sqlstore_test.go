@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/servicetest"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/postgres"
@@ -19,7 +20,8 @@ func TestSQLStores(t *testing.T) {
 			url, schema := servicetest.PostgresSchema(t)
 			return storesIn(t, url, schema)
 		},
-		ErrClosed: postgres.ErrEventStoreClosed,
+		ErrClosed:   postgres.ErrEventStoreClosed,
+		BadPrefixes: []string{"Upper_"}, // unquoted names fold to lower case
 	})
 }
 
@@ -44,6 +46,9 @@ func storesIn(t testing.TB, url, schema string) sqlstoretest.Stores {
 		Snapshots:   func(c string) (snapshot.QueryStore, error) { return postgres.NewSnapshotStore(ctx, db, c) },
 		Checkpoints: func(c string) (sqlstoretest.CheckpointStore, error) { return postgres.NewCheckpointStore(ctx, db, c) },
 		Projections: func(c string) (projection.Store, error) { return postgres.NewProjectionStore(ctx, db, c) },
-		Reopen:      func(t testing.TB) sqlstoretest.Stores { return storesIn(t, url, schema) },
+		Idempotency: func(prefix string, p idempotency.Policy) (idempotency.Store, error) {
+			return postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{Prefix: prefix, Policy: p})
+		},
+		Reopen: func(t testing.TB) sqlstoretest.Stores { return storesIn(t, url, schema) },
 	}
 }

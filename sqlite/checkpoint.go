@@ -3,16 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"fmt"
 	"time"
 
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/checkpoint/*.sql
-var checkpointMigrations embed.FS
 
 // CheckpointStore is the SQLite event.CheckpointStore of the consumer groups
 // reading one bounded context's log. Positions live in the table
@@ -50,7 +46,7 @@ type checkpointStore = event.CheckpointStore
 // not applied yet.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
 	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), checkpointMigrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"sync"
@@ -14,9 +13,6 @@ import (
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/eventstore/*.sql
-var esMigrations embed.FS
 
 // EventStoreOptions configures NewEventStore. The zero value is the
 // documented default.
@@ -98,7 +94,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 200 * time.Millisecond
 	}
-	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: esMigrations, Table: "streams"}, boundedContext)
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: migrations, Table: "streams"}, boundedContext)
 	if err != nil {
 		return nil, err
 	}

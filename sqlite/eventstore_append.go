@@ -62,29 +62,12 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 // unwritten; the transaction is cancelled only when every caller in it has
 // gone, so that one caller's cancellation cannot fail the others.
 func (s *EventStore) flush(batch []*esRequest) {
-	live := batch[:0]
-	for _, r := range batch {
-		if err := r.Ctx.Err(); err != nil {
-			r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
-			continue
-		}
-		live = append(live, r)
-	}
+	live := sqlstore.Live(batch)
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var remaining atomic.Int32
-	remaining.Store(int32(len(live)))
-	for _, r := range live {
-		stop := context.AfterFunc(r.Ctx, func() {
-			if remaining.Add(-1) == 0 {
-				cancel()
-			}
-		})
-		defer stop()
-	}
+	ctx, release := sqlstore.WriteContext(live)
+	defer release()
 
 	results, err := s.write(ctx, live)
 	if err != nil && len(live) > 1 && results.inStatement {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"time"
@@ -12,9 +11,6 @@ import (
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/idempotency/*.sql
-var idempotencyMigrations embed.FS
 
 // DefaultIdempotencyPrefix starts the names of the idempotency tables
 // unless IdempotencyOptions.Prefix says otherwise.
@@ -92,7 +88,7 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	if err := db.Migrate(ctx, idempotencyMigrations, "migrations/idempotency", component, opts.Prefix); err != nil {
+	if err := db.Migrate(ctx, migrations, "migrations/idempotency", component, opts.Prefix); err != nil {
 		return nil, err
 	}
 	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"

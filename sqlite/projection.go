@@ -17,22 +17,16 @@ import (
 // for its whole batch, so appends to the same database wait for it: keep
 // batches short. Begin starts an immediate transaction on the write
 // connection.
-type ProjectionStore struct {
-	projectionStore // the shared implementation
-}
-
-// projectionStore is embedded under a name of its own, so that
-// ProjectionStore has the methods of the interface and no more.
-type projectionStore = projection.Store
+type ProjectionStore = sqlstore.Projections
 
 // NewProjectionStore returns the projection store of boundedContext in db,
 // applying the checkpoint table's migrations if they are not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), checkpointMigrations, boundedContext, nil, nil)
+	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &ProjectionStore{sqlstore.NewProjections(cps, boundedContext, false, func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
+	return sqlstore.NewProjections(cps, boundedContext, false, func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
 		tx, err := db.Writer().BeginTx(ctx, nil)
 		if err != nil {
 			return nil, nil, nil, err
@@ -46,7 +40,7 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 			}
 			return nil
 		}, nil
-	})}, nil
+	}), nil
 }
 
 // SQLTx returns the *sql.Tx behind a projection's transaction on SQLite,

@@ -3,16 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/snapshot"
 )
-
-//go:embed migrations/snapshot/*.sql
-var snapshotMigrations embed.FS
 
 // SnapshotStore is the SQLite snapshot.QueryStore of one bounded context.
 // Snapshots live in the table factum_<context>_snapshots, one row per
@@ -92,7 +88,7 @@ type queryStore = snapshot.QueryStore
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), snapshotMigrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/snapshot"
@@ -42,6 +43,9 @@ func storesAt(t testing.TB, path string) sqlstoretest.Stores {
 		Snapshots:   func(c string) (snapshot.QueryStore, error) { return sqlite.NewSnapshotStore(ctx, db, c) },
 		Checkpoints: func(c string) (sqlstoretest.CheckpointStore, error) { return sqlite.NewCheckpointStore(ctx, db, c) },
 		Projections: func(c string) (projection.Store, error) { return sqlite.NewProjectionStore(ctx, db, c) },
-		Reopen:      func(t testing.TB) sqlstoretest.Stores { return storesAt(t, path) },
+		Idempotency: func(prefix string, p idempotency.Policy) (idempotency.Store, error) {
+			return sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: prefix, Policy: p})
+		},
+		Reopen: func(t testing.TB) sqlstoretest.Stores { return storesAt(t, path) },
 	}
 }

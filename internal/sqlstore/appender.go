@@ -275,3 +275,41 @@ type Stats struct {
 	Batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
 	Streams atomic.Int64 // streams they appended
 }
+
+// Live answers the requests of batch whose callers have gone (they are
+// never written) and returns the others, in place.
+func Live(batch []*AppendRequest) []*AppendRequest {
+	live := batch[:0]
+	for _, r := range batch {
+		if err := r.Ctx.Err(); err != nil {
+			r.Done <- AppendResult{Outcome: eventstore.Failed, Err: err}
+			continue
+		}
+		live = append(live, r)
+	}
+	return live
+}
+
+// WriteContext returns the context a batch is written under: cancelled
+// only once every caller of batch has gone, so that one caller's
+// cancellation cannot fail the others. The caller calls release when the
+// batch is written.
+func WriteContext(batch []*AppendRequest) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var remaining atomic.Int32
+	remaining.Store(int32(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, r := range batch {
+		stops[i] = context.AfterFunc(r.Ctx, func() {
+			if remaining.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/factum-go/factum/event/leasetest"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/eventstore/eventstoretest"
+	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/projection/projectiontest"
@@ -53,6 +54,9 @@ type Stores struct {
 	Snapshots   func(boundedContext string) (snapshot.QueryStore, error)
 	Checkpoints func(boundedContext string) (CheckpointStore, error)
 	Projections func(boundedContext string) (projection.Store, error)
+	// Idempotency makes an idempotency store whose tables start with
+	// prefix ("" for the default).
+	Idempotency func(prefix string, p idempotency.Policy) (idempotency.Store, error)
 	// Reopen opens the same database again, with connections of its own
 	// (as another process would), closed at t's cleanup.
 	Reopen func(t testing.TB) Stores
@@ -64,6 +68,9 @@ type Backend struct {
 	Open func(t testing.TB) Stores
 	// ErrClosed is the error of an append after Close.
 	ErrClosed error
+	// BadPrefixes are table prefixes of the idempotency store that only
+	// this backend refuses.
+	BadPrefixes []string
 	// FoldsCase says table names ignore letter case, so contexts that
 	// differ only in case cannot share a database.
 	FoldsCase bool
@@ -100,6 +107,7 @@ func Run(t *testing.T, b Backend) {
 		consumertest.RunLeased(t, b.consumerSetup(true))
 	})
 	t.Run("Engine", b.engine)
+	t.Run("IdempotencyOptions", b.idempotencyOptions)
 }
 
 // Must returns v, or rather a function that returns it and fails t with
@@ -354,4 +362,35 @@ func (b Backend) engine(t *testing.T) {
 			Close:       events.Close,
 		}
 	})
+}
+
+// Bad options are refused before anything is created, and stores with
+// different prefixes keep to their own tables.
+func (b Backend) idempotencyOptions(t *testing.T) {
+	stores := b.Open(t)
+	ctx := context.Background()
+	for _, prefix := range append([]string{"bad prefix", "x;DROP TABLE y", "1abc"}, b.BadPrefixes...) {
+		if _, err := stores.Idempotency(prefix, idempotency.Policy{}); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("prefix %q: %v, want IllegalArgument", prefix, err)
+		}
+	}
+	for _, p := range []idempotency.Policy{{Lease: -time.Second}, {Retention: -time.Second}} {
+		if _, err := stores.Idempotency("", p); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("policy %+v: %v, want IllegalArgument", p, err)
+		}
+	}
+	a := Must(stores.Idempotency("a_", idempotency.Policy{}))(t)
+	c := Must(stores.Idempotency("b_", idempotency.Policy{}))(t)
+	k := idempotency.Key{Tenant: "t", Operation: "op", Value: "v"}
+	if _, created, err := a.Begin(ctx, k, "fp"); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	if _, created, err := c.Begin(ctx, k, "other"); err != nil || !created {
+		t.Fatalf("store b_ saw store a_'s key: %v, %v", created, err)
+	}
+	// Opening again is a no-op for the migrations, and sees the key.
+	again := Must(stores.Idempotency("a_", idempotency.Policy{}))(t)
+	if rec, found, err := again.Get(ctx, k); err != nil || !found || rec.Fingerprint != "fp" {
+		t.Fatalf("a_ opened again: %+v, %v, %v", rec, found, err)
+	}
 }
