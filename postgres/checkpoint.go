@@ -39,7 +39,7 @@ type checkpointStore = event.CheckpointStore
 // PostgreSQL would truncate the table names.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
 	ex := db.executor()
-	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, poolWrites(ex))
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -29,14 +28,6 @@ var dialect = sqlstore.Dialect{
 		var pgErr *pgconn.PgError
 		return errors.As(err, &pgErr) && len(pgErr.Code) == 5 && pgErr.Code[:2] == "22"
 	},
-}
-
-// poolWrites runs writes as they come, on the pool: PostgreSQL's row
-// locks order concurrent writes of one row.
-func poolWrites(ex sqlstore.Executor) sqlstore.WriteFunc {
-	return func(ctx context.Context, fn func(context.Context, sqlstore.Executor) error) error {
-		return fn(ctx, ex)
-	}
 }
 
 // migrator is db as the shared set-up takes it, nil for a nil db.

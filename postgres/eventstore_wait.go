@@ -67,8 +67,7 @@ type esListener struct {
 	start sync.Once
 	done  chan struct{} // closed when run has returned
 
-	mu sync.Mutex
-	ch chan struct{} // closed on the next notification
+	notified sqlstore.Broadcast
 }
 
 func (l *esListener) init(s *EventStore) {
@@ -82,21 +81,7 @@ func (l *esListener) next() <-chan struct{} {
 		return nil
 	}
 	l.start.Do(func() { go l.run() })
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ch == nil {
-		l.ch = make(chan struct{})
-	}
-	return l.ch
-}
-
-func (l *esListener) broadcast() {
-	l.mu.Lock()
-	if l.ch != nil {
-		close(l.ch)
-		l.ch = nil
-	}
-	l.mu.Unlock()
+	return l.notified.Wait()
 }
 
 // stop waits for the listener to end (the store's lifetime has ended).
@@ -116,12 +101,12 @@ func (l *esListener) run() {
 		if err == nil {
 			if _, err = conn.Exec(life, listen); err == nil {
 				backoff = 100 * time.Millisecond
-				l.broadcast()
+				l.notified.Wake()
 				for {
 					if _, err = conn.WaitForNotification(life); err != nil {
 						break
 					}
-					l.broadcast()
+					l.notified.Wake()
 				}
 			}
 			cctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -91,7 +91,7 @@ type queryStore = snapshot.QueryStore
 // names.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	ex := db.executor()
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, poolWrites(ex))
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil)
 	if err != nil {
 		return nil, err
 	}

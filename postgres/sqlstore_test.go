@@ -49,6 +49,10 @@ func storesIn(t testing.TB, url, schema string) sqlstoretest.Stores {
 		Idempotency: func(prefix string, p idempotency.Policy) (idempotency.Store, error) {
 			return postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{Prefix: prefix, Policy: p})
 		},
+		Exec: func(ctx context.Context, q string) error {
+			_, err := db.Pool().Exec(ctx, q)
+			return err
+		},
 		Reopen: func(t testing.TB) sqlstoretest.Stores { return storesIn(t, url, schema) },
 	}
 }

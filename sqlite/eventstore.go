@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,9 +64,8 @@ type EventStore struct {
 
 	stats sqlstore.Stats
 
-	lastSeq atomic.Uint64 // highest position this store appended
-	waitMu  sync.Mutex
-	waitCh  chan struct{} // closed on the next append; nil when nobody waits
+	lastSeq  atomic.Uint64      // highest position this store appended
+	appended sqlstore.Broadcast // woken on every append
 }
 
 // aggregateReads is embedded under a name of its own, so that EventStore
@@ -132,26 +130,6 @@ func (s *EventStore) Close() error {
 		return nil
 	}
 	return errors.Join(s.insert.Close(), s.classify.Close())
-}
-
-// wake wakes every WaitLog caller.
-func (s *EventStore) wake() {
-	s.waitMu.Lock()
-	if s.waitCh != nil {
-		close(s.waitCh)
-		s.waitCh = nil
-	}
-	s.waitMu.Unlock()
-}
-
-// waitChan returns a channel closed by the next wake.
-func (s *EventStore) waitChan() <-chan struct{} {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	if s.waitCh == nil {
-		s.waitCh = make(chan struct{})
-	}
-	return s.waitCh
 }
 
 var _ eventstore.Store = (*EventStore)(nil)

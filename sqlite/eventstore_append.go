@@ -97,7 +97,7 @@ func (s *EventStore) flush(batch []*esRequest) {
 		r.Done <- res
 	}
 	if appended {
-		s.wake()
+		s.appended.Wake()
 	}
 }
 

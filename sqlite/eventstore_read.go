@@ -44,7 +44,7 @@ func (s *EventStore) ReadLog(ctx context.Context, after factum.Position, limit i
 // It returns nil only when the log holds a stream after position after.
 func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 	for {
-		woken := s.waitChan()
+		woken := s.appended.Wait()
 		if after.Tx == 0 {
 			if s.lastSeq.Load() > after.Seq {
 				return nil

@@ -16,18 +16,20 @@ import (
 // sqlstoretest) on SQLite files.
 func TestSQLStores(t *testing.T) {
 	sqlstoretest.Run(t, sqlstoretest.Backend{
-		Open:      func(t testing.TB) sqlstoretest.Stores { return storesAt(t, filepath.Join(t.TempDir(), "factum.db")) },
+		Open: func(t testing.TB) sqlstoretest.Stores {
+			return storesAt(t, filepath.Join(t.TempDir(), "factum.db"), "NORMAL")
+		},
 		ErrClosed: sqlite.ErrEventStoreClosed,
 		FoldsCase: true,
 	})
 }
 
-// storesAt opens the database file at path, closed at t's cleanup, and
-// returns the makers of its stores.
-func storesAt(t testing.TB, path string) sqlstoretest.Stores {
+// storesAt opens the database file at path with the synchronous pragma
+// sync, closed at t's cleanup, and returns the makers of its stores.
+func storesAt(t testing.TB, path, sync string) sqlstoretest.Stores {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: "NORMAL"})
+	db, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: sync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +48,10 @@ func storesAt(t testing.TB, path string) sqlstoretest.Stores {
 		Idempotency: func(prefix string, p idempotency.Policy) (idempotency.Store, error) {
 			return sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: prefix, Policy: p})
 		},
-		Reopen: func(t testing.TB) sqlstoretest.Stores { return storesAt(t, path) },
+		Exec: func(ctx context.Context, q string) error {
+			_, err := db.Writer().ExecContext(ctx, q)
+			return err
+		},
+		Reopen: func(t testing.TB) sqlstoretest.Stores { return storesAt(t, path, sync) },
 	}
 }

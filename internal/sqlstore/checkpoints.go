@@ -28,7 +28,8 @@ type Checkpoints struct {
 var _ event.CheckpointStore = (*Checkpoints)(nil)
 
 // NewCheckpoints returns the checkpoints of the consumers of
-// boundedContext's log in db, read through read and saved through write,
+// boundedContext's log in db, read through read and saved through write
+// (nil: through read, as they come),
 // applying the schema migrations from fsys (component
 // "checkpoint:<context>": the tables factum_<context>_checkpoints and
 // factum_<context>_leases) if they are not applied yet.
@@ -93,10 +94,15 @@ func (s *Checkpoints) SaveCheckpoint(ctx context.Context, group factum.Function,
 		return err
 	}
 	args := s.UpsertArgs(group, pos)
-	err := s.write(ctx, func(ctx context.Context, ex Executor) error {
-		_, err := ex.Exec(ctx, s.Upsert, args...)
-		return err
-	})
+	var err error
+	if s.write == nil {
+		_, err = s.read.Exec(ctx, s.Upsert, args...)
+	} else {
+		err = s.write(ctx, func(ctx context.Context, ex Executor) error {
+			_, err := ex.Exec(ctx, s.Upsert, args...)
+			return err
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("%s: save checkpoint of %s at %s: %w", s.d.Name, group, pos, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"time"
+	"unicode/utf8"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/query"
@@ -44,7 +45,7 @@ type Snapshots struct {
 var _ snapshot.QueryStore = (*Snapshots)(nil)
 
 // NewSnapshots returns the snapshot store of boundedContext in db, reading
-// through read and saving through write, applying its schema migrations
+// through read and saving through write (nil: through read, as it comes), applying its schema migrations
 // from fsys (component "snapshot:<context>", table
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, read Executor, write WriteFunc) (*Snapshots, error) {
@@ -117,21 +118,14 @@ func (s *Snapshots) Save(ctx context.Context, snap snapshot.Snapshot) (bool, err
 	args := []any{id.Aggregate, id.ID, tenant, snap.OwnerID, snap.Version, snap.EventID, snap.FirstOperator, snap.Operator,
 		ToMillis(snap.FirstEventTime), ToMillis(snap.EventTime), ToMillis(snap.SnapshotTime), snap.Deleted, s.d.JSON(snap.State)}
 	for range snapshotSaveAttempts {
-		var saved, gone bool
-		var stored string
-		err := s.write(ctx, func(ctx context.Context, ex Executor) error {
-			n, err := ex.Exec(ctx, s.UpsertSQL, args...)
-			if err != nil || n > 0 {
-				saved = n > 0
-				return err
-			}
-			err = ex.QueryRow(ctx, s.TenantSQL, id.Aggregate, id.ID).Scan(&stored)
-			if s.d.NoRows(err) {
-				gone = true // deleted since the upsert met it: try again
-				return nil
-			}
-			return err
-		})
+		var op snapshotSave
+		var err error
+		if s.write == nil {
+			err = s.save(ctx, s.read, &op, id, args)
+		} else {
+			err = s.write(ctx, func(ctx context.Context, ex Executor) error { return s.save(ctx, ex, &op, id, args) })
+		}
+		saved, gone, stored := op.saved, op.gone, op.stored
 		switch {
 		case err != nil && s.d.DataError != nil && s.d.DataError(err):
 			return false, factum.Errorf(factum.CodeIllegalArgument, "%s: the database refused the snapshot of %s v%d: %w", s.d.Name, id, snap.Version, err)
@@ -147,6 +141,28 @@ func (s *Snapshots) Save(ctx context.Context, snap snapshot.Snapshot) (bool, err
 	return false, factum.Errorf(factum.CodeInternalServerError, "%s: save snapshot of %s v%d: the stored row kept disappearing", s.d.Name, id, snap.Version)
 }
 
+// snapshotSave is the outcome of one save statement.
+type snapshotSave struct {
+	saved, gone bool
+	stored      string // the row's tenant, when the upsert changed nothing
+}
+
+// save runs the upsert through ex and, when it changes no row, reads the
+// stored tenant to say why.
+func (s *Snapshots) save(ctx context.Context, ex Executor, op *snapshotSave, id factum.AggregateID, args []any) error {
+	n, err := ex.Exec(ctx, s.UpsertSQL, args...)
+	if err != nil || n > 0 {
+		op.saved = n > 0
+		return err
+	}
+	err = ex.QueryRow(ctx, s.TenantSQL, id.Aggregate, id.ID).Scan(&op.stored)
+	if s.d.NoRows(err) {
+		op.gone = true // deleted since the upsert met it: try again
+		return nil
+	}
+	return err
+}
+
 // checkText refuses what the database's text columns cannot hold, before
 // the statement.
 func (s *Snapshots) checkText(snap *snapshot.Snapshot) error {
@@ -154,10 +170,14 @@ func (s *Snapshots) checkText(snap *snapshot.Snapshot) error {
 		return nil
 	}
 	for _, f := range [...]struct{ what, v string }{{"owner ID", snap.OwnerID}, {"event ID", snap.EventID},
-		{"first operator", snap.FirstOperator}, {"operator", snap.Operator}, {"state", string(snap.State)}} {
-		if err := s.d.CheckText(fmt.Sprintf("snapshot of %s: %s", snap.AggregateID, f.what), f.v); err != nil {
-			return err
+		{"first operator", snap.FirstOperator}, {"operator", snap.Operator}} {
+		// The message is written only for a refusal.
+		if s.d.CheckText("", f.v) != nil {
+			return s.d.CheckText(fmt.Sprintf("snapshot of %s: %s", snap.AggregateID, f.what), f.v)
 		}
+	}
+	if !utf8.Valid(snap.State) {
+		return factum.IllegalArgument(fmt.Sprintf("snapshot of %s: state is not valid UTF-8", snap.AggregateID))
 	}
 	return nil
 }

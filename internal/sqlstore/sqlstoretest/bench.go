@@ -12,6 +12,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/internal/storebench"
+	"github.com/factum-go/factum/snapshot"
 )
 
 var benchBody = []byte(`{"sku":"sku-1","qty":2}`)
@@ -117,4 +118,31 @@ func BenchReadLog(b *testing.B, st eventstore.Store) {
 			b.Fatalf("read %d streams, want 10000", n)
 		}
 	}
+}
+
+// BenchSnapshotSave runs storebench.SnapshotSave on fresh databases of
+// open.
+func BenchSnapshotSave(b *testing.B, open func(testing.TB) Stores) {
+	storebench.SnapshotSave(b, func(b *testing.B) snapshot.Store { return Must(open(b).Snapshots("shop"))(b) })
+}
+
+// BenchSnapshotList10k runs storebench.SnapshotList10k on a fresh database
+// of open; index holds the statements that create the documented index on
+// state.status and gather statistics.
+func BenchSnapshotList10k(b *testing.B, open func(testing.TB) Stores, index ...string) {
+	stores := open(b)
+	storebench.SnapshotList10k(b, Must(stores.Snapshots("shop"))(b), func(b *testing.B) {
+		for _, ddl := range index {
+			if err := stores.Exec(context.Background(), ddl); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchLoadAggregate10000 runs storebench.LoadAggregate10000 on a fresh
+// database of open.
+func BenchLoadAggregate10000(b *testing.B, open func(testing.TB) Stores) {
+	stores := open(b)
+	storebench.LoadAggregate10000(b, Closed(stores.Events("shop", false))(b), Must(stores.Snapshots("shop"))(b))
 }

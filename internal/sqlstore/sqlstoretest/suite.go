@@ -57,6 +57,8 @@ type Stores struct {
 	// Idempotency makes an idempotency store whose tables start with
 	// prefix ("" for the default).
 	Idempotency func(prefix string, p idempotency.Policy) (idempotency.Store, error)
+	// Exec runs a statement on the database.
+	Exec func(ctx context.Context, sql string) error
 	// Reopen opens the same database again, with connections of its own
 	// (as another process would), closed at t's cleanup.
 	Reopen func(t testing.TB) Stores
