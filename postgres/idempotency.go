@@ -275,10 +275,6 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 	return rec, found, nil
 }
 
-// purgeBatch bounds how many rows one purge statement deletes, so that no
-// statement holds many row locks for long.
-const purgeBatch = 1000
-
 // Purge implements idempotency.Purger: it deletes expired records in
 // batches, each its own short transaction, until none is left or ctx is
 // done. Each batch first takes a table lock that waits for the claims and
@@ -286,23 +282,15 @@ const purgeBatch = 1000
 // go on): a claim that started before the delete can then never recreate
 // a deleted key with an attempt drawn before a later owner's.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		var n int64
-		err := pgx.BeginFunc(ctx, s.db.Pool(), func(tx pgx.Tx) error {
+	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (n int64, err error) {
+		err = pgx.BeginFunc(ctx, s.db.Pool(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, s.q.lock); err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, s.q.purge, purgeBatch)
+			tag, err := tx.Exec(ctx, s.q.purge, sqlstore.PurgeBatch)
 			n = tag.RowsAffected()
 			return err
 		})
-		if err != nil {
-			return total, fmt.Errorf("postgres: idempotency purge: %w", err)
-		}
-		total += n
-		if n < purgeBatch {
-			return total, nil
-		}
-	}
+		return n, err
+	})
 }

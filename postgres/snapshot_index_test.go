@@ -7,7 +7,6 @@ import (
 
 	"github.com/factum-go/factum/internal/servicetest"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
-	"github.com/factum-go/factum/query/sqlquery"
 )
 
 // TestSnapshotIndexesServeQueries creates the indexes SnapshotStore's
@@ -35,26 +34,7 @@ func TestSnapshotIndexesServeQueries(t *testing.T) {
 	  (CASE WHEN jsonb_typeof(state -> 'total') = 'number' THEN (state -> 'total')::float8 END));`,
 			`CREATE INDEX factum_shop_snapshots_event_time ON factum_shop_snapshots (aggregate, event_time DESC, aggregate_id);`,
 			`ANALYZE factum_shop_snapshots`},
-		Exec: func(ctx context.Context, ddl string) error {
-			_, err := db.Pool().Exec(ctx, ddl)
-			return err
-		},
-		Explain: func(ctx context.Context, stmt sqlquery.Statement) ([]string, error) {
-			rows, err := db.Pool().Query(ctx, "EXPLAIN "+stmt.SQL, stmt.Args...)
-			if err != nil {
-				return nil, err
-			}
-			defer rows.Close()
-			var steps []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					return nil, err
-				}
-				steps = append(steps, line)
-			}
-			return steps, rows.Err()
-		},
+		Exec: db.executor(), Explain: "EXPLAIN", Columns: 1,
 		Uses:       func(plan, index string) bool { return strings.Contains(plan, " "+index+" ") },
 		Sorts:      func(plan string) bool { return strings.Contains(plan, "Sort") },
 		RangeIndex: "factum_shop_snapshots_status_c",

@@ -245,28 +245,16 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 	return rec, found, nil
 }
 
-// purgeBatch bounds how many rows one purge statement deletes, so that
-// other writers are not held up behind a long delete.
-const purgeBatch = 1000
-
 // Purge implements idempotency.Purger: it deletes expired records in
 // batches, each its own short write, until none is left or ctx is done.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		res, err := s.db.Writer().ExecContext(ctx, s.q.purge, s.now(), purgeBatch)
+	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (int64, error) {
+		res, err := s.db.Writer().ExecContext(ctx, s.q.purge, s.now(), sqlstore.PurgeBatch)
 		if err != nil {
-			return total, fmt.Errorf("sqlite: idempotency purge: %w", err)
+			return 0, err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("sqlite: idempotency purge: %w", err)
-		}
-		total += n
-		if n < purgeBatch {
-			return total, nil
-		}
-	}
+		return res.RowsAffected()
+	})
 }
 
 // rowState tells a row that is there from one that is not.

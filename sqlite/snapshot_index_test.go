@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
-	"github.com/factum-go/factum/query/sqlquery"
 )
 
 // TestSnapshotIndexesServeQueries creates the indexes SnapshotStore's
@@ -32,27 +32,7 @@ func TestSnapshotIndexesServeQueries(t *testing.T) {
 	  (CASE WHEN json_type(state, '$."total"') IN ('integer', 'real') THEN json_extract(state, '$."total"') END));`,
 			`CREATE INDEX factum_shop_snapshots_event_time ON factum_shop_snapshots (aggregate, event_time DESC, aggregate_id);`,
 			`ANALYZE`},
-		Exec: func(ctx context.Context, ddl string) error {
-			_, err := db.Writer().ExecContext(ctx, ddl)
-			return err
-		},
-		Explain: func(ctx context.Context, stmt sqlquery.Statement) ([]string, error) {
-			rows, err := db.Reader().QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt.SQL, stmt.Args...)
-			if err != nil {
-				return nil, err
-			}
-			defer rows.Close()
-			var steps []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					return nil, err
-				}
-				steps = append(steps, detail)
-			}
-			return steps, rows.Err()
-		},
+		Exec: sqlstore.StdDB(db.Writer()), Explain: "EXPLAIN QUERY PLAN", Columns: 4,
 		Uses:       func(plan, index string) bool { return strings.Contains(plan, "INDEX "+index+" ") },
 		Sorts:      func(plan string) bool { return strings.Contains(plan, "TEMP B-TREE") },
 		RangeIndex: "factum_shop_snapshots_status",

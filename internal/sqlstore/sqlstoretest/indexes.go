@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/query/sqlquery"
 	"github.com/factum-go/factum/snapshot"
@@ -30,10 +31,12 @@ type Indexes struct {
 	// DDL creates the documented indexes, verbatim, then gathers
 	// statistics.
 	DDL []string
-	// Exec runs a statement of DDL.
-	Exec func(ctx context.Context, ddl string) error
-	// Explain returns the plan of a statement, one step a line.
-	Explain func(ctx context.Context, st sqlquery.Statement) ([]string, error)
+	// Exec runs the DDL and the EXPLAIN statements.
+	Exec sqlstore.Executor
+	// Explain starts the statement that explains a query; the step is the
+	// last of Columns columns of each row it returns.
+	Explain string
+	Columns int
 	// Uses reports whether the plan reads index; Sorts whether it sorts.
 	Uses  func(plan, index string) bool
 	Sorts func(plan string) bool
@@ -66,7 +69,7 @@ func CheckIndexes(t *testing.T, c Indexes) {
 	}
 	wg.Wait()
 	for _, ddl := range c.DDL {
-		if err := c.Exec(ctx, ddl); err != nil {
+		if _, err := c.Exec.Exec(ctx, ddl); err != nil {
 			t.Fatalf("%s: %v", ddl, err)
 		}
 	}
@@ -94,7 +97,7 @@ func CheckIndexes(t *testing.T, c Indexes) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps, err := c.Explain(ctx, stmt)
+			steps, err := explain(ctx, c, stmt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,4 +114,27 @@ func CheckIndexes(t *testing.T, c Indexes) {
 			}
 		})
 	}
+}
+
+// explain returns the plan of a statement, one step a line.
+func explain(ctx context.Context, c Indexes, stmt sqlquery.Statement) ([]string, error) {
+	rows, err := c.Exec.Query(ctx, c.Explain+" "+stmt.SQL, stmt.Args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := make([]any, c.Columns)
+	var step string
+	for i := range cols {
+		cols[i] = new(any)
+	}
+	cols[len(cols)-1] = &step
+	var steps []string
+	for rows.Next() {
+		if err := rows.Scan(cols...); err != nil {
+			return nil, err
+		}
+		steps = append(steps, step)
+	}
+	return steps, rows.Err()
 }
