@@ -70,26 +70,11 @@ type owners = sqlstore.Owners
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, err := opts.Policy.Normalize()
+	p, prefix, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
 	if err != nil {
 		return nil, err
 	}
-	component := "idempotency"
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultIdempotencyPrefix
-	} else if opts.Prefix != DefaultIdempotencyPrefix {
-		component += ":" + opts.Prefix
-	}
-	for i := 0; i < len(opts.Prefix); i++ {
-		// Unquoted identifiers fold to lower case; allowing only lower case
-		// keeps the names the migrations create and the queries use equal.
-		if c := opts.Prefix[i]; !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			return nil, factum.IllegalArgument(fmt.Sprintf("postgres: table prefix %q: want lower-case letters, digits and '_', not starting with a digit", opts.Prefix))
-		}
-	}
-	if err := db.Migrate(ctx, migrations, "migrations/idempotency", component, opts.Prefix); err != nil {
-		return nil, err
-	}
+	opts.Prefix = prefix
 	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt, expires_at > clock_timestamp()`
 	const pk = ` tenant = $1 AND operation = $2 AND key = $3`
@@ -142,6 +127,19 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 	}}
 	s.owners = sqlstore.NewOwners(p, s.finish)
 	return s, nil
+}
+
+// checkPrefix refuses a table prefix that is not a plain lower-case
+// identifier part: unquoted identifiers fold to lower case, and allowing
+// only lower case keeps the names the migrations create and the queries
+// use equal.
+func checkPrefix(prefix string) error {
+	for i := 0; i < len(prefix); i++ {
+		if c := prefix[i]; !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return factum.IllegalArgument(fmt.Sprintf("postgres: table prefix %q: want lower-case letters, digits and '_', not starting with a digit", prefix))
+		}
+	}
+	return nil
 }
 
 // Policy returns the store's lease and retention.

@@ -15,15 +15,9 @@ import (
 func TestSnapshotIndexesServeQueries(t *testing.T) {
 	ctx := context.Background()
 	url, schema := servicetest.PostgresSchema(t)
-	db, err := Open(ctx, url, Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, err := NewSnapshotStore(ctx, db, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlstoretest.Must(Open(ctx, url, Options{Schema: schema}))(t)
+	t.Cleanup(db.Close)
+	st := sqlstoretest.Must(NewSnapshotStore(ctx, db, "shop"))(t)
 	sqlstoretest.CheckIndexes(t, sqlstoretest.Indexes{
 		Store: st, Find: st.core.FindStatement, Orders: 5000, Statuses: 2500,
 		DDL: []string{`CREATE INDEX factum_shop_snapshots_status ON factum_shop_snapshots (aggregate,

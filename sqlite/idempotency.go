@@ -72,24 +72,13 @@ type owners = sqlstore.Owners
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, err := opts.Policy.Normalize()
+	p, prefix, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
 	if err != nil {
 		return nil, err
 	}
-	component := "idempotency"
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultIdempotencyPrefix
-	} else if opts.Prefix != DefaultIdempotencyPrefix {
-		component += ":" + opts.Prefix
-	}
-	if err := checkPrefix(opts.Prefix); err != nil {
-		return nil, err
-	}
+	opts.Prefix = prefix
 	if opts.Clock == nil {
 		opts.Clock = time.Now
-	}
-	if err := db.Migrate(ctx, migrations, "migrations/idempotency", component, opts.Prefix); err != nil {
-		return nil, err
 	}
 	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt`

@@ -15,15 +15,8 @@ import (
 // that SQLite uses each for the statement Find runs.
 func TestSnapshotIndexesServeQueries(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "indexes.db"), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, err := NewSnapshotStore(ctx, db, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlstoretest.Closed(Open(ctx, filepath.Join(t.TempDir(), "indexes.db"), Options{Synchronous: "NORMAL"}))(t)
+	st := sqlstoretest.Must(NewSnapshotStore(ctx, db, "shop"))(t)
 	sqlstoretest.CheckIndexes(t, sqlstoretest.Indexes{
 		Store: st, Find: st.core.FindStatement, Orders: 2000, Statuses: 1000,
 		DDL: []string{`CREATE INDEX factum_shop_snapshots_status ON factum_shop_snapshots (aggregate,

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/factum-go/factum/idempotency"
@@ -78,4 +79,29 @@ func Purge(ctx context.Context, d *Dialect, batch func(ctx context.Context) (int
 			return total, nil
 		}
 	}
+}
+
+// SetupIdempotency is the set-up of an idempotency store: it normalises p,
+// checks prefix with valid ("" is def), and applies the idempotency
+// migrations of fsys to db (component "idempotency", or
+// "idempotency:<prefix>" for a prefix other than def). It returns the
+// policy and the prefix.
+func SetupIdempotency(ctx context.Context, db Migrator, fsys fs.FS, p idempotency.Policy, prefix, def string, valid func(prefix string) error) (idempotency.Policy, string, error) {
+	p, err := p.Normalize()
+	if err != nil {
+		return p, "", err
+	}
+	component := "idempotency"
+	if prefix == "" {
+		prefix = def
+	} else if prefix != def {
+		component += ":" + prefix
+	}
+	if err := valid(prefix); err != nil {
+		return p, "", err
+	}
+	if err := db.Migrate(ctx, fsys, "migrations/idempotency", component, prefix); err != nil {
+		return p, "", err
+	}
+	return p, prefix, nil
 }
