@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
@@ -27,10 +26,6 @@ type CheckpointStore struct {
 	db              *DB
 	context         string
 }
-
-// checkpointStore is embedded under a name of its own, so that
-// CheckpointStore has the methods of the interface and no more.
-type checkpointStore = event.CheckpointStore
 
 // NewCheckpointStore returns the checkpoint store of the consumers of
 // boundedContext's log in db, applying its schema migrations (component

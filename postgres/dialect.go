@@ -4,9 +4,11 @@ import (
 	"errors"
 	"time"
 
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/internal/sqlstore/pgxexec"
 	"github.com/factum-go/factum/query/sqlquery"
+	"github.com/factum-go/factum/snapshot"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -46,3 +48,12 @@ func (d *DB) executor() sqlstore.Executor {
 	}
 	return pgxexec.New(d.pool)
 }
+
+// The shared implementations, embedded in the stores under names of their
+// own, so that each store has the methods of the interface and no more.
+type (
+	aggregateReads  = sqlstore.AggregateReads
+	checkpointStore = event.CheckpointStore
+	owners          = sqlstore.Owners
+	queryStore      = snapshot.QueryStore
+)

@@ -208,10 +208,6 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	return s, nil
 }
 
-// aggregateReads is embedded under a name of its own, so that EventStore
-// has the methods of the interface and no more.
-type aggregateReads = sqlstore.AggregateReads
-
 // Context returns the bounded context the store serves.
 func (s *EventStore) Context() string { return s.context }
 

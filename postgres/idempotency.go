@@ -61,21 +61,15 @@ type pgIdempotencyQueries struct {
 	claim, read, readLocked, finish, lock, purge string
 }
 
-// owners is embedded under a name of its own, so that IdempotencyStore
-// has the methods of the interface and no more.
-type owners = sqlstore.Owners
-
 // NewIdempotencyStore applies the idempotency migrations to db (component
 // "idempotency", or "idempotency:<prefix>" for a non-default prefix) and
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, prefix, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
+	p, t, seq, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
 	if err != nil {
 		return nil, err
 	}
-	opts.Prefix = prefix
-	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt, expires_at > clock_timestamp()`
 	const pk = ` tenant = $1 AND operation = $2 AND key = $3`
 	s := &IdempotencyStore{db: db, policy: p, q: pgIdempotencyQueries{

@@ -8,6 +8,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -69,20 +70,14 @@ func (s *CheckpointStore) Release(ctx context.Context, l event.Lease) error {
 	_, err := s.db.Pool().Exec(ctx, `UPDATE `+s.leaseTable()+` SET expires_at = 'epoch'
 		WHERE context = $1 AND processor = $2 AND name = $3 AND holder = $4 AND token = $5 AND expires_at > clock_timestamp()`,
 		l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token))
-	if err != nil {
-		return fmt.Errorf("postgres: release the lease of %s: %w", l.Group, err)
-	}
-	return nil
+	return sqlstore.LeaseError(&dialect, "release", l.Group, err)
 }
 
 // SaveFencedCheckpoint implements event.LeaseStore: one statement that
 // share-locks the lease row while it is in force and saves the position
 // only then, so a takeover waits for the save to commit.
 func (s *CheckpointStore) SaveFencedCheckpoint(ctx context.Context, l event.Lease, pos factum.Position) error {
-	if err := event.ValidateGroup(l.Group); err != nil {
-		return err
-	}
-	if err := event.ValidatePosition(pos); err != nil {
+	if err := sqlstore.CheckFenced(l, pos); err != nil {
 		return err
 	}
 	table := `"factum_` + s.context + `_checkpoints"`

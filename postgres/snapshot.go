@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/factum-go/factum/internal/sqlstore"
-	"github.com/factum-go/factum/snapshot"
 )
 
 // SnapshotStore is the PostgreSQL snapshot.QueryStore of one bounded
@@ -79,10 +78,6 @@ type SnapshotStore struct {
 	core       *sqlstore.Snapshots
 	table      string // quoted identifier
 }
-
-// queryStore is embedded under a name of its own, so that SnapshotStore
-// has the methods of the interface and no more.
-type queryStore = snapshot.QueryStore
 
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
 // applying its schema migrations (component "snapshot:<context>", table

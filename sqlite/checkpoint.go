@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
@@ -35,10 +34,6 @@ type CheckpointStore struct {
 	upsert          *sql.Stmt // prepared on the write connection
 	now             func() time.Time
 }
-
-// checkpointStore is embedded under a name of its own, so that
-// CheckpointStore has the methods of the interface and no more.
-type checkpointStore = event.CheckpointStore
 
 // NewCheckpointStore returns the checkpoint store of the consumers of
 // boundedContext's log in db, applying its schema migrations (component

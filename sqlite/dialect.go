@@ -8,8 +8,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/query/sqlquery"
+	"github.com/factum-go/factum/snapshot"
 )
 
 // dialect is SQLite's for the shared SQL code.
@@ -60,3 +62,12 @@ func writes(b *prepareBatcher, prepared map[string]*sql.Stmt) sqlstore.WriteFunc
 		}})
 	}
 }
+
+// The shared implementations, embedded in the stores under names of their
+// own, so that each store has the methods of the interface and no more.
+type (
+	aggregateReads  = sqlstore.AggregateReads
+	checkpointStore = event.CheckpointStore
+	owners          = sqlstore.Owners
+	queryStore      = snapshot.QueryStore
+)

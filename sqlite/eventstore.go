@@ -68,10 +68,6 @@ type EventStore struct {
 	appended sqlstore.Broadcast // woken on every append
 }
 
-// aggregateReads is embedded under a name of its own, so that EventStore
-// has the methods of the interface and no more.
-type aggregateReads = sqlstore.AggregateReads
-
 // ErrEventStoreClosed is returned by Append after Close.
 var ErrEventStoreClosed = errors.New("sqlite: event store is closed")
 

@@ -63,24 +63,18 @@ type idempotencyQueries struct {
 	claim, advance, read, finish, purge string
 }
 
-// owners is embedded under a name of its own, so that IdempotencyStore
-// has the methods of the interface and no more.
-type owners = sqlstore.Owners
-
 // NewIdempotencyStore applies the idempotency migrations to db (component
 // "idempotency", or "idempotency:<prefix>" for a non-default prefix) and
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, prefix, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
+	p, t, seq, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
 	if err != nil {
 		return nil, err
 	}
-	opts.Prefix = prefix
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt`
 	s := &IdempotencyStore{db: db, policy: p, clock: opts.Clock, q: idempotencyQueries{
 		// Takes the key when it is absent, expired, or released by the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
 var _ event.LeaseStore = (*CheckpointStore)(nil)
@@ -100,19 +101,13 @@ func (s *CheckpointStore) Release(ctx context.Context, l event.Lease) error {
 			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), now)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: release the lease of %s: %w", l.Group, err)
-	}
-	return nil
+	return sqlstore.LeaseError(&dialect, "release", l.Group, err)
 }
 
 // SaveFencedCheckpoint implements event.LeaseStore: the lease check and the
 // save share one write transaction, which SQLite runs alone.
 func (s *CheckpointStore) SaveFencedCheckpoint(ctx context.Context, l event.Lease, pos factum.Position) error {
-	if err := event.ValidateGroup(l.Group); err != nil {
-		return err
-	}
-	if err := event.ValidatePosition(pos); err != nil {
+	if err := sqlstore.CheckFenced(l, pos); err != nil {
 		return err
 	}
 	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {

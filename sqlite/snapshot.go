@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/factum-go/factum/internal/sqlstore"
-	"github.com/factum-go/factum/snapshot"
 )
 
 // SnapshotStore is the SQLite snapshot.QueryStore of one bounded context.
@@ -78,10 +77,6 @@ type SnapshotStore struct {
 	upsert     *sql.Stmt // prepared on the write connection
 	tenant     *sql.Stmt
 }
-
-// queryStore is embedded under a name of its own, so that SnapshotStore
-// has the methods of the interface and no more.
-type queryStore = snapshot.QueryStore
 
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
 // applying its schema migrations (component "snapshot:<context>", table

@@ -85,11 +85,11 @@ func Purge(ctx context.Context, d *Dialect, batch func(ctx context.Context) (int
 // checks prefix with valid ("" is def), and applies the idempotency
 // migrations of fsys to db (component "idempotency", or
 // "idempotency:<prefix>" for a prefix other than def). It returns the
-// policy and the prefix.
-func SetupIdempotency(ctx context.Context, db Migrator, fsys fs.FS, p idempotency.Policy, prefix, def string, valid func(prefix string) error) (idempotency.Policy, string, error) {
+// policy and the names of the keys table and the attempts counter.
+func SetupIdempotency(ctx context.Context, db Migrator, fsys fs.FS, p idempotency.Policy, prefix, def string, valid func(prefix string) error) (_ idempotency.Policy, keys, attempts string, _ error) {
 	p, err := p.Normalize()
 	if err != nil {
-		return p, "", err
+		return p, "", "", err
 	}
 	component := "idempotency"
 	if prefix == "" {
@@ -98,10 +98,10 @@ func SetupIdempotency(ctx context.Context, db Migrator, fsys fs.FS, p idempotenc
 		component += ":" + prefix
 	}
 	if err := valid(prefix); err != nil {
-		return p, "", err
+		return p, "", "", err
 	}
 	if err := db.Migrate(ctx, fsys, "migrations/idempotency", component, prefix); err != nil {
-		return p, "", err
+		return p, "", "", err
 	}
-	return p, prefix, nil
+	return p, prefix + "idempotency_keys", prefix + "idempotency_attempts", nil
 }
