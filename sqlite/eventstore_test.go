@@ -29,20 +29,10 @@ var esShopCart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
 func TestNewEventStoreRefusesBadInput(t *testing.T) {
 	db := newTestDB(t, Options{})
 	ctx := context.Background()
-	for _, c := range []struct {
-		name    string
-		context string
-		opts    EventStoreOptions
-	}{
-		{"negative batch", "shop", EventStoreOptions{MaxBatch: -1}},
-		{"negative poll", "shop", EventStoreOptions{PollInterval: -time.Second}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := NewEventStore(ctx, db, c.context, c.opts)
-			if !errors.Is(err, factum.ErrIllegalArgument) {
-				t.Fatalf("got %v, want IllegalArgument", err)
-			}
-		})
+	for _, opts := range []EventStoreOptions{{MaxBatch: -1}, {PollInterval: -time.Second}} {
+		if _, err := NewEventStore(ctx, db, "shop", opts); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("options %+v: %v, want IllegalArgument", opts, err)
+		}
 	}
 }
 

@@ -37,5 +37,11 @@ func Setup(ctx context.Context, d *Dialect, db Migrator, c Component, boundedCon
 	if err := db.Migrate(ctx, c.FS, "migrations/"+c.Name, c.Name+":"+boundedContext, prefix); err != nil {
 		return "", err
 	}
-	return `"` + prefix + c.Table + `"`, nil
+	return ContextTable(boundedContext, c.Table), nil
+}
+
+// ContextTable returns the quoted name of the table of boundedContext
+// called name: factum_<context>_<name>.
+func ContextTable(boundedContext, name string) string {
+	return `"factum_` + boundedContext + `_` + name + `"`
 }
