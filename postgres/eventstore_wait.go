@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -31,10 +30,7 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 			err = nil
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("postgres: event store %s: %w", s.context, err)
+			return sqlstore.LogError(ctx, &dialect, s.context, err)
 		}
 		if ready {
 			return nil
@@ -44,16 +40,9 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 			wait = min(pending, wait)
 			pending = min(2*pending, s.opts.PollInterval)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-woken:
-		case <-notified:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+		if err := sqlstore.Pause(ctx, wait, woken, notified); err != nil {
+			return err
 		}
-		t.Stop()
 	}
 }
 

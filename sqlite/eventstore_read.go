@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
@@ -52,23 +50,14 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 			var ok bool
 			err := s.db.Reader().QueryRowContext(ctx, s.q.logHasAfter, sqlstore.SeqArg(after.Seq)).Scan(&ok)
 			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("sqlite: event store %s: %w", s.context, err)
+				return sqlstore.LogError(ctx, &dialect, s.context, err)
 			}
 			if ok {
 				return nil
 			}
 		}
-		t := time.NewTimer(s.poll)
-		select {
-		case <-woken:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+		if err := sqlstore.Pause(ctx, s.poll, woken, nil); err != nil {
+			return err
 		}
-		t.Stop()
 	}
 }
