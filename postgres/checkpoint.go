@@ -2,17 +2,11 @@ package postgres
 
 import (
 	"context"
-	"embed"
-	"errors"
 	"fmt"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/event"
-	"github.com/jackc/pgx/v5"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/checkpoint/*.sql
-var checkpointMigrations embed.FS
 
 // CheckpointStore is the PostgreSQL event.CheckpointStore of the consumer
 // groups reading one bounded context's log. Positions live in the table
@@ -28,13 +22,10 @@ var checkpointMigrations embed.FS
 //
 // A CheckpointStore is safe for concurrent use.
 type CheckpointStore struct {
-	db      *DB
-	context string
-	upsert  string
-	load    string
+	checkpointStore // the shared implementation
+	db              *DB
+	context         string
 }
-
-var _ event.CheckpointStore = (*CheckpointStore)(nil)
 
 // NewCheckpointStore returns the checkpoint store of the consumers of
 // boundedContext's log in db, applying its schema migrations (component
@@ -42,49 +33,12 @@ var _ event.CheckpointStore = (*CheckpointStore)(nil)
 // not applied yet. Context names longer than 44 bytes are refused, as
 // PostgreSQL would truncate the table names.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
-	table, err := checkpointTable(ctx, db, boundedContext)
+	ex := db.executor()
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &CheckpointStore{
-		db:      db,
-		context: boundedContext,
-		upsert:  checkpointUpsertSQL(table),
-		load:    checkpointLoadSQL(table),
-	}, nil
-}
-
-// checkpointUpsertSQL saves a group's position ($1–$3 the group, $4/$5 the
-// position) unless the stored one is at or after it: the row lock of the
-// upsert orders concurrent saves, and the row-value comparison keeps the
-// position from moving backwards.
-func checkpointUpsertSQL(table string) string {
-	return `INSERT INTO ` + table + ` AS c (context, processor, name, tx, seq) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (context, processor, name) DO UPDATE SET tx = EXCLUDED.tx, seq = EXCLUDED.seq, updated_at = now()
-			WHERE (c.tx, c.seq) < (EXCLUDED.tx, EXCLUDED.seq)`
-}
-
-// checkpointLoadSQL reads a group's position ($1–$3 the group).
-func checkpointLoadSQL(table string) string {
-	return `SELECT tx, seq FROM ` + table + ` WHERE context = $1 AND processor = $2 AND name = $3`
-}
-
-// checkpointTable checks db and the context name, applies the checkpoint
-// component's migrations (the checkpoint and lease tables) if they are not
-// applied yet, and returns the quoted checkpoint table: the set-up of every
-// store over those tables.
-func checkpointTable(ctx context.Context, db *DB, boundedContext string) (string, error) {
-	if db == nil {
-		return "", factum.IllegalArgument("postgres: nil DB")
-	}
-	if err := validTableContext(boundedContext); err != nil {
-		return "", err
-	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, checkpointMigrations, "migrations/checkpoint", "checkpoint:"+boundedContext, prefix); err != nil {
-		return "", err
-	}
-	return `"` + prefix + `checkpoints"`, nil
+	return &CheckpointStore{checkpointStore: core, db: db, context: boundedContext}, nil
 }
 
 // validTableContext checks a context name for the tables named after it:
@@ -103,35 +57,3 @@ func validTableContext(boundedContext string) error {
 
 // Context returns the bounded context whose consumers the store serves.
 func (s *CheckpointStore) Context() string { return s.context }
-
-// Checkpoint implements event.CheckpointStore: the group's saved position,
-// or the zero Position when none was saved.
-func (s *CheckpointStore) Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error) {
-	if err := event.ValidateGroup(group); err != nil {
-		return factum.Position{}, err
-	}
-	var tx, seq int64
-	err := s.db.Pool().QueryRow(ctx, s.load, group.Context, group.Processor, group.Name).Scan(&tx, &seq)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return factum.Position{}, nil
-	case err != nil:
-		return factum.Position{}, fmt.Errorf("postgres: checkpoint of %s: %w", group, err)
-	}
-	return factum.Position{Tx: uint64(tx), Seq: uint64(seq)}, nil
-}
-
-// SaveCheckpoint implements event.CheckpointStore: it records pos unless
-// the group's saved position is at or after it.
-func (s *CheckpointStore) SaveCheckpoint(ctx context.Context, group factum.Function, pos factum.Position) error {
-	if err := event.ValidateGroup(group); err != nil {
-		return err
-	}
-	if err := event.ValidatePosition(pos); err != nil {
-		return err
-	}
-	if _, err := s.db.Pool().Exec(ctx, s.upsert, group.Context, group.Processor, group.Name, int64(pos.Tx), int64(pos.Seq)); err != nil {
-		return fmt.Errorf("postgres: save checkpoint of %s at %s: %w", group, pos, err)
-	}
-	return nil
-}

@@ -3,20 +3,16 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
-	"embed"
 	"encoding/hex"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-//go:embed migrations/eventstore/*.sql
-var esMigrations embed.FS
 
 // EventStoreOptions configures NewEventStore. The zero value is the
 // documented default.
@@ -113,11 +109,13 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 //
 // An EventStore is safe for concurrent use. Close it before closing its DB.
 type EventStore struct {
-	db      *DB
-	pool    *pgxpool.Pool
-	context string
-	table   string // quoted identifier
-	channel string // NOTIFY channel
+	aggregateReads // the shared implementation
+	reads          *sqlstore.EventReads
+	db             *DB
+	pool           *pgxpool.Pool
+	context        string
+	table          string // quoted identifier
+	channel        string // NOTIFY channel
 
 	// The unique indexes of the append contract, as the server names them
 	// in unique violations.
@@ -128,29 +126,17 @@ type EventStore struct {
 	life     context.Context // ends at Close
 	stopLife context.CancelFunc
 
-	// mu guards closed against appends queueing while Close drains.
-	mu     sync.RWMutex
-	closed bool
-	qmu    sync.Mutex
-	queue  []*esRequest  // appends waiting for a writer
-	slots  chan struct{} // one token per statement in flight (Writers)
-	idle   []*esWriter   // the writers without a statement, most recently used last; under qmu
+	appends *sqlstore.Appender[*esWriter] // one batch in flight per writer
 
 	notifyCh chan struct{}
 	bg       sync.WaitGroup // notifier and listener
 	listener esListener
 
-	stats esStats
+	stats sqlstore.Stats
 
 	ownMu   sync.Mutex
 	ownLast factum.Position // the highest position this store appended
 	waitCh  chan struct{}   // closed on the next own append; nil when nobody waits
-}
-
-// esStats counts the store's writes, for tests and benchmarks.
-type esStats struct {
-	batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
-	streams atomic.Int64 // streams they appended
 }
 
 // ErrEventStoreClosed is returned by Append after Close. It wraps
@@ -162,12 +148,6 @@ var ErrEventStoreClosed = fmt.Errorf("postgres: event store: %w", factum.ErrClos
 // factum_<context>_) if they are not applied yet. Context names longer than
 // 44 bytes are refused, as PostgreSQL would truncate the table names.
 func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts EventStoreOptions) (*EventStore, error) {
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
-	}
-	if len(boundedContext) > esMaxContextLen {
-		return nil, factum.IllegalArgument(fmt.Sprintf("postgres: context name %q is longer than %d bytes, too long for table names", boundedContext, esMaxContextLen))
-	}
 	if opts.MaxBatch < 0 || opts.Writers < 0 || opts.PollInterval < 0 {
 		return nil, factum.IllegalArgument("postgres: event store options: MaxBatch, Writers and PollInterval must not be negative")
 	}
@@ -186,15 +166,15 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	if opts.ReadOwnAppendsWait == 0 {
 		opts.ReadOwnAppendsWait = time.Second
 	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, esMigrations, "migrations/eventstore", "eventstore:"+boundedContext, prefix); err != nil {
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: migrations, Table: "streams"}, boundedContext)
+	if err != nil {
 		return nil, err
 	}
+	prefix := "factum_" + boundedContext + "_"
 	var schema string
 	if err := db.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		return nil, fmt.Errorf("postgres: event store %s: %w", boundedContext, err)
 	}
-	table := `"` + prefix + `streams"`
 	// One channel per table: stores of other schemas or contexts do not
 	// wake each other. Hashed, as channel names are bounded like
 	// identifiers.
@@ -212,12 +192,15 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		q:            esBuildQueries(table, opts.MaxBatch),
 		life:         life,
 		stopLife:     stop,
-		slots:        make(chan struct{}, opts.Writers),
 		notifyCh:     make(chan struct{}, 1),
 	}
-	for range opts.Writers {
-		s.idle = append(s.idle, &esWriter{})
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, table, esColumns, db.executor(), esScan)
+	s.aggregateReads = s.reads
+	writers := make([]*esWriter, opts.Writers)
+	for i := range writers {
+		writers[i] = &esWriter{}
 	}
+	s.appends = sqlstore.NewAppender(&dialect, s.reads, ErrEventStoreClosed, writers, opts.MaxBatch, true, s.flush)
 	s.listener.init(s)
 	if !opts.DisableNotify {
 		s.bg.Go(s.runNotifier)
@@ -231,26 +214,12 @@ func (s *EventStore) Context() string { return s.context }
 // Close stops accepting appends, finishes those already accepted, and stops
 // the store's listener. It does not close the DB.
 func (s *EventStore) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.appends.Close(func(w *esWriter) { w.close(context.Background()) }) {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
-	s.drain()
 	s.stopLife()
 	s.bg.Wait()
 	s.listener.stop()
-	return nil
-}
-
-// checkContext refuses identities of another bounded context: the store's
-// tables hold one context only.
-func (s *EventStore) checkContext(context string) error {
-	if context != s.context {
-		return factum.IllegalArgument(fmt.Sprintf("postgres: the event store of context %q cannot serve context %q", s.context, context))
-	}
 	return nil
 }
 

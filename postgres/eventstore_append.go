@@ -5,41 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// esOutcome is what became of one append; the names are shorthand for
-// the shared eventstore.Outcome values.
-type esOutcome = eventstore.Outcome
-
-const (
-	esAppended           = eventstore.Appended
-	esTenantMismatch     = eventstore.RefusedTenant
-	esDuplicateRequest   = eventstore.RefusedRequest
-	esDuplicateAggregate = eventstore.RefusedAggregate
-	esVersionConflict    = eventstore.RefusedVersion
-	esFailed             = eventstore.Failed // err says why
-)
-
-// esResult is a writer's answer to one request. Writers never touch the
-// caller's stream: the caller builds its error from its own stream.
-type esResult struct {
-	outcome esOutcome
-	pos     factum.Position
-	err     error
-}
+// esResult is a writer's answer to one request.
+type esResult = sqlstore.AppendResult
 
 // esRequest is one Append waiting for a writer.
-type esRequest struct {
-	ctx      context.Context
-	row      esRow
-	attempts int           // statements that left the row unexplained
-	done     chan esResult // buffered: a writer never blocks on a caller that left
-}
+type esRequest = sqlstore.AppendRequest
 
 // esMaxAttempts bounds how often a row is written again when nothing
 // explains why it did not go in (its predecessor committed after the
@@ -55,44 +32,7 @@ const esMaxAttempts = 3
 // append in it has been abandoned, and the outcome is unknown (Lookup
 // tells). An append whose ctx ends before it is written is never written.
 func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := es.Validate(); err != nil {
-		return err
-	}
-	if err := s.checkContext(es.AggregateID.Context); err != nil {
-		return err
-	}
-	row, err := esEncode(es)
-	if err != nil {
-		return err
-	}
-	req := &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return ErrEventStoreClosed
-	}
-	s.qmu.Lock()
-	s.queue = append(s.queue, req)
-	s.qmu.Unlock()
-	s.mu.RUnlock()
-	s.lead()
-	select {
-	case res := <-req.done:
-		switch res.outcome {
-		case esAppended:
-			es.Position = res.pos
-			return nil
-		case esFailed:
-			return fmt.Errorf("postgres: append %s version %d: %w", es.AggregateID, es.Version, res.err)
-		default:
-			return res.outcome.Err(es)
-		}
-	case <-ctx.Done():
-		return fmt.Errorf("postgres: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
-	}
+	return s.appends.Append(ctx, es)
 }
 
 // flush writes one batch and answers its callers, returning the requests
@@ -100,14 +40,7 @@ func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
 // the statement is cancelled only when every caller in it has gone, so
 // that one caller's cancellation cannot fail the others.
 func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest) {
-	live := make([]*esRequest, 0, len(batch))
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- esResult{outcome: esFailed, err: err}
-			continue
-		}
-		live = append(live, r)
-	}
+	live := sqlstore.Live(batch)
 	if len(live) == 0 {
 		return nil
 	}
@@ -116,19 +49,9 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 		// goes back to the head of the queue.
 		live, retry = live[:n], live[n:]
 	}
-	slices.SortFunc(live, func(a, b *esRequest) int { return a.row.compare(&b.row) })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var remaining atomic.Int32
-	remaining.Store(int32(len(live)))
-	for _, r := range live {
-		stop := context.AfterFunc(r.ctx, func() {
-			if remaining.Add(-1) == 0 {
-				cancel()
-			}
-		})
-		defer stop()
-	}
+	slices.SortFunc(live, func(a, b *esRequest) int { return a.Row.Compare(&b.Row) })
+	ctx, release := sqlstore.WriteContext(live)
+	defer release()
 
 	out, err := s.write(ctx, w, live)
 	if err != nil {
@@ -138,10 +61,10 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 			// A deadlock aborted the statement (nothing of it is
 			// stored): write the batch again.
 			for _, r := range live {
-				if r.attempts++; r.attempts < esMaxAttempts {
+				if r.Attempts++; r.Attempts < esMaxAttempts {
 					retry = append(retry, r)
 				} else {
-					r.done <- esResult{outcome: esFailed, err: err}
+					r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
 				}
 			}
 			return retry
@@ -158,29 +81,29 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 			err = factum.Errorf(factum.CodeIllegalArgument, "the database refused the stream: %w", err)
 		}
 		for _, r := range live {
-			r.done <- esResult{outcome: esFailed, err: err}
+			r.Done <- esResult{Outcome: eventstore.Failed, Err: err}
 		}
 		return retry
 	}
 	var last factum.Position
-	s.stats.batches.Add(1)
+	s.stats.Batches.Add(1)
 	for i, r := range live {
 		res := out[i]
-		if res.outcome == esFailed && res.err == nil {
+		if res.Outcome == eventstore.Failed && res.Err == nil {
 			// Nothing explains the refusal yet: try again.
-			if r.attempts++; r.attempts < esMaxAttempts {
+			if r.Attempts++; r.Attempts < esMaxAttempts {
 				retry = append(retry, r)
 				continue
 			}
-			res.err = fmt.Errorf("the row was refused %d times though no stored stream conflicts with it", r.attempts)
+			res.Err = fmt.Errorf("the row was refused %d times though no stored stream conflicts with it", r.Attempts)
 		}
-		if res.outcome == esAppended {
-			s.stats.streams.Add(1)
-			if last.Less(res.pos) {
-				last = res.pos
+		if res.Outcome == eventstore.Appended {
+			s.stats.Streams.Add(1)
+			if last.Less(res.Pos) {
+				last = res.Pos
 			}
 		}
-		r.done <- res
+		r.Done <- res
 	}
 	if !last.IsZero() {
 		s.appended(last)

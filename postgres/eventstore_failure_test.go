@@ -207,9 +207,7 @@ func TestEventStoreCancelInSharedStatement(t *testing.T) {
 	cRes := appendAsync(context.Background(), st, c)
 	for queued := 0; queued < 2; {
 		time.Sleep(time.Millisecond)
-		st.qmu.Lock()
-		queued = len(st.queue)
-		st.qmu.Unlock()
+		queued = st.appends.Queued()
 	}
 	// Cancelling the first frees the writer, which writes b and c in one
 	// statement, which waits on the lock in turn.
@@ -294,24 +292,24 @@ func TestEventStoreBadRowDoesNotFailTheBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 2 {
-			row.events = `[{"not json`
+			row.Events = `[{"not json`
 		}
 		ids = append(ids, id)
-		batch = append(batch, &esRequest{ctx: context.Background(), row: row, done: make(chan esResult, 1)})
+		batch = append(batch, &esRequest{Ctx: context.Background(), Row: row, Done: make(chan esResult, 1)})
 	}
 	for left := batch; len(left) > 0; {
 		left = testFlush(st, left) // a batch the store has no statement size for is written in parts
 	}
 	for i, r := range batch {
-		res := <-r.done
+		res := <-r.Done
 		if i == 2 {
-			if res.outcome != esFailed || !errors.Is(res.err, factum.ErrIllegalArgument) {
-				t.Fatalf("bad row: outcome %d, %v; want IllegalArgument", res.outcome, res.err)
+			if res.Outcome != eventstore.Failed || !errors.Is(res.Err, factum.ErrIllegalArgument) {
+				t.Fatalf("bad row: outcome %d, %v; want IllegalArgument", res.Outcome, res.Err)
 			}
 			continue
 		}
-		if res.outcome != esAppended {
-			t.Fatalf("row %d: outcome %d, %v", i, res.outcome, res.err)
+		if res.Outcome != eventstore.Appended {
+			t.Fatalf("row %d: outcome %d, %v", i, res.Outcome, res.Err)
 		}
 	}
 	for i, id := range ids {
@@ -357,15 +355,15 @@ func TestEventStoreForeignUniqueViolationIsAnError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)})
+		batch = append(batch, &esRequest{Ctx: ctx, Row: row, Done: make(chan esResult, 1)})
 	}
 	for left := batch; len(left) > 0; {
 		left = testFlush(st, left)
 	}
 	for i, r := range batch {
-		res := <-r.done
-		if (res.outcome == esAppended) != (i != 1) {
-			t.Fatalf("row %d: outcome %d, %v", i, res.outcome, res.err)
+		res := <-r.Done
+		if (res.Outcome == eventstore.Appended) != (i != 1) {
+			t.Fatalf("row %d: outcome %d, %v", i, res.Outcome, res.Err)
 		}
 	}
 }
@@ -373,13 +371,9 @@ func TestEventStoreForeignUniqueViolationIsAnError(t *testing.T) {
 // testFlush writes batch as a writer of st would, returning what is to be
 // written again.
 func testFlush(st *EventStore, batch []*esRequest) []*esRequest {
-	st.slots <- struct{}{}
-	w := st.takeWriter()
-	defer func() {
-		st.putWriter(w)
-		<-st.slots
-	}()
-	return st.flush(w, batch)
+	var retry []*esRequest
+	st.appends.WithWriter(func(w *esWriter) { retry = st.flush(w, batch) })
+	return retry
 }
 
 // A writer whose connection's server process ended while it sat idle (a
@@ -392,11 +386,8 @@ func TestEventStoreWriterSurvivesAnIdleKill(t *testing.T) {
 	if err := st.Append(ctx, testStream(shopCart.WithID("before"), 1, "r")); err != nil {
 		t.Fatal(err)
 	}
-	st.slots <- struct{}{}
-	w := st.takeWriter()
-	pid := w.conn.PgConn().PID()
-	st.putWriter(w)
-	<-st.slots
+	var pid uint32
+	st.appends.WithWriter(func(w *esWriter) { pid = w.conn.PgConn().PID() })
 	if _, err := db.Pool().Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
 	}

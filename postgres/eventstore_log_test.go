@@ -137,7 +137,7 @@ func rawInsert(t *testing.T, tx pgx.Tx, st *EventStore, s *factum.EventStream) {
 	_, err = tx.Exec(context.Background(), `INSERT INTO `+st.table+
 		` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, create_time, events)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::json)`,
-		r.aggregate, r.aggregateID, r.tenant, r.version, r.streamID, r.commandID, r.requestID, r.owner, r.createTime, r.events)
+		r.Aggregate, r.AggregateID, r.Tenant, r.Version, r.StreamID, r.CommandID, r.RequestID, r.Owner, r.CreateTime, r.Events)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
 // largeLogStreams is how many streams the read-path plan test writes: the
@@ -39,7 +41,7 @@ func TestReadPlansProbeTheIndexOnALargeLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = db.Pool().Exec(ctx, `INSERT INTO `+snaps.table+` (aggregate, `+snapshotColumns+`)
+	_, err = db.Pool().Exec(ctx, `INSERT INTO `+snaps.table+` (aggregate, `+sqlstore.SnapshotColumns+`)
 		SELECT 'cart', 'a' || i, 'default', '', 4, 'e' || i, '', '', 0, 0, 0, false, '{}'
 		FROM generate_series(0, $1::int) AS i`, largeLogStreams/4-1)
 	if err != nil {
@@ -60,19 +62,19 @@ func TestReadPlansProbeTheIndexOnALargeLog(t *testing.T) {
 	pos := func(tx, seq string) string { return "'" + tx + "', " + seq }
 
 	cases := []struct{ name, sql, args, table string }{
-		{"load", st.q.load, `'cart', 'a100', 1, 10`, "streams"},
-		{"load by time", st.q.loadByTime, `'cart', 'a100', now() - interval '1 hour', now()`, "streams"},
-		{"lookup", st.q.lookup, `'cart', 'a100', 'r400', 'default'`, "streams"},
-		{"request exists", st.q.requestExists, `'cart', 'a100', 'r400', 'default'`, "streams"},
-		{"scan", st.q.scan, `'cart', 'a100', 100`, "streams"},
+		{"load", st.reads.LoadSQL, `'cart', 'a100', 1, 10`, "streams"},
+		{"load by time", st.reads.LoadByTimeSQL, `'cart', 'a100', now() - interval '1 hour', now()`, "streams"},
+		{"lookup", st.reads.LookupSQL, `'cart', 'a100', 'r400', 'default'`, "streams"},
+		{"request exists", st.reads.RequestExistsSQL, `'cart', 'a100', 'r400', 'default'`, "streams"},
+		{"scan", st.reads.ScanSQL, `'cart', 'a100', 100`, "streams"},
 		{"read log from the start", st.q.readLog, `'0', 0, 1000`, "streams"},
 		{"read log from the middle", st.q.readLog, pos(midTx, midSeq) + `, 1000`, "streams"},
 		{"read log at the end", st.q.readLog, pos(endTx, endSeq) + `, 1000`, "streams"},
 		{"log state at the end", st.q.logState, pos(endTx, endSeq), "streams"},
 		{"log state in the middle", st.q.logState, pos(midTx, midSeq), "streams"},
-		{"snapshot tenant", snaps.tenant, `'cart', 'a100'`, "snapshots"},
-		{"snapshot load", snaps.load, `'cart', 'a100'`, "snapshots"},
-		{"snapshot save", snaps.upsert, `'cart', 'a100', 'default', '', 5, 'e', '', '', 0, 0, 0, false, '{}'`, "snapshots"},
+		{"snapshot tenant", snaps.core.TenantSQL, `'cart', 'a100'`, "snapshots"},
+		{"snapshot load", snaps.core.LoadSQL, `'cart', 'a100'`, "snapshots"},
+		{"snapshot save", snaps.core.UpsertSQL, `'cart', 'a100', 'default', '', 5, 'e', '', '', 0, 0, 0, false, '{}'`, "snapshots"},
 	}
 	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
 		t.Run(mode, func(t *testing.T) {
@@ -90,7 +92,7 @@ func TestReadPlansProbeTheIndexOnALargeLog(t *testing.T) {
 					got := probesOnly(t, conn, fmt.Sprintf("large_plan_%d", i), c.sql, c.args, c.table)
 					// An upsert's plan names its arbiter index apart
 					// from the nodes; it reads no other.
-					if len(got) == 0 && c.sql != snaps.upsert {
+					if len(got) == 0 && c.sql != snaps.core.UpsertSQL {
 						t.Errorf("the plan reads no index")
 					}
 				})

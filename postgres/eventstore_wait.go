@@ -3,11 +3,11 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -24,16 +24,13 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 		_, woken := s.own()
 		notified := s.listener.next()
 		var ready, committed bool
-		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, esSeqArg(after.Seq)).Scan(&ready)
+		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, sqlstore.SeqArg(after.Seq)).Scan(&ready)
 		committed = err == nil
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = nil
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("postgres: event store %s: %w", s.context, err)
+			return sqlstore.LogError(ctx, &dialect, s.context, err)
 		}
 		if ready {
 			return nil
@@ -43,16 +40,9 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 			wait = min(pending, wait)
 			pending = min(2*pending, s.opts.PollInterval)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-woken:
-		case <-notified:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
+		if err := sqlstore.Pause(ctx, wait, woken, notified); err != nil {
+			return err
 		}
-		t.Stop()
 	}
 }
 
@@ -66,8 +56,7 @@ type esListener struct {
 	start sync.Once
 	done  chan struct{} // closed when run has returned
 
-	mu sync.Mutex
-	ch chan struct{} // closed on the next notification
+	notified sqlstore.Broadcast
 }
 
 func (l *esListener) init(s *EventStore) {
@@ -81,21 +70,7 @@ func (l *esListener) next() <-chan struct{} {
 		return nil
 	}
 	l.start.Do(func() { go l.run() })
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ch == nil {
-		l.ch = make(chan struct{})
-	}
-	return l.ch
-}
-
-func (l *esListener) broadcast() {
-	l.mu.Lock()
-	if l.ch != nil {
-		close(l.ch)
-		l.ch = nil
-	}
-	l.mu.Unlock()
+	return l.notified.Wait()
 }
 
 // stop waits for the listener to end (the store's lifetime has ended).
@@ -115,12 +90,12 @@ func (l *esListener) run() {
 		if err == nil {
 			if _, err = conn.Exec(life, listen); err == nil {
 				backoff = 100 * time.Millisecond
-				l.broadcast()
+				l.notified.Wake()
 				for {
 					if _, err = conn.WaitForNotification(life); err != nil {
 						break
 					}
-					l.broadcast()
+					l.notified.Wake()
 				}
 			}
 			cctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -103,7 +105,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[]) WITH ORDINALITY AS r
 }
 
 // write runs the batch's insert and classifies the rows that did not go
-// in. out[i] answers batch[i]; an esFailed outcome with no error means
+// in. out[i] answers batch[i]; an eventstore.Failed outcome with no error means
 // "unexplained, write again".
 func (s *EventStore) write(ctx context.Context, w *esWriter, batch []*esRequest) ([]esResult, error) {
 	out := make([]esResult, len(batch))
@@ -118,7 +120,7 @@ func (s *EventStore) write(ctx context.Context, w *esWriter, batch []*esRequest)
 		}
 		args := make([]any, 0, len(batch)*esArgsPerRow)
 		for _, r := range batch {
-			args = r.row.appendArgs(args)
+			args = esAppendArgs(args, &r.Row)
 		}
 		inserted, err := s.insert(ctx, conn, stmts.plain, batch, args, out)
 		if s.conflict(err) {
@@ -157,7 +159,7 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 	defer rows.Close()
 	index := make(map[esAggregateKey]int, len(batch))
 	for i, r := range batch {
-		index[r.row.key()] = i
+		index[r.Row.Key()] = i
 	}
 	var (
 		agg, id string
@@ -168,12 +170,12 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 		if err := rows.Scan(&agg, &id, &tx, &seq); err != nil {
 			return inserted, err
 		}
-		i, ok := index[esAggregateKey{agg, id}]
+		i, ok := index[esAggregateKey{Aggregate: agg, ID: id}]
 		if !ok {
 			return inserted, fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
 		}
 		inserted[i] = true
-		out[i] = esResult{outcome: esAppended, pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
+		out[i] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
 	}
 	return inserted, rows.Err()
 }
@@ -197,8 +199,8 @@ func (s *EventStore) classify(ctx context.Context, conn *pgx.Conn, batch []*esRe
 	agg, id, req := make([]string, len(missing)), make([]string, len(missing)), make([]string, len(missing))
 	ver := make([]int32, len(missing))
 	for j, i := range missing {
-		r := &batch[i].row
-		agg[j], id[j], req[j], ver[j] = r.aggregate, r.aggregateID, r.requestID, int32(r.version)
+		r := &batch[i].Row
+		agg[j], id[j], req[j], ver[j] = r.Aggregate, r.AggregateID, r.RequestID, int32(r.Version)
 	}
 	rows, err := conn.Query(ctx, s.q.classify, agg, id, req, ver)
 	if err != nil {
@@ -215,19 +217,10 @@ func (s *EventStore) classify(ctx context.Context, conn *pgx.Conn, batch []*esRe
 			return err
 		}
 		i := missing[j-1]
-		row := &batch[i].row
-		o := esFailed // unexplained: the predecessor committed after the insert's snapshot
-		switch {
-		case tenant != nil && *tenant != row.tenant:
-			o = esTenantMismatch
-		case dupRequest:
-			o = esDuplicateRequest
-		case row.version == 1 && tenant != nil:
-			o = esDuplicateAggregate
-		case taken || row.version > 1 && !pred:
-			o = esVersionConflict
-		}
-		out[i] = esResult{outcome: o}
+		// Failed, unexplained: the predecessor committed after the
+		// insert's snapshot.
+		o := sqlstore.Refusal(&batch[i].Row, tenant, dupRequest, taken, pred)
+		out[i] = esResult{Outcome: o}
 	}
 	return rows.Err()
 }

@@ -2,18 +2,15 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
-
-//go:embed migrations/idempotency/*.sql
-var idempotencyMigrations embed.FS
 
 // DefaultIdempotencyPrefix starts the names of the idempotency tables
 // unless IdempotencyOptions.Prefix says otherwise.
@@ -54,6 +51,7 @@ type IdempotencyOptions struct {
 // are overwritten by the next Begin of their key, and are deleted by
 // Purge.
 type IdempotencyStore struct {
+	owners // the owner transitions over finish
 	db     *DB
 	policy idempotency.Policy
 	q      pgIdempotencyQueries
@@ -68,30 +66,13 @@ type pgIdempotencyQueries struct {
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, err := opts.Policy.Normalize()
+	p, t, seq, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
 	if err != nil {
 		return nil, err
 	}
-	component := "idempotency"
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultIdempotencyPrefix
-	} else if opts.Prefix != DefaultIdempotencyPrefix {
-		component += ":" + opts.Prefix
-	}
-	for i := 0; i < len(opts.Prefix); i++ {
-		// Unquoted identifiers fold to lower case; allowing only lower case
-		// keeps the names the migrations create and the queries use equal.
-		if c := opts.Prefix[i]; !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			return nil, factum.IllegalArgument(fmt.Sprintf("postgres: table prefix %q: want lower-case letters, digits and '_', not starting with a digit", opts.Prefix))
-		}
-	}
-	if err := db.Migrate(ctx, idempotencyMigrations, "migrations/idempotency", component, opts.Prefix); err != nil {
-		return nil, err
-	}
-	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt, expires_at > clock_timestamp()`
 	const pk = ` tenant = $1 AND operation = $2 AND key = $3`
-	return &IdempotencyStore{db: db, policy: p, q: pgIdempotencyQueries{
+	s := &IdempotencyStore{db: db, policy: p, q: pgIdempotencyQueries{
 		// Takes the key when it is absent, expired, or released by the
 		// same fingerprint; otherwise changes nothing and returns no row.
 		// ON CONFLICT locks the row before it evaluates the WHERE and the
@@ -137,7 +118,22 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 				SELECT tenant, operation, key FROM ` + t + ` WHERE expires_at <= clock_timestamp()
 				ORDER BY expires_at LIMIT $1)
 			AND expires_at <= clock_timestamp()`,
-	}}, nil
+	}}
+	s.owners = sqlstore.NewOwners(p, s.finish)
+	return s, nil
+}
+
+// checkPrefix refuses a table prefix that is not a plain lower-case
+// identifier part: unquoted identifiers fold to lower case, and allowing
+// only lower case keeps the names the migrations create and the queries
+// use equal.
+func checkPrefix(prefix string) error {
+	for i := 0; i < len(prefix); i++ {
+		if c := prefix[i]; !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return factum.IllegalArgument(fmt.Sprintf("postgres: table prefix %q: want lower-case letters, digits and '_', not starting with a digit", prefix))
+		}
+	}
+	return nil
 }
 
 // Policy returns the store's lease and retention.
@@ -259,34 +255,6 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 	return time.Time{}, idempotency.Refusal(op, k, cur, true, fingerprint, attempt)
 }
 
-// Complete implements idempotency.Store.
-func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
-	if response == nil {
-		response = []byte{} // done records hold a response, if an empty one
-	}
-	_, err := s.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, s.policy.Retention)
-	return err
-}
-
-// Fail implements idempotency.Store.
-func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
-	state := idempotency.StateFailed
-	if retryable {
-		state = idempotency.StateRetryable
-	}
-	_, err := s.finish(ctx, "fail", k, fingerprint, attempt, state, nil, s.policy.Retention)
-	return err
-}
-
-// Renew implements idempotency.Store.
-func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
-	exp, err := s.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, s.policy.Lease)
-	if err != nil {
-		return idempotency.Record{}, err
-	}
-	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
-}
-
 // Get implements idempotency.Store.
 func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
 	if err := k.Validate(); err != nil {
@@ -299,10 +267,6 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 	return rec, found, nil
 }
 
-// purgeBatch bounds how many rows one purge statement deletes, so that no
-// statement holds many row locks for long.
-const purgeBatch = 1000
-
 // Purge implements idempotency.Purger: it deletes expired records in
 // batches, each its own short transaction, until none is left or ctx is
 // done. Each batch first takes a table lock that waits for the claims and
@@ -310,23 +274,15 @@ const purgeBatch = 1000
 // go on): a claim that started before the delete can then never recreate
 // a deleted key with an attempt drawn before a later owner's.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		var n int64
-		err := pgx.BeginFunc(ctx, s.db.Pool(), func(tx pgx.Tx) error {
+	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (n int64, err error) {
+		err = pgx.BeginFunc(ctx, s.db.Pool(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, s.q.lock); err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, s.q.purge, purgeBatch)
+			tag, err := tx.Exec(ctx, s.q.purge, sqlstore.PurgeBatch)
 			n = tag.RowsAffected()
 			return err
 		})
-		if err != nil {
-			return total, fmt.Errorf("postgres: idempotency purge: %w", err)
-		}
-		total += n
-		if n < purgeBatch {
-			return total, nil
-		}
-	}
+		return n, err
+	})
 }

@@ -2,11 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/idempotency/idempotencytest"
 	"github.com/factum-go/factum/internal/servicetest"
@@ -16,14 +14,7 @@ import (
 // openIdempotencyDB opens the test server in a fresh schema dropped when
 // the test ends.
 func openIdempotencyDB(t testing.TB) *postgres.DB {
-	t.Helper()
-	url, schema := servicetest.PostgresSchema(t)
-	db, err := postgres.Open(context.Background(), url, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	return db
+	return openSnapshotDB(t)
 }
 
 func TestIdempotencyContract(t *testing.T) {
@@ -114,42 +105,6 @@ func TestIdempotencyPurge(t *testing.T) {
 	rec, created, err := s.Begin(ctx, idempotency.Key{Tenant: "t", Operation: "op", Value: "old-1"}, "fp")
 	if err != nil || !created || rec.Attempt <= live.Attempt {
 		t.Fatalf("Begin of a purged key = %+v, %v, %v; want an attempt above %d", rec, created, err, live.Attempt)
-	}
-}
-
-// TestIdempotencyOptions: bad options are refused before anything is
-// created, and stores with different prefixes keep to their own tables.
-func TestIdempotencyOptions(t *testing.T) {
-	db := openIdempotencyDB(t)
-	ctx := context.Background()
-	for _, opts := range []postgres.IdempotencyOptions{
-		{Prefix: "bad prefix"},
-		{Prefix: "x;DROP TABLE y"},
-		{Prefix: "Upper_"},
-		{Prefix: "1abc"},
-		{Policy: idempotency.Policy{Retention: -time.Second}},
-	} {
-		if _, err := postgres.NewIdempotencyStore(ctx, db, opts); !errors.Is(err, factum.ErrIllegalArgument) {
-			t.Errorf("options %+v: %v, want IllegalArgument", opts, err)
-		}
-	}
-	a, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{Prefix: "a_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{Prefix: "b_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := idempotency.Key{Tenant: "t", Operation: "op", Value: "v"}
-	if _, created, err := a.Begin(ctx, k, "fp"); err != nil || !created {
-		t.Fatal(created, err)
-	}
-	if _, created, err := b.Begin(ctx, k, "other"); err != nil || !created {
-		t.Fatalf("store b saw store a's key: %v, %v", created, err)
-	}
-	if _, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{Prefix: "a_"}); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -8,13 +8,9 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
-
-var _ event.LeaseStore = (*CheckpointStore)(nil)
-
-// leaseTable is the quoted name of the context's lease table.
-func (s *CheckpointStore) leaseTable() string { return `"factum_` + s.context + `_leases"` }
 
 // pgTTL turns a TTL into an interval expression's argument: milliseconds.
 func pgTTL(ttl time.Duration) float64 { return float64(ttl) / float64(time.Millisecond) }
@@ -26,7 +22,7 @@ func (s *CheckpointStore) Acquire(ctx context.Context, group factum.Function, ho
 	if err := event.ValidateLease(group, holder, ttl); err != nil {
 		return event.Lease{}, err
 	}
-	t := s.leaseTable()
+	t := sqlstore.ContextTable(s.context, "leases")
 	var token int64
 	var expires time.Time
 	err := s.db.Pool().QueryRow(ctx, `INSERT INTO `+t+` AS l (context, processor, name, holder, token, expires_at)
@@ -49,7 +45,7 @@ func (s *CheckpointStore) Renew(ctx context.Context, l event.Lease, ttl time.Dur
 	if err := event.ValidateLease(l.Group, l.Holder, ttl); err != nil {
 		return event.Lease{}, err
 	}
-	err := s.db.Pool().QueryRow(ctx, `UPDATE `+s.leaseTable()+` SET expires_at = clock_timestamp() + $6 * interval '1 millisecond'
+	err := s.db.Pool().QueryRow(ctx, `UPDATE `+sqlstore.ContextTable(s.context, "leases")+` SET expires_at = clock_timestamp() + $6 * interval '1 millisecond'
 		WHERE context = $1 AND processor = $2 AND name = $3 AND holder = $4 AND token = $5 AND expires_at > clock_timestamp()
 		RETURNING expires_at`, l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), pgTTL(ttl)).Scan(&l.Expires)
 	switch {
@@ -66,29 +62,23 @@ func (s *CheckpointStore) Release(ctx context.Context, l event.Lease) error {
 	if err := event.ValidateGroup(l.Group); err != nil {
 		return err
 	}
-	_, err := s.db.Pool().Exec(ctx, `UPDATE `+s.leaseTable()+` SET expires_at = 'epoch'
+	_, err := s.db.Pool().Exec(ctx, `UPDATE `+sqlstore.ContextTable(s.context, "leases")+` SET expires_at = 'epoch'
 		WHERE context = $1 AND processor = $2 AND name = $3 AND holder = $4 AND token = $5 AND expires_at > clock_timestamp()`,
 		l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token))
-	if err != nil {
-		return fmt.Errorf("postgres: release the lease of %s: %w", l.Group, err)
-	}
-	return nil
+	return sqlstore.LeaseError(&dialect, "release", l.Group, err)
 }
 
 // SaveFencedCheckpoint implements event.LeaseStore: one statement that
 // share-locks the lease row while it is in force and saves the position
 // only then, so a takeover waits for the save to commit.
 func (s *CheckpointStore) SaveFencedCheckpoint(ctx context.Context, l event.Lease, pos factum.Position) error {
-	if err := event.ValidateGroup(l.Group); err != nil {
+	if err := sqlstore.CheckFenced(l, pos); err != nil {
 		return err
 	}
-	if err := event.ValidatePosition(pos); err != nil {
-		return err
-	}
-	table := `"factum_` + s.context + `_checkpoints"`
+	table := sqlstore.ContextTable(s.context, "checkpoints")
 	var held bool
 	err := s.db.Pool().QueryRow(ctx, `WITH l AS (
-			SELECT 1 FROM `+s.leaseTable()+`
+			SELECT 1 FROM `+sqlstore.ContextTable(s.context, "leases")+`
 			WHERE context = $1 AND processor = $2 AND name = $3 AND holder = $4 AND token = $5 AND expires_at > clock_timestamp()
 			FOR SHARE
 		), saved AS (

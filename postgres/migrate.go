@@ -2,12 +2,18 @@ package postgres
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io/fs"
 
 	"github.com/factum-go/factum/internal/sqlmigrate"
 	"github.com/jackc/pgx/v5"
 )
+
+// migrations holds every component's schema migrations, a folder each.
+//
+//go:embed migrations
+var migrations embed.FS
 
 // migrationLock is the advisory lock key under which migrations run:
 // the first eight bytes of "factummg".

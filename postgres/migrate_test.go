@@ -2,55 +2,21 @@ package postgres
 
 import (
 	"context"
-	"sync"
 	"testing"
-	"testing/fstest"
 
 	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 )
 
 func TestMigrateConcurrentOpeners(t *testing.T) {
 	url, schema := servicetest.PostgresSchema(t)
-	fsys := fstest.MapFS{
-		"m/0001_init.sql":  {Data: []byte(`CREATE TABLE {{prefix}}items (id TEXT PRIMARY KEY);`)},
-		"m/0002_more.sql":  {Data: []byte(`ALTER TABLE {{prefix}}items ADD COLUMN qty INTEGER NOT NULL DEFAULT 0;`)},
-		"m/0003_index.sql": {Data: []byte(`CREATE INDEX {{prefix}}items_qty ON {{prefix}}items (qty);`)},
-	}
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Go(func() {
-			db, err := Open(ctx, url, Options{Schema: schema})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer db.Close()
-			errs[i] = db.Migrate(ctx, fsys, "m", "test", "t_")
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
+	sqlstoretest.MigrateConcurrently(t, func() (sqlstoretest.MigrationDB, error) {
+		db, err := Open(context.Background(), url, Options{Schema: schema})
 		if err != nil {
-			t.Fatal(err)
+			return sqlstoretest.MigrationDB{}, err
 		}
-	}
-	db, err := Open(ctx, url, Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM factum_migrations WHERE component = 'test'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 3 {
-		t.Fatalf("%d migrations recorded, want 3", n)
-	}
-	if _, err := db.Pool().Exec(ctx, `INSERT INTO t_items (id, qty) VALUES ('a', 1)`); err != nil {
-		t.Fatalf("migrated table unusable: %v", err)
-	}
+		return sqlstoretest.MigrationDB{Migrator: db, Exec: db.executor(), Close: db.Close}, nil
+	})
 }
 
 func TestOpenDownServerFailsFast(t *testing.T) {

@@ -6,81 +6,37 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/eventstore/eventstoremodel"
 	"github.com/factum-go/factum/idempotency"
-	"github.com/factum-go/factum/idempotency/idempotencymodel"
 	"github.com/factum-go/factum/internal/pgserver"
-	"github.com/factum-go/factum/internal/rapidruns"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/prepare"
-	"github.com/factum-go/factum/prepare/preparemodel"
 	"pgregory.net/rapid"
 )
 
-// The PostgreSQL event store against the model, a fresh schema per run on
-// a private server: the log's visibility horizon is server-wide, and no
-// other test's open transaction may hold it back here.
-func TestEventStoreAgainstModel(t *testing.T) {
-	rapidruns.Limit(t, 20)
+// The PostgreSQL event store, prepare backend and idempotency store
+// against their models, a fresh schema per run on a private server: the
+// log's visibility horizon is server-wide, and no other test's open
+// transaction may hold it back here.
+func TestAgainstModels(t *testing.T) {
 	pg := pgserver.Start(t)
-	url := pg.URL("postgres")
 	var n atomic.Int64
-	eventstoremodel.Check(t, func(rt *rapid.T) (eventstore.Store, func()) {
+	sqlstoretest.CheckModels(t, 20, func(rt *rapid.T) sqlstoretest.ModelDB {
 		ctx := context.Background()
-		db, err := postgres.Open(ctx, url, postgres.Options{Schema: fmt.Sprintf("model_%d", n.Add(1)), MaxConns: 8})
+		db, err := postgres.Open(ctx, pg.URL("postgres"), postgres.Options{Schema: fmt.Sprintf("model_%d", n.Add(1)), MaxConns: 8})
 		if err != nil {
 			rt.Fatal(err)
 		}
-		st, err := postgres.NewEventStore(ctx, db, eventstoremodel.Aggregate.Context, postgres.EventStoreOptions{})
-		if err != nil {
-			db.Close()
-			rt.Fatal(err)
+		return sqlstoretest.ModelDB{
+			Events: func() (sqlstoretest.EventStore, error) {
+				return postgres.NewEventStore(ctx, db, eventstoremodel.Aggregate.Context, postgres.EventStoreOptions{})
+			},
+			Prepare: func() (prepare.Backend, error) { return postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{}) },
+			Idempotency: func() (idempotency.Store, error) {
+				return postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{})
+			},
+			Close: func() error { db.Close(); return nil },
 		}
-		return st, func() {
-			if err := st.Close(); err != nil {
-				rt.Error(err)
-			}
-			db.Close()
-		}
-	})
-}
-
-// modelDB opens a fresh schema on the private server for one rapid run.
-func modelDB(rt *rapid.T, pg *pgserver.Server, n *atomic.Int64) *postgres.DB {
-	db, err := postgres.Open(context.Background(), pg.URL("postgres"), postgres.Options{Schema: fmt.Sprintf("model_%d", n.Add(1)), MaxConns: 4})
-	if err != nil {
-		rt.Fatal(err)
-	}
-	return db
-}
-
-// The PostgreSQL prepare backend and idempotency store against their
-// models.
-func TestPrepareAndIdempotencyAgainstModels(t *testing.T) {
-	rapidruns.Limit(t, 20)
-	pg := pgserver.Start(t)
-	var n atomic.Int64
-	t.Run("prepare", func(t *testing.T) {
-		preparemodel.Check(t, func(rt *rapid.T) (prepare.Backend, func()) {
-			db := modelDB(rt, pg, &n)
-			b, err := postgres.NewPrepareBackend(context.Background(), db, postgres.PrepareOptions{})
-			if err != nil {
-				db.Close()
-				rt.Fatal(err)
-			}
-			return b, db.Close
-		})
-	})
-	t.Run("idempotency", func(t *testing.T) {
-		idempotencymodel.Check(t, func(rt *rapid.T) (idempotency.Store, func()) {
-			db := modelDB(rt, pg, &n)
-			s, err := postgres.NewIdempotencyStore(context.Background(), db, postgres.IdempotencyOptions{})
-			if err != nil {
-				db.Close()
-				rt.Fatal(err)
-			}
-			return s, db.Close
-		})
 	})
 }

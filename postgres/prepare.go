@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -12,9 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
-
-//go:embed migrations/prepare/*.sql
-var prepareMigrations embed.FS
 
 // PrepareOptions configures NewPrepareBackend. The zero value is the
 // documented default.
@@ -68,7 +64,7 @@ func NewPrepareBackend(ctx context.Context, db *DB, opts PrepareOptions) (*Prepa
 	if opts.PurgeEvery == 0 {
 		opts.PurgeEvery = 1000
 	}
-	if err := db.Migrate(ctx, prepareMigrations, "migrations/prepare", "prepare", "factum_"); err != nil {
+	if err := db.Migrate(ctx, migrations, "migrations/prepare", "prepare", "factum_"); err != nil {
 		return nil, err
 	}
 	b := &PrepareBackend{db: db}

@@ -2,21 +2,9 @@ package postgres
 
 import (
 	"context"
-	"embed"
-	"errors"
-	"fmt"
-	"time"
-	"unicode/utf8"
 
-	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/query/sqlquery"
-	"github.com/factum-go/factum/snapshot"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/snapshot/*.sql
-var snapshotMigrations embed.FS
 
 // SnapshotStore is the PostgreSQL snapshot.QueryStore of one bounded
 // context. Snapshots live in the table factum_<context>_snapshots, one row
@@ -86,16 +74,10 @@ var snapshotMigrations embed.FS
 //
 // A SnapshotStore is safe for concurrent use.
 type SnapshotStore struct {
-	db      *DB
-	context string
-	table   string // quoted identifier
-	upsert  string
-	tenant  string
-	load    string
-	tr      *sqlquery.Translator
+	queryStore // the shared implementation
+	core       *sqlstore.Snapshots
+	table      string // quoted identifier
 }
-
-var _ snapshot.QueryStore = (*SnapshotStore)(nil)
 
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
 // applying its schema migrations (component "snapshot:<context>", table
@@ -103,171 +85,13 @@ var _ snapshot.QueryStore = (*SnapshotStore)(nil)
 // longer than 44 bytes are refused, as PostgreSQL would truncate the table
 // names.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("postgres: nil DB")
-	}
-	if err := validTableContext(boundedContext); err != nil {
-		return nil, err
-	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, snapshotMigrations, "migrations/snapshot", "snapshot:"+boundedContext, prefix); err != nil {
-		return nil, err
-	}
-	tr, err := sqlquery.New(sqlquery.PostgreSQL(), sqlquery.SnapshotSchema())
+	ex := db.executor()
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil)
 	if err != nil {
 		return nil, err
 	}
-	table := `"` + prefix + `snapshots"`
-	return &SnapshotStore{
-		db:      db,
-		context: boundedContext,
-		table:   table,
-		upsert: `INSERT INTO ` + table + ` AS s (aggregate, ` + snapshotColumns + `)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-			ON CONFLICT (aggregate, aggregate_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, version = EXCLUDED.version,
-				event_id = EXCLUDED.event_id, first_operator = EXCLUDED.first_operator, operator = EXCLUDED.operator,
-				first_event_time = EXCLUDED.first_event_time, event_time = EXCLUDED.event_time,
-				snapshot_time = EXCLUDED.snapshot_time, deleted = EXCLUDED.deleted, state = EXCLUDED.state
-			WHERE s.version <= EXCLUDED.version AND s.tenant_id = EXCLUDED.tenant_id`,
-		tenant: `SELECT tenant_id FROM ` + table + ` WHERE aggregate = $1 AND aggregate_id = $2`,
-		load:   `SELECT ` + snapshotColumns + ` FROM ` + table + ` WHERE aggregate = $1 AND aggregate_id = $2`,
-		tr:     tr,
-	}, nil
+	return &SnapshotStore{queryStore: core, core: core, table: core.Table()}, nil
 }
-
-// snapshotColumns are the columns of sqlquery.SnapshotSchema in the order
-// scanSnapshot reads them.
-const snapshotColumns = `aggregate_id, tenant_id, owner_id, version, event_id, first_operator, operator,
-	first_event_time, event_time, snapshot_time, deleted, state`
 
 // Context returns the bounded context the store serves.
-func (s *SnapshotStore) Context() string { return s.context }
-
-// checkContext refuses aggregates of another bounded context: the table
-// holds one context only.
-func (s *SnapshotStore) checkContext(named factum.NamedAggregate) error {
-	if named.Context != s.context {
-		return factum.IllegalArgument(fmt.Sprintf("postgres: the snapshot store of context %q cannot serve %s", s.context, named))
-	}
-	return nil
-}
-
-// snapshotSaveAttempts bounds how often Save looks again for a row that
-// refused its upsert and was gone when read (only a manual delete does
-// that).
-const snapshotSaveAttempts = 3
-
-// Save implements snapshot.Store.
-func (s *SnapshotStore) Save(ctx context.Context, snap snapshot.Snapshot) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if err := snap.Validate(); err != nil {
-		return false, err
-	}
-	if err := s.checkContext(snap.AggregateID.NamedAggregate); err != nil {
-		return false, err
-	}
-	if err := checkSnapshotText(&snap); err != nil {
-		return false, err
-	}
-	id := snap.AggregateID
-	tenant := id.TenantOrDefault()
-	for range snapshotSaveAttempts {
-		tag, err := s.db.Pool().Exec(ctx, s.upsert, id.Aggregate, id.ID, tenant, snap.OwnerID, snap.Version, snap.EventID,
-			snap.FirstOperator, snap.Operator, toMillis(snap.FirstEventTime), toMillis(snap.EventTime),
-			toMillis(snap.SnapshotTime), snap.Deleted, []byte(snap.State))
-		if err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && len(pgErr.Code) == 5 && pgErr.Code[:2] == "22" {
-				// A data exception: the value, not the database, is at fault.
-				return false, factum.Errorf(factum.CodeIllegalArgument, "postgres: the database refused the snapshot of %s v%d: %w", id, snap.Version, err)
-			}
-			return false, fmt.Errorf("postgres: save snapshot of %s v%d: %w", id, snap.Version, err)
-		}
-		if tag.RowsAffected() > 0 {
-			return true, nil
-		}
-		var stored string
-		err = s.db.Pool().QueryRow(ctx, s.tenant, id.Aggregate, id.ID).Scan(&stored)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			continue // deleted since the upsert met it: try again
-		case err != nil:
-			return false, fmt.Errorf("postgres: save snapshot of %s v%d: %w", id, snap.Version, err)
-		case stored != tenant:
-			return false, snapshot.TenantMismatch(id)
-		}
-		return false, nil
-	}
-	return false, factum.Errorf(factum.CodeInternalServerError, "postgres: save snapshot of %s v%d: the stored row kept disappearing", id, snap.Version)
-}
-
-// checkSnapshotText refuses what PostgreSQL text and jsonb cannot hold,
-// before the statement.
-func checkSnapshotText(snap *snapshot.Snapshot) error {
-	for _, f := range [...]struct{ what, v string }{{"owner ID", snap.OwnerID}, {"event ID", snap.EventID},
-		{"first operator", snap.FirstOperator}, {"operator", snap.Operator}} {
-		if err := esCheckText(fmt.Sprintf("snapshot of %s: %s", snap.AggregateID, f.what), f.v); err != nil {
-			return err
-		}
-	}
-	if !utf8.Valid(snap.State) {
-		return factum.IllegalArgument(fmt.Sprintf("snapshot of %s: state is not valid UTF-8", snap.AggregateID))
-	}
-	return nil
-}
-
-// Load implements snapshot.Store.
-func (s *SnapshotStore) Load(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
-	if err := ctx.Err(); err != nil {
-		return snapshot.Snapshot{}, err
-	}
-	if err := id.Validate(); err != nil {
-		return snapshot.Snapshot{}, err
-	}
-	if err := s.checkContext(id.NamedAggregate); err != nil {
-		return snapshot.Snapshot{}, err
-	}
-	snap, err := scanSnapshot(id.NamedAggregate, s.db.Pool().QueryRow(ctx, s.load, id.Aggregate, id.ID))
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return snapshot.Snapshot{}, snapshot.NotFound(id)
-	case err != nil:
-		return snapshot.Snapshot{}, fmt.Errorf("postgres: load snapshot of %s: %w", id, err)
-	case snap.AggregateID.Tenant != id.TenantOrDefault():
-		return snapshot.Snapshot{}, snapshot.TenantMismatch(id)
-	}
-	return snap, nil
-}
-
-// scanSnapshot reads the snapshotColumns of one row.
-func scanSnapshot(named factum.NamedAggregate, row pgx.Row) (snapshot.Snapshot, error) {
-	s := snapshot.Snapshot{AggregateID: factum.AggregateID{NamedAggregate: named}}
-	var first, last, taken int64
-	var state []byte
-	if err := row.Scan(&s.AggregateID.ID, &s.AggregateID.Tenant, &s.OwnerID, &s.Version, &s.EventID, &s.FirstOperator,
-		&s.Operator, &first, &last, &taken, &s.Deleted, &state); err != nil {
-		return snapshot.Snapshot{}, err
-	}
-	s.State = state
-	s.FirstEventTime, s.EventTime, s.SnapshotTime = fromMillis(first), fromMillis(last), fromMillis(taken)
-	return s, nil
-}
-
-// toMillis is a time as the query document holds it: epoch milliseconds,
-// 0 for the zero time.
-func toMillis(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// fromMillis is the inverse of toMillis.
-func fromMillis(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+func (s *SnapshotStore) Context() string { return s.core.Context() }

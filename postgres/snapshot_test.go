@@ -8,72 +8,21 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/postgres"
-	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/snapshot"
-	"github.com/factum-go/factum/snapshot/snapshottest"
 )
 
 // openSnapshotDB opens a fresh schema, dropped at cleanup.
 func openSnapshotDB(t testing.TB) *postgres.DB {
-	t.Helper()
 	url, schema := servicetest.PostgresSchema(t)
-	db, err := postgres.Open(context.Background(), url, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlstoretest.Must(postgres.Open(context.Background(), url, postgres.Options{Schema: schema}))(t)
 	t.Cleanup(db.Close)
 	return db
 }
 
 func newSnapshotStore(t testing.TB, db *postgres.DB, boundedContext string) *postgres.SnapshotStore {
-	t.Helper()
-	st, err := postgres.NewSnapshotStore(context.Background(), db, boundedContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
-func TestSnapshotStoreContract(t *testing.T) {
-	st := newSnapshotStore(t, openSnapshotDB(t), "kit")
-	snapshottest.Run(t, func(*testing.T) snapshot.Store { return st })
-}
-
-// TestSnapshotStoreContextNames serves contexts whose table names need
-// quoting (PostgreSQL folds unquoted capitals), and keeps two contexts
-// sharing the schema apart.
-func TestSnapshotStoreContextNames(t *testing.T) {
-	db := openSnapshotDB(t)
-	ctx := context.Background()
-	for _, c := range []string{"my-shop.v2", "Billing", "billing"} {
-		st := newSnapshotStore(t, db, c)
-		named := factum.NamedAggregate{Context: c, Aggregate: "order"}
-		if _, err := st.Save(ctx, snapshot.Snapshot{AggregateID: named.WithID("o-1"), Version: 1, State: json.RawMessage(`{"context":"` + c + `"}`)}); err != nil {
-			t.Fatalf("%s: save: %v", c, err)
-		}
-		svc, err := snapshot.NewQueryService(st, named, query.Planner{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		list, err := svc.List(ctx, query.Query{Condition: query.Eq("state.context", c)})
-		if err != nil || len(list) != 1 {
-			t.Fatalf("%s: list = %v, %v", c, list, err)
-		}
-		if n, err := svc.Count(ctx, query.All()); err != nil || n != 1 {
-			t.Fatalf("%s: count = %d, %v", c, n, err)
-		}
-		other := factum.NamedAggregate{Context: "elsewhere", Aggregate: "order"}
-		if _, err := st.Save(ctx, snapshot.Snapshot{AggregateID: other.WithID("o-1"), Version: 1, State: json.RawMessage(`{}`)}); !errors.Is(err, factum.ErrIllegalArgument) {
-			t.Errorf("%s: save of another context: %v, want IllegalArgument", c, err)
-		}
-		if _, err := st.Load(ctx, other.WithID("o-1")); !errors.Is(err, factum.ErrIllegalArgument) {
-			t.Errorf("%s: load of another context: %v, want IllegalArgument", c, err)
-		}
-		if _, err := st.Count(ctx, other, query.All()); !errors.Is(err, factum.ErrIllegalArgument) {
-			t.Errorf("%s: count of another context: %v, want IllegalArgument", c, err)
-		}
-	}
+	return sqlstoretest.Must(postgres.NewSnapshotStore(context.Background(), db, boundedContext))(t)
 }
 
 // TestSnapshotStoreRefusesTextPostgresCannotHold: invalid UTF-8, NUL bytes

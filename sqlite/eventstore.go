@@ -3,19 +3,15 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/eventstore/*.sql
-var esMigrations embed.FS
 
 // EventStoreOptions configures NewEventStore. The zero value is the
 // documented default.
@@ -53,39 +49,23 @@ type EventStoreOptions struct {
 //
 // An EventStore is safe for concurrent use. Close it before closing its DB.
 type EventStore struct {
-	db       *DB
-	context  string
-	table    string // quoted identifier
-	maxBatch int
-	poll     time.Duration
+	aggregateReads // the shared implementation
+	reads          *sqlstore.EventReads
+	db             *DB
+	context        string
+	table          string // quoted identifier
+	poll           time.Duration
 
 	insert   *sql.Stmt // prepared on the write connection
 	classify *sql.Stmt
 	q        esQueries
 
-	// mu guards closed against appends queueing while Close drains.
-	mu     sync.RWMutex
-	closed bool
-	qmu    sync.Mutex
-	queue  []*esRequest  // appends waiting for the writer
-	slot   chan struct{} // held by the one goroutine writing
+	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
-	stats esStats
+	stats sqlstore.Stats
 
-	lastSeq atomic.Uint64 // highest position this store appended
-	waitMu  sync.Mutex
-	waitCh  chan struct{} // closed on the next append; nil when nobody waits
-}
-
-// esQueries holds the read statements, built once for the table.
-type esQueries struct {
-	load, loadByTime, lookup, requestExists, scan, readLog, logHasAfter string
-}
-
-// esStats counts the store's writes, for tests and benchmarks.
-type esStats struct {
-	batches atomic.Int64 // write statements (PostgreSQL) or transactions (SQLite) run
-	streams atomic.Int64 // streams they appended
+	lastSeq  atomic.Uint64      // highest position this store appended
+	appended sqlstore.Broadcast // woken on every append
 }
 
 // ErrEventStoreClosed is returned by Append after Close. It wraps
@@ -100,9 +80,6 @@ var ErrEventStoreClosed = fmt.Errorf("sqlite: event store: %w", factum.ErrClosed
 // database file (SQLite table names ignore case); the second one's
 // migration fails with an error naming the table.
 func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts EventStoreOptions) (*EventStore, error) {
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
-	}
 	if opts.MaxBatch < 0 || opts.PollInterval < 0 {
 		return nil, factum.IllegalArgument("sqlite: event store options: MaxBatch and PollInterval must not be negative")
 	}
@@ -112,20 +89,24 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 200 * time.Millisecond
 	}
-	prefix := "factum_" + boundedContext + "_"
-	if err := db.Migrate(ctx, esMigrations, "migrations/eventstore", "eventstore:"+boundedContext, prefix); err != nil {
+	table, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "eventstore", FS: migrations, Table: "streams"}, boundedContext)
+	if err != nil {
 		return nil, err
 	}
 	s := &EventStore{
-		db:       db,
-		context:  boundedContext,
-		table:    `"` + prefix + `streams"`,
-		maxBatch: opts.MaxBatch,
-		poll:     opts.PollInterval,
-		slot:     make(chan struct{}, 1),
+		db:      db,
+		context: boundedContext,
+		table:   table,
+		poll:    opts.PollInterval,
 	}
 	s.q = esBuildQueries(s.table)
-	var err error
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, sqlstore.StdDB(db.Reader()), esScan)
+	s.aggregateReads = s.reads
+	s.appends = sqlstore.NewAppender(&dialect, s.reads, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
+		func(_ struct{}, batch []*esRequest) []*esRequest {
+			s.flush(batch)
+			return nil
+		})
 	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
 		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
 	}
@@ -142,44 +123,10 @@ func (s *EventStore) Context() string { return s.context }
 // Close stops accepting appends, finishes those already accepted and
 // releases the store's prepared statements. It does not close the DB.
 func (s *EventStore) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.appends.Close(nil) {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
-	s.drain()
 	return errors.Join(s.insert.Close(), s.classify.Close())
-}
-
-// checkContext refuses identities of another bounded context: the store's
-// tables hold one context only.
-func (s *EventStore) checkContext(context string) error {
-	if context != s.context {
-		return factum.IllegalArgument(fmt.Sprintf("sqlite: the event store of context %q cannot serve context %q", s.context, context))
-	}
-	return nil
-}
-
-// wake wakes every WaitLog caller.
-func (s *EventStore) wake() {
-	s.waitMu.Lock()
-	if s.waitCh != nil {
-		close(s.waitCh)
-		s.waitCh = nil
-	}
-	s.waitMu.Unlock()
-}
-
-// waitChan returns a channel closed by the next wake.
-func (s *EventStore) waitChan() <-chan struct{} {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	if s.waitCh == nil {
-		s.waitCh = make(chan struct{})
-	}
-	return s.waitCh
 }
 
 var _ eventstore.Store = (*EventStore)(nil)

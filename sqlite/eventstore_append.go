@@ -8,35 +8,14 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
 
-// esOutcome is what became of one append; the names are shorthand for
-// the shared eventstore.Outcome values.
-type esOutcome = eventstore.Outcome
-
-const (
-	esAppended           = eventstore.Appended
-	esTenantMismatch     = eventstore.RefusedTenant
-	esDuplicateRequest   = eventstore.RefusedRequest
-	esDuplicateAggregate = eventstore.RefusedAggregate
-	esVersionConflict    = eventstore.RefusedVersion
-	esFailed             = eventstore.Failed // err says why
-)
-
-// esResult is the writer's answer to one request. The writer never touches
-// the caller's stream: the caller builds its error from its own stream.
-type esResult struct {
-	outcome esOutcome
-	seq     int64
-	err     error
-}
+// esResult is the writer's answer to one request.
+type esResult = sqlstore.AppendResult
 
 // esRequest is one Append waiting for the writer.
-type esRequest struct {
-	ctx  context.Context
-	row  esRow
-	done chan esResult // buffered: the writer never blocks on a caller that left
-}
+type esRequest = sqlstore.AppendRequest
 
 func esInsertSQL(table string) string {
 	// The SELECT carries the predecessor rule: version 1, or version - 1
@@ -76,73 +55,19 @@ func esClassifySQL(table string) string {
 // error at once and the outcome is unknown (Lookup tells); an append whose
 // ctx ends before it is written is never written.
 func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := es.Validate(); err != nil {
-		return err
-	}
-	if err := s.checkContext(es.AggregateID.Context); err != nil {
-		return err
-	}
-	row, err := esEncode(es)
-	if err != nil {
-		return err
-	}
-	req := &esRequest{ctx: ctx, row: row, done: make(chan esResult, 1)}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return ErrEventStoreClosed
-	}
-	s.qmu.Lock()
-	s.queue = append(s.queue, req)
-	s.qmu.Unlock()
-	s.mu.RUnlock()
-	s.lead()
-	select {
-	case res := <-req.done:
-		switch res.outcome {
-		case esAppended:
-			es.Position = factum.Position{Seq: uint64(res.seq)}
-			return nil
-		case esFailed:
-			return fmt.Errorf("sqlite: append %s version %d: %w", es.AggregateID, es.Version, res.err)
-		default:
-			return res.outcome.Err(es)
-		}
-	case <-ctx.Done():
-		return fmt.Errorf("sqlite: append %s version %d: outcome unknown: %w", es.AggregateID, es.Version, ctx.Err())
-	}
+	return s.appends.Append(ctx, es)
 }
 
 // flush writes one batch. Requests whose callers have gone are dropped
 // unwritten; the transaction is cancelled only when every caller in it has
 // gone, so that one caller's cancellation cannot fail the others.
 func (s *EventStore) flush(batch []*esRequest) {
-	live := batch[:0]
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.done <- esResult{outcome: esFailed, err: err}
-			continue
-		}
-		live = append(live, r)
-	}
+	live := sqlstore.Live(batch)
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var remaining atomic.Int32
-	remaining.Store(int32(len(live)))
-	for _, r := range live {
-		stop := context.AfterFunc(r.ctx, func() {
-			if remaining.Add(-1) == 0 {
-				cancel()
-			}
-		})
-		defer stop()
-	}
+	ctx, release := sqlstore.WriteContext(live)
+	defer release()
 
 	results, err := s.write(ctx, live)
 	if err != nil && len(live) > 1 && results.inStatement {
@@ -156,23 +81,23 @@ func (s *EventStore) flush(batch []*esRequest) {
 		return
 	}
 	var appended bool
-	s.stats.batches.Add(1)
+	s.stats.Batches.Add(1)
 	for i, r := range live {
-		res := esResult{outcome: esFailed, err: err}
-		if err == nil || results.out[i].outcome != esAppended && results.out[i].outcome != esFailed {
+		res := esResult{Outcome: eventstore.Failed, Err: err}
+		if err == nil || results.out[i].Outcome != eventstore.Appended && results.out[i].Outcome != eventstore.Failed {
 			// Conflicts were read under the write lock from committed
 			// rows: they stand even if the commit failed.
 			res = results.out[i]
 		}
-		if res.outcome == esAppended {
+		if res.Outcome == eventstore.Appended {
 			appended = true
-			s.stats.streams.Add(1)
-			esStoreMax(&s.lastSeq, uint64(res.seq))
+			s.stats.Streams.Add(1)
+			esStoreMax(&s.lastSeq, res.Pos.Seq)
 		}
-		r.done <- res
+		r.Done <- res
 	}
 	if appended {
-		s.wake()
+		s.appended.Wake()
 	}
 }
 
@@ -190,7 +115,7 @@ type esWrite struct {
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
 	w := esWrite{out: make([]esResult, len(batch))}
 	if len(batch) == 1 {
-		res, err := s.insert.ExecContext(ctx, batch[0].row.args()...)
+		res, err := s.insert.ExecContext(ctx, esArgs(&batch[0].Row)...)
 		if err != nil {
 			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
@@ -201,7 +126,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, fmt.Errorf("insert: %w", err)
 		}
 		if ok {
-			w.out[0] = esResult{outcome: esAppended, seq: seq}
+			w.out[0] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Seq: uint64(seq)}}
 			return w, nil
 		}
 	}
@@ -212,8 +137,8 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 	defer tx.Rollback()
 	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
 	for i, r := range batch {
-		row := &r.row
-		res, err := insert.ExecContext(ctx, row.args()...)
+		row := &r.Row
+		res, err := insert.ExecContext(ctx, esArgs(row)...)
 		if err != nil {
 			w.inStatement = true
 			return w, fmt.Errorf("insert: %w", err)
@@ -224,7 +149,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, fmt.Errorf("insert: %w", err)
 		}
 		if ok {
-			w.out[i] = esResult{outcome: esAppended, seq: seq}
+			w.out[i] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Seq: uint64(seq)}}
 			continue
 		}
 		o, err := s.classifyRow(ctx, classify, row)
@@ -232,7 +157,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			w.inStatement = true
 			return w, err
 		}
-		w.out[i].outcome = o
+		w.out[i].Outcome = o
 	}
 	if err := tx.Commit(); err != nil {
 		return w, fmt.Errorf("commit: %w", err)
@@ -243,27 +168,22 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 // classifyRow says why row did not go in, reading inside the transaction
 // that tried it: the write lock is still held, so what it reads is what
 // refused the row. The order of the checks is the contract's precedence.
-func (s *EventStore) classifyRow(ctx context.Context, stmt *sql.Stmt, row *esRow) (esOutcome, error) {
+func (s *EventStore) classifyRow(ctx context.Context, stmt *sql.Stmt, row *esRow) (eventstore.Outcome, error) {
 	var tenant sql.NullString
 	var dupRequest bool
-	if err := stmt.QueryRowContext(ctx, row.aggregate, row.aggregateID, row.requestID).Scan(&tenant, &dupRequest); err != nil {
-		return esFailed, fmt.Errorf("classify: %w", err)
+	if err := stmt.QueryRowContext(ctx, row.Aggregate, row.AggregateID, row.RequestID).Scan(&tenant, &dupRequest); err != nil {
+		return eventstore.Failed, fmt.Errorf("classify: %w", err)
 	}
-	switch {
-	case tenant.Valid && tenant.String != row.tenant:
-		return esTenantMismatch, nil
-	case dupRequest:
-		return esDuplicateRequest, nil
-	case row.version == 1 && tenant.Valid:
-		return esDuplicateAggregate, nil
-	case row.version > 1:
-		// The predecessor is missing (or in another tenant, ruled out
-		// above) or the version is taken: either way not last + 1.
-		return esVersionConflict, nil
+	var stored *string
+	if tenant.Valid {
+		stored = &tenant.String
+	}
+	if o := sqlstore.Refusal(row, stored, dupRequest, false, false); o != eventstore.Failed {
+		return o, nil
 	}
 	// A creating row refused although the aggregate does not exist: no
 	// rule of the contract explains it.
-	return esFailed, fmt.Errorf("classify: %s/%s version 1 refused although the aggregate does not exist", row.aggregate, row.aggregateID)
+	return eventstore.Failed, fmt.Errorf("classify: %s/%s version 1 refused although the aggregate does not exist", row.Aggregate, row.AggregateID)
 }
 
 // esStoreMax raises v to x if x is higher.

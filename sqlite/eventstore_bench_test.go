@@ -3,27 +3,15 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 )
-
-var benchBody = []byte(`{"sku":"sku-1","qty":2}`)
-
-// benchStream is the benchmarks' stream: one small event.
-func benchStream(id factum.AggregateID, version int) *factum.EventStream {
-	v := strconv.Itoa(version)
-	return &factum.EventStream{
-		ID: factum.NewID(), AggregateID: id, Version: version,
-		CommandID: factum.NewID(), RequestID: "r-" + v, CreateTime: time.Now(),
-		Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true, Body: benchBody}},
-	}
-}
 
 var benchWriters = []int{1, 8, 32}
 
@@ -40,40 +28,11 @@ func BenchmarkAppend(b *testing.B) {
 		for _, writers := range benchWriters {
 			b.Run(fmt.Sprintf("%s/writers=%d", mode.name, writers), func(b *testing.B) {
 				st := newTestEventStore(b, newTestDB(b, Options{}), "bench", EventStoreOptions{MaxBatch: mode.maxBatch})
-				benchAppend(b, st, writers)
-				b.ReportMetric(float64(st.stats.streams.Load())/float64(max(1, st.stats.batches.Load())), "streams/commit")
+				sqlstoretest.BenchAppend(b, st, writers)
+				b.ReportMetric(float64(st.stats.Streams.Load())/float64(max(1, st.stats.Batches.Load())), "streams/commit")
 			})
 		}
 	}
-}
-
-func benchAppend(b *testing.B, st eventstore.Store, writers int) {
-	named := factum.NamedAggregate{Context: "bench", Aggregate: "cart"}
-	ctx := context.Background()
-	var next, remaining atomic.Int64
-	remaining.Store(int64(b.N))
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range writers {
-		wg.Go(func() {
-			var id factum.AggregateID
-			v := 10
-			for remaining.Add(-1) >= 0 {
-				if v == 10 {
-					id, v = named.WithID(fmt.Sprintf("agg-%d", next.Add(1))), 0
-				}
-				v++
-				if err := st.Append(ctx, benchStream(id, v)); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "streams/s")
 }
 
 // BenchmarkRawInsert is the physical limit BenchmarkAppend is measured
@@ -109,14 +68,14 @@ func BenchmarkRawInsert(b *testing.B) {
 			for range writers {
 				wg.Go(func() {
 					for remaining.Add(-1) >= 0 {
-						s := benchStream(factum.NamedAggregate{Context: "bench", Aggregate: "cart"}.WithID(fmt.Sprintf("agg-%d", next.Add(1))), 1)
-						r, err := esEncode(s)
+						s := sqlstoretest.BenchStream(factum.NamedAggregate{Context: "bench", Aggregate: "cart"}.WithID(fmt.Sprintf("agg-%d", next.Add(1))), 1)
+						r, err := sqlstore.EncodeStream(&dialect, s)
 						if err != nil {
 							b.Error(err)
 							return
 						}
-						if _, err := insert.ExecContext(ctx, r.aggregate, r.aggregateID, r.tenant, r.version, r.streamID,
-							r.commandID, r.requestID, r.owner, r.createTime, string(r.events)); err != nil {
+						if _, err := insert.ExecContext(ctx, r.Aggregate, r.AggregateID, r.Tenant, r.Version, r.StreamID,
+							r.CommandID, r.RequestID, r.Owner, r.CreateTime.UnixMicro(), r.Events); err != nil {
 							b.Error(err)
 							return
 						}
@@ -131,60 +90,11 @@ func BenchmarkRawInsert(b *testing.B) {
 
 // BenchmarkLoad10000 loads an aggregate of 10,000 streams.
 func BenchmarkLoad10000(b *testing.B) {
-	st := newTestEventStore(b, newTestDB(b, Options{Synchronous: "NORMAL"}), "bench", EventStoreOptions{})
-	id := factum.NamedAggregate{Context: "bench", Aggregate: "cart"}.WithID("big")
-	ctx := context.Background()
-	for v := 1; v <= 10_000; v++ {
-		if err := st.Append(ctx, benchStream(id, v)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		got, err := st.Load(ctx, id, 1, eventstore.MaxVersion)
-		if err != nil || len(got) != 10_000 {
-			b.Fatal(len(got), err)
-		}
-	}
+	sqlstoretest.BenchLoad10000(b, newTestEventStore(b, newTestDB(b, Options{Synchronous: "NORMAL"}), "bench", EventStoreOptions{}))
 }
 
 // BenchmarkReadLog reads a log of 10,000 streams from the start, in pages
 // of 1,000.
 func BenchmarkReadLog(b *testing.B) {
-	st := newTestEventStore(b, newTestDB(b, Options{Synchronous: "NORMAL"}), "bench", EventStoreOptions{})
-	named := factum.NamedAggregate{Context: "bench", Aggregate: "cart"}
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Go(func() {
-			for i := range 1250 {
-				if err := st.Append(ctx, benchStream(named.WithID(fmt.Sprintf("a-%d-%d", w, i)), 1)); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		var pos factum.Position
-		n := 0
-		for {
-			page, err := st.ReadLog(ctx, pos, 1000)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(page) == 0 {
-				break
-			}
-			n += len(page)
-			pos = page[len(page)-1].Position
-		}
-		if n != 10_000 {
-			b.Fatalf("read %d streams, want 10000", n)
-		}
-	}
+	sqlstoretest.BenchReadLog(b, newTestEventStore(b, newTestDB(b, Options{Synchronous: "NORMAL"}), "bench", EventStoreOptions{}))
 }

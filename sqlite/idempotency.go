@@ -3,17 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-//go:embed migrations/idempotency/*.sql
-var idempotencyMigrations embed.FS
 
 // DefaultIdempotencyPrefix starts the names of the idempotency tables
 // unless IdempotencyOptions.Prefix says otherwise.
@@ -55,6 +52,7 @@ type IdempotencyOptions struct {
 // overwritten in place by the next Begin of their key, and are deleted by
 // Purge.
 type IdempotencyStore struct {
+	owners // the owner transitions over finish
 	db     *DB
 	policy idempotency.Policy
 	clock  func() time.Time
@@ -70,28 +68,15 @@ type idempotencyQueries struct {
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, err := opts.Policy.Normalize()
+	p, t, seq, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
 	if err != nil {
-		return nil, err
-	}
-	component := "idempotency"
-	if opts.Prefix == "" {
-		opts.Prefix = DefaultIdempotencyPrefix
-	} else if opts.Prefix != DefaultIdempotencyPrefix {
-		component += ":" + opts.Prefix
-	}
-	if err := checkPrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	if err := db.Migrate(ctx, idempotencyMigrations, "migrations/idempotency", component, opts.Prefix); err != nil {
-		return nil, err
-	}
-	t, seq := opts.Prefix+"idempotency_keys", opts.Prefix+"idempotency_attempts"
 	const cols = `state, fingerprint, response, expires_at, attempt`
-	return &IdempotencyStore{db: db, policy: p, clock: opts.Clock, q: idempotencyQueries{
+	s := &IdempotencyStore{db: db, policy: p, clock: opts.Clock, q: idempotencyQueries{
 		// Takes the key when it is absent, expired, or released by the
 		// same fingerprint; otherwise changes nothing and returns no row.
 		claim: `INSERT INTO ` + t + ` (tenant, operation, key, state, fingerprint, response, expires_at, attempt)
@@ -112,7 +97,9 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 		advance: `UPDATE ` + seq + ` SET last = ?1 WHERE id = 1 AND last < ?1`,
 		purge: `DELETE FROM ` + t + ` WHERE rowid IN
 			(SELECT rowid FROM ` + t + ` WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)`,
-	}}, nil
+	}}
+	s.owners = sqlstore.NewOwners(p, s.finish)
+	return s, nil
 }
 
 // checkPrefix refuses a table prefix that is not a plain identifier part.
@@ -210,34 +197,6 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 	return time.Time{}, idempotency.Refusal(op, k, cur, found, fingerprint, attempt)
 }
 
-// Complete implements idempotency.Store.
-func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
-	if response == nil {
-		response = []byte{} // done records hold a response, if an empty one
-	}
-	_, err := s.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, s.policy.Retention)
-	return err
-}
-
-// Fail implements idempotency.Store.
-func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
-	state := idempotency.StateFailed
-	if retryable {
-		state = idempotency.StateRetryable
-	}
-	_, err := s.finish(ctx, "fail", k, fingerprint, attempt, state, nil, s.policy.Retention)
-	return err
-}
-
-// Renew implements idempotency.Store.
-func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
-	exp, err := s.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, s.policy.Lease)
-	if err != nil {
-		return idempotency.Record{}, err
-	}
-	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
-}
-
 // Get implements idempotency.Store. It reads without the write lock,
 // except when the row it finds has expired: then a writer may have judged
 // the row live just before and not yet committed, so Get reads again under
@@ -269,28 +228,16 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 	return rec, found, nil
 }
 
-// purgeBatch bounds how many rows one purge statement deletes, so that
-// other writers are not held up behind a long delete.
-const purgeBatch = 1000
-
 // Purge implements idempotency.Purger: it deletes expired records in
 // batches, each its own short write, until none is left or ctx is done.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		res, err := s.db.Writer().ExecContext(ctx, s.q.purge, s.now(), purgeBatch)
+	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (int64, error) {
+		res, err := s.db.Writer().ExecContext(ctx, s.q.purge, s.now(), sqlstore.PurgeBatch)
 		if err != nil {
-			return total, fmt.Errorf("sqlite: idempotency purge: %w", err)
+			return 0, err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("sqlite: idempotency purge: %w", err)
-		}
-		total += n
-		if n < purgeBatch {
-			return total, nil
-		}
-	}
+		return res.RowsAffected()
+	})
 }
 
 // rowState tells a row that is there from one that is not.

@@ -2,25 +2,18 @@ package sqlite_test
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/idempotency/idempotencytest"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/sqlite"
 )
 
 func openIdempotencyDB(t testing.TB, opts sqlite.Options) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "idem.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sqlstoretest.Closed(sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "idem.db"), opts))(t)
 }
 
 func TestIdempotencyContract(t *testing.T) {
@@ -118,41 +111,5 @@ func TestIdempotencyPurge(t *testing.T) {
 	rec, created, err := s.Begin(ctx, key(1), "fp")
 	if err != nil || !created || rec.Attempt <= n {
 		t.Fatalf("Begin of a purged key = %+v, %v, %v; want an attempt above %d", rec, created, err, n)
-	}
-}
-
-// TestIdempotencyOptions: bad options are refused before anything is
-// created, and stores with different prefixes keep to their own tables.
-func TestIdempotencyOptions(t *testing.T) {
-	db := openIdempotencyDB(t, sqlite.Options{})
-	ctx := context.Background()
-	for _, opts := range []sqlite.IdempotencyOptions{
-		{Prefix: "bad prefix"},
-		{Prefix: "x;DROP TABLE y"},
-		{Prefix: "1abc"},
-		{Policy: idempotency.Policy{Lease: -time.Second}},
-	} {
-		if _, err := sqlite.NewIdempotencyStore(ctx, db, opts); !errors.Is(err, factum.ErrIllegalArgument) {
-			t.Errorf("options %+v: %v, want IllegalArgument", opts, err)
-		}
-	}
-	a, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: "a_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: "b_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := idempotency.Key{Tenant: "t", Operation: "op", Value: "v"}
-	if _, created, err := a.Begin(ctx, k, "fp"); err != nil || !created {
-		t.Fatal(created, err)
-	}
-	if _, created, err := b.Begin(ctx, k, "other"); err != nil || !created {
-		t.Fatalf("store b saw store a's key: %v, %v", created, err)
-	}
-	// Opening again is a no-op for the migrations.
-	if _, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: "a_"}); err != nil {
-		t.Fatal(err)
 	}
 }

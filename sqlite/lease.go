@@ -9,12 +9,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/sqlstore"
 )
-
-var _ event.LeaseStore = (*CheckpointStore)(nil)
-
-// leaseTable is the quoted name of the context's lease table.
-func (s *CheckpointStore) leaseTable() string { return `"factum_` + s.context + `_leases"` }
 
 // leaseTx runs fn in a write transaction; now is read once the transaction
 // holds the write lock, so every process judges expiry at the moment it
@@ -40,11 +36,11 @@ func (s *CheckpointStore) Acquire(ctx context.Context, group factum.Function, ho
 	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
 		expires := now + ttl.Milliseconds()
 		var token int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO `+s.leaseTable()+` (context, processor, name, holder, token, expires_at)
+		err := tx.QueryRowContext(ctx, `INSERT INTO `+sqlstore.ContextTable(s.context, "leases")+` (context, processor, name, holder, token, expires_at)
 			VALUES (?1, ?2, ?3, ?4, 1, ?5)
 			ON CONFLICT (context, processor, name) DO UPDATE SET holder = excluded.holder,
-				token = `+s.leaseTable()+`.token + 1, expires_at = excluded.expires_at
-			WHERE `+s.leaseTable()+`.expires_at <= ?6
+				token = `+sqlstore.ContextTable(s.context, "leases")+`.token + 1, expires_at = excluded.expires_at
+			WHERE `+sqlstore.ContextTable(s.context, "leases")+`.expires_at <= ?6
 			RETURNING token`, group.Context, group.Processor, group.Name, holder, expires, now).Scan(&token)
 		if errors.Is(err, sql.ErrNoRows) {
 			return event.ErrLeaseHeld
@@ -68,7 +64,7 @@ func (s *CheckpointStore) Renew(ctx context.Context, l event.Lease, ttl time.Dur
 	}
 	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
 		expires := now + ttl.Milliseconds()
-		res, err := tx.ExecContext(ctx, `UPDATE `+s.leaseTable()+` SET expires_at = ?6
+		res, err := tx.ExecContext(ctx, `UPDATE `+sqlstore.ContextTable(s.context, "leases")+` SET expires_at = ?6
 			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?7`,
 			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), expires, now)
 		if err != nil {
@@ -95,29 +91,23 @@ func (s *CheckpointStore) Release(ctx context.Context, l event.Lease) error {
 		return err
 	}
 	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
-		_, err := tx.ExecContext(ctx, `UPDATE `+s.leaseTable()+` SET expires_at = 0
+		_, err := tx.ExecContext(ctx, `UPDATE `+sqlstore.ContextTable(s.context, "leases")+` SET expires_at = 0
 			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?6`,
 			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), now)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: release the lease of %s: %w", l.Group, err)
-	}
-	return nil
+	return sqlstore.LeaseError(&dialect, "release", l.Group, err)
 }
 
 // SaveFencedCheckpoint implements event.LeaseStore: the lease check and the
 // save share one write transaction, which SQLite runs alone.
 func (s *CheckpointStore) SaveFencedCheckpoint(ctx context.Context, l event.Lease, pos factum.Position) error {
-	if err := event.ValidateGroup(l.Group); err != nil {
-		return err
-	}
-	if err := event.ValidatePosition(pos); err != nil {
+	if err := sqlstore.CheckFenced(l, pos); err != nil {
 		return err
 	}
 	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
 		var held int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+s.leaseTable()+`
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+sqlstore.ContextTable(s.context, "leases")+`
 			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?6`,
 			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), now).Scan(&held)
 		if err != nil {

@@ -2,12 +2,18 @@ package sqlite
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io/fs"
 	"time"
 
 	"github.com/factum-go/factum/internal/sqlmigrate"
 )
+
+// migrations holds every component's schema migrations, a folder each.
+//
+//go:embed migrations
+var migrations embed.FS
 
 // Migrate applies the migrations of component found in dir of fsys (see
 // package internal/sqlmigrate for the file layout), replacing {{prefix}} by

@@ -9,28 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/prepare/preparetest"
 	"github.com/factum-go/factum/sqlite"
 )
 
 func openDB(t testing.TB, path string) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.Open(context.Background(), path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sqlstoretest.Closed(sqlite.Open(context.Background(), path, sqlite.Options{}))(t)
 }
 
 func newPrepareBackend(t testing.TB, db *sqlite.DB, opts sqlite.PrepareOptions) *sqlite.PrepareBackend {
-	t.Helper()
-	b, err := sqlite.NewPrepareBackend(context.Background(), db, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return sqlstoretest.Must(sqlite.NewPrepareBackend(context.Background(), db, opts))(t)
 }
 
 func TestPrepareContract(t *testing.T) {

@@ -2,121 +2,32 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/query"
-	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 )
 
-// The indexes SnapshotStore's documentation recommends, verbatim.
-var documentedIndexes = map[string]string{
-	"factum_shop_snapshots_status": `CREATE INDEX factum_shop_snapshots_status ON factum_shop_snapshots (aggregate,
-	  (CASE WHEN json_type(state, '$."status"') = 'text' THEN json_extract(state, '$."status"') END));`,
-	"factum_shop_snapshots_total": `CREATE INDEX factum_shop_snapshots_total ON factum_shop_snapshots (aggregate,
-	  (CASE WHEN json_type(state, '$."total"') IN ('integer', 'real') THEN json_extract(state, '$."total"') END));`,
-	"factum_shop_snapshots_event_time": `CREATE INDEX factum_shop_snapshots_event_time ON factum_shop_snapshots (aggregate, event_time DESC, aggregate_id);`,
-}
-
-// TestSnapshotIndexesServeQueries creates the documented indexes and checks
-// with EXPLAIN QUERY PLAN that SQLite uses each for the statement Find runs:
-// the expression indexes for filters on state fields, the column index for
-// a sort that then needs no sorting step.
+// TestSnapshotIndexesServeQueries creates the indexes SnapshotStore's
+// documentation recommends, verbatim, and checks with EXPLAIN QUERY PLAN
+// that SQLite uses each for the statement Find runs.
 func TestSnapshotIndexesServeQueries(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "indexes.db"), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, err := NewSnapshotStore(ctx, db, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	orders := factum.NamedAggregate{Context: "shop", Aggregate: "order"}
-	const n = 2000
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				_, err := st.Save(ctx, snapshot.Snapshot{
-					AggregateID: orders.WithID(fmt.Sprintf("o-%04d", i)), Version: 1,
-					EventTime: time.UnixMilli(int64(1_700_000_000_000 + i*1000)),
-					State:     json.RawMessage(fmt.Sprintf(`{"status":"s%d","total":%d}`, i%1000, i)),
-				})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, ddl := range documentedIndexes {
-		if _, err := db.Writer().ExecContext(ctx, ddl); err != nil {
-			t.Fatalf("%s: %v", ddl, err)
-		}
-	}
-	if _, err := db.Writer().ExecContext(ctx, "ANALYZE"); err != nil {
-		t.Fatal(err)
-	}
-	svc, err := snapshot.NewQueryService(st, orders, query.Planner{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name  string
-		q     query.Query
-		index string
-		found int
-	}{
-		{"string equality", query.Query{Condition: query.Eq("state.status", "s7")}, "factum_shop_snapshots_status", 2},
-		{"string range", query.Query{Condition: query.Gt("state.status", "s998")}, "factum_shop_snapshots_status", 2},
-		{"number range", query.Query{Condition: query.Gt("state.total", n-6)}, "factum_shop_snapshots_total", 5},
-		{"sort by event time", query.Query{Sort: []query.Sort{query.SortDesc("eventTime")}, Limit: 20}, "factum_shop_snapshots_event_time", 20},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			plan, err := query.Planner{}.List(c.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stmt, err := st.findStatement(orders, plan)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := db.Reader().QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt.SQL, stmt.Args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var steps []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				steps = append(steps, detail)
-			}
-			rows.Close()
-			explained := strings.Join(steps, "\n")
-			if !strings.Contains(explained, "INDEX "+c.index+" ") {
-				t.Errorf("the plan does not use %s:\n%s\nfor %s", c.index, explained, stmt.SQL)
-			}
-			if len(c.q.Sort) > 0 && strings.Contains(explained, "TEMP B-TREE") {
-				t.Errorf("the sort index still needs a sorting step:\n%s", explained)
-			}
-			list, err := svc.List(ctx, c.q)
-			if err != nil || len(list) != c.found {
-				t.Errorf("List found %d, %v; want %d", len(list), err, c.found)
-			}
-		})
-	}
+	db := sqlstoretest.Closed(Open(ctx, filepath.Join(t.TempDir(), "indexes.db"), Options{Synchronous: "NORMAL"}))(t)
+	st := sqlstoretest.Must(NewSnapshotStore(ctx, db, "shop"))(t)
+	sqlstoretest.CheckIndexes(t, sqlstoretest.Indexes{
+		Store: st, Find: st.core.FindStatement, Orders: 2000, Statuses: 1000,
+		DDL: []string{`CREATE INDEX factum_shop_snapshots_status ON factum_shop_snapshots (aggregate,
+	  (CASE WHEN json_type(state, '$."status"') = 'text' THEN json_extract(state, '$."status"') END));`,
+			`CREATE INDEX factum_shop_snapshots_total ON factum_shop_snapshots (aggregate,
+	  (CASE WHEN json_type(state, '$."total"') IN ('integer', 'real') THEN json_extract(state, '$."total"') END));`,
+			`CREATE INDEX factum_shop_snapshots_event_time ON factum_shop_snapshots (aggregate, event_time DESC, aggregate_id);`,
+			`ANALYZE`},
+		Exec: sqlstore.StdDB(db.Writer()), Explain: "EXPLAIN QUERY PLAN", Columns: 4,
+		Uses:       func(plan, index string) bool { return strings.Contains(plan, "INDEX "+index+" ") },
+		Sorts:      func(plan string) bool { return strings.Contains(plan, "TEMP B-TREE") },
+		RangeIndex: "factum_shop_snapshots_status",
+	})
 }

@@ -1,0 +1,107 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/factum-go/factum/idempotency"
+)
+
+// FinishFunc applies an owner transition of an idempotency record: it
+// moves the record of k to state, with response, valid for validity, if
+// attempt owns it with fingerprint, and returns the new expiry; otherwise
+// it returns the idempotency.Refusal for op.
+type FinishFunc func(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
+	state idempotency.State, response []byte, validity time.Duration) (time.Time, error)
+
+// Owners are the owner transitions of idempotency.Store.
+type Owners interface {
+	Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error
+	Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error
+	Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error)
+}
+
+// NewOwners returns the owner transitions of a store with policy p over
+// finish, the backend's one statement (or transaction) for all of them.
+func NewOwners(p idempotency.Policy, finish FinishFunc) Owners { return owners{p, finish} }
+
+type owners struct {
+	policy idempotency.Policy
+	finish FinishFunc
+}
+
+// Complete implements idempotency.Store.
+func (o owners) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
+	if response == nil {
+		response = []byte{} // done records hold a response, if an empty one
+	}
+	_, err := o.finish(ctx, "complete", k, fingerprint, attempt, idempotency.StateDone, response, o.policy.Retention)
+	return err
+}
+
+// Fail implements idempotency.Store.
+func (o owners) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
+	state := idempotency.StateFailed
+	if retryable {
+		state = idempotency.StateRetryable
+	}
+	_, err := o.finish(ctx, "fail", k, fingerprint, attempt, state, nil, o.policy.Retention)
+	return err
+}
+
+// Renew implements idempotency.Store.
+func (o owners) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
+	exp, err := o.finish(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, nil, o.policy.Lease)
+	if err != nil {
+		return idempotency.Record{}, err
+	}
+	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
+}
+
+// PurgeBatch bounds how many expired idempotency records one purge
+// statement deletes, so that no statement holds up other writers for long.
+const PurgeBatch = 1000
+
+// Purge deletes expired records with batch, which deletes up to PurgeBatch
+// of them and returns how many, until none is left or ctx is done; it
+// returns how many it deleted in all.
+func Purge(ctx context.Context, d *Dialect, batch func(ctx context.Context) (int64, error)) (int64, error) {
+	var total int64
+	for {
+		n, err := batch(ctx)
+		if err != nil {
+			return total, fmt.Errorf("%s: idempotency purge: %w", d.Name, err)
+		}
+		total += n
+		if n < PurgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// SetupIdempotency is the set-up of an idempotency store: it normalises p,
+// checks prefix with valid ("" is def), and applies the idempotency
+// migrations of fsys to db (component "idempotency", or
+// "idempotency:<prefix>" for a prefix other than def). It returns the
+// policy and the names of the keys table and the attempts counter.
+func SetupIdempotency(ctx context.Context, db Migrator, fsys fs.FS, p idempotency.Policy, prefix, def string, valid func(prefix string) error) (_ idempotency.Policy, keys, attempts string, _ error) {
+	p, err := p.Normalize()
+	if err != nil {
+		return p, "", "", err
+	}
+	component := "idempotency"
+	if prefix == "" {
+		prefix = def
+	} else if prefix != def {
+		component += ":" + prefix
+	}
+	if err := valid(prefix); err != nil {
+		return p, "", "", err
+	}
+	if err := db.Migrate(ctx, fsys, "migrations/idempotency", component, prefix); err != nil {
+		return p, "", "", err
+	}
+	return p, prefix + "idempotency_keys", prefix + "idempotency_attempts", nil
+}

@@ -1,0 +1,391 @@
+package sqlstoretest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/event/checkpointtest"
+	"github.com/factum-go/factum/event/consumertest"
+	"github.com/factum-go/factum/event/leasetest"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/eventstore/eventstoretest"
+	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/enginetest"
+	"github.com/factum-go/factum/projection"
+	"github.com/factum-go/factum/projection/projectiontest"
+	"github.com/factum-go/factum/query"
+	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/snapshot/snapshottest"
+)
+
+// EventStore is a backend's event store.
+type EventStore interface {
+	eventstore.Store
+	Context() string
+	Close() error
+}
+
+// CheckpointStore is a backend's checkpoint store, which holds the leases
+// too.
+type CheckpointStore interface {
+	event.CheckpointStore
+	event.LeaseStore
+}
+
+// Stores makes the stores of one open database. Their errors are the
+// constructors'; the suite closes the event stores it makes.
+type Stores struct {
+	// Events makes an event store; single turns coalescing off (one
+	// append per statement or transaction).
+	Events      func(boundedContext string, single bool) (EventStore, error)
+	Snapshots   func(boundedContext string) (snapshot.QueryStore, error)
+	Checkpoints func(boundedContext string) (CheckpointStore, error)
+	Projections func(boundedContext string) (projection.Store, error)
+	// Idempotency makes an idempotency store whose tables start with
+	// prefix ("" for the default).
+	Idempotency func(prefix string, p idempotency.Policy) (idempotency.Store, error)
+	// Exec runs a statement on the database.
+	Exec func(ctx context.Context, sql string) error
+	// Reopen opens the same database again, with connections of its own
+	// (as another process would), closed at t's cleanup.
+	Reopen func(t testing.TB) Stores
+}
+
+// Backend is one dialect's database under test.
+type Backend struct {
+	// Open opens a fresh, empty database, closed at t's cleanup.
+	Open func(t testing.TB) Stores
+	// ErrClosed is the error of an append after Close.
+	ErrClosed error
+	// BadPrefixes are table prefixes of the idempotency store that only
+	// this backend refuses.
+	BadPrefixes []string
+	// FoldsCase says table names ignore letter case, so contexts that
+	// differ only in case cannot share a database.
+	FoldsCase bool
+}
+
+// Run runs the shared tests of the backend.
+func Run(t *testing.T, b Backend) {
+	t.Run("EventStoreContract", b.eventStoreContract)
+	t.Run("EventStoreRefusesOtherContexts", b.eventStoreRefusesOtherContexts)
+	t.Run("EventStoreRefusesInvalidUTF8", b.eventStoreRefusesInvalidUTF8)
+	t.Run("EventStoreContextsShareADatabase", b.eventStoreContextsShareADatabase)
+	t.Run("EventStoreClose", b.eventStoreClose)
+	t.Run("SnapshotStoreContract", func(t *testing.T) {
+		st := Must(b.Open(t).Snapshots("kit"))(t)
+		snapshottest.Run(t, func(*testing.T) snapshot.Store { return st })
+	})
+	t.Run("SnapshotStoreContextNames", b.snapshotStoreContextNames)
+	t.Run("CheckpointStoreContract", func(t *testing.T) {
+		stores := b.Open(t)
+		checkpointtest.Run(t, func(t *testing.T) event.CheckpointStore { return Must(stores.Checkpoints("shop"))(t) })
+	})
+	t.Run("CheckpointStorePersists", b.checkpointStorePersists)
+	t.Run("LeaseStoreContract", func(t *testing.T) {
+		leasetest.Run(t, func(t *testing.T) leasetest.Store { return Must(b.Open(t).Checkpoints("shop"))(t) })
+	})
+	t.Run("ProjectionStoreContract", func(t *testing.T) {
+		projectiontest.Run(t, func(t *testing.T) projection.Store { return Must(b.Open(t).Projections("shop"))(t) })
+	})
+	t.Run("ConsumerContract", func(t *testing.T) { consumertest.Run(t, b.consumerSetup(false)) })
+	// Consumers holding their group's lease in the database, as instances
+	// sharing it run them: the plain contract, and one at a time.
+	t.Run("LeasedConsumerContract", func(t *testing.T) {
+		consumertest.Run(t, b.consumerSetup(true))
+		consumertest.RunLeased(t, b.consumerSetup(true))
+	})
+	t.Run("Engine", b.engine)
+	t.Run("IdempotencyOptions", b.idempotencyOptions)
+}
+
+// Must returns v, or rather a function that returns it and fails t with
+// err if there is one: Must(f())(t).
+func Must[T any](v T, err error) func(t testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// Closed is Must for what must be closed: it also closes v at t's cleanup,
+// failing t if that fails.
+func Closed[T interface{ Close() error }](v T, err error) func(t testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := v.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+		return v
+	}
+}
+
+// events makes an event store closed at t's cleanup.
+func events(t testing.TB, stores Stores, boundedContext string, single bool) EventStore {
+	t.Helper()
+	return Closed(stores.Events(boundedContext, single))(t)
+}
+
+func (b Backend) eventStoreContract(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		single bool
+	}{{"coalescing", false}, {"one append per statement", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			eventstoretest.Run(t, func(t *testing.T) eventstore.Store { return events(t, b.Open(t), "kit", c.single) })
+		})
+	}
+}
+
+// Stream builds a valid one-event stream.
+func Stream(id factum.AggregateID, version int, requestID string) *factum.EventStream {
+	return &factum.EventStream{
+		ID: factum.NewID(), AggregateID: id, Version: version,
+		CommandID: factum.NewID(), RequestID: requestID,
+		CreateTime: time.Now(),
+		Events: []factum.DomainEvent{{
+			ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true,
+			Body: []byte(`{"sku":"sku-1","qty":2}`),
+		}},
+	}
+}
+
+var shopCart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+
+func (b Backend) eventStoreRefusesOtherContexts(t *testing.T) {
+	st := events(t, b.Open(t), "shop", false)
+	ctx := context.Background()
+	other := factum.NamedAggregate{Context: "billing", Aggregate: "invoice"}
+	id := other.WithID("i-1")
+	checks := map[string]error{
+		"Append": st.Append(ctx, Stream(id, 1, "r-1")),
+	}
+	_, checks["Load"] = st.Load(ctx, id, 1, eventstore.MaxVersion)
+	_, checks["LoadByTime"] = st.LoadByTime(ctx, id, time.Time{}, time.Now())
+	_, checks["RequestExists"] = st.RequestExists(ctx, id, "r-1")
+	_, checks["Lookup"] = st.Lookup(ctx, id, "r-1")
+	_, checks["ScanAggregateIDs"] = st.ScanAggregateIDs(ctx, other, "", 10)
+	for name, err := range checks {
+		if !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("%s of another context: %v, want IllegalArgument", name, err)
+		}
+	}
+	for _, name := range []string{"", `sh"op`} {
+		if _, err := b.Open(t).Events(name, false); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("context %q: %v, want IllegalArgument", name, err)
+		}
+	}
+}
+
+func (b Backend) eventStoreRefusesInvalidUTF8(t *testing.T) {
+	st := events(t, b.Open(t), "shop", false)
+	id := shopCart.WithID("c-1")
+	for name, mutate := range map[string]func(*factum.EventStream){
+		"body":   func(s *factum.EventStream) { s.Events[0].Body = []byte("\"\xff\"") },
+		"owner":  func(s *factum.EventStream) { s.OwnerID = "\xff" },
+		"header": func(s *factum.EventStream) { s.Header = map[string]string{"k": "\xfe"} },
+	} {
+		s := Stream(id, 1, "r-1")
+		mutate(s)
+		if err := st.Append(context.Background(), s); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("invalid UTF-8 in the %s: %v, want IllegalArgument", name, err)
+		}
+	}
+	if got, _ := st.Load(context.Background(), id, 1, eventstore.MaxVersion); len(got) != 0 {
+		t.Fatalf("refused streams were stored: %d", len(got))
+	}
+}
+
+// Two contexts share one database in tables of their own.
+func (b Backend) eventStoreContextsShareADatabase(t *testing.T) {
+	stores := b.Open(t)
+	shop, billing := events(t, stores, "shop", false), events(t, stores, "billing", false)
+	ctx := context.Background()
+	a := shopCart.WithID("x")
+	c := factum.NamedAggregate{Context: "billing", Aggregate: "cart"}.WithID("x")
+	if err := shop.Append(ctx, Stream(a, 1, "r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := billing.Append(ctx, Stream(c, 1, "r")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		st EventStore
+		id factum.AggregateID
+	}{{shop, a}, {billing, c}} {
+		got, err := s.st.ReadLog(ctx, factum.Position{}, 10)
+		if err != nil || len(got) != 1 || got[0].AggregateID != s.id {
+			t.Fatalf("%s log = %+v, %v; want the one stream of %s", s.st.Context(), got, err, s.id)
+		}
+	}
+	// A second store of the same context on the same database sees the
+	// same streams: the migration ran once.
+	again := events(t, stores, "shop", false)
+	if got, err := again.Load(ctx, a, 1, 1); err != nil || len(got) != 1 {
+		t.Fatalf("second store of the context: %d streams, %v", len(got), err)
+	}
+}
+
+func (b Backend) eventStoreClose(t *testing.T) {
+	st := Must(b.Open(t).Events("shop", false))(t)
+	id := shopCart.WithID("c")
+	if err := st.Append(context.Background(), Stream(id, 1, "r-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	if err := st.Append(context.Background(), Stream(id, 2, "r-2")); !errors.Is(err, b.ErrClosed) || !errors.Is(err, factum.ErrClosed) {
+		t.Fatalf("append after close: %v, want %v, a factum.ErrClosed", err, b.ErrClosed)
+	}
+}
+
+// Contexts whose table names need quoting are served, and contexts sharing
+// the database are kept apart.
+func (b Backend) snapshotStoreContextNames(t *testing.T) {
+	stores := b.Open(t)
+	ctx := context.Background()
+	names := []string{"my-shop.v2", "Billing"}
+	if !b.FoldsCase {
+		names = append(names, "billing")
+	}
+	for _, c := range names {
+		st := Must(stores.Snapshots(c))(t)
+		named := factum.NamedAggregate{Context: c, Aggregate: "order"}
+		if _, err := st.Save(ctx, snapshot.Snapshot{AggregateID: named.WithID("o-1"), Version: 1, State: json.RawMessage(`{"context":"` + c + `"}`)}); err != nil {
+			t.Fatalf("%s: save: %v", c, err)
+		}
+		svc, err := snapshot.NewQueryService(st, named, query.Planner{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := svc.List(ctx, query.Query{Condition: query.Eq("state.context", c)})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("%s: list = %v, %v", c, list, err)
+		}
+		if n, err := svc.Count(ctx, query.All()); err != nil || n != 1 {
+			t.Fatalf("%s: count = %d, %v", c, n, err)
+		}
+		other := factum.NamedAggregate{Context: "elsewhere", Aggregate: "order"}
+		if _, err := st.Save(ctx, snapshot.Snapshot{AggregateID: other.WithID("o-1"), Version: 1, State: json.RawMessage(`{}`)}); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("%s: save of another context: %v, want IllegalArgument", c, err)
+		}
+		if _, err := st.Load(ctx, other.WithID("o-1")); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("%s: load of another context: %v, want IllegalArgument", c, err)
+		}
+		if _, err := st.Count(ctx, other, query.All()); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("%s: count of another context: %v, want IllegalArgument", c, err)
+		}
+	}
+}
+
+// Checkpoints are read back through a new connection to the database, and
+// two contexts sharing it are kept apart.
+func (b Backend) checkpointStorePersists(t *testing.T) {
+	ctx := context.Background()
+	stores := b.Open(t)
+	group := factum.Function{Context: "shop", Processor: "snapshotter"}
+	want := map[string]factum.Position{"shop": {Tx: 900, Seq: 42}, "billing": {Tx: 800, Seq: 7}}
+	for c, pos := range want {
+		if err := Must(stores.Checkpoints(c))(t).SaveCheckpoint(ctx, group, pos); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := stores.Reopen(t)
+	for c, pos := range want {
+		if got, err := Must(again.Checkpoints(c))(t).Checkpoint(ctx, group); err != nil || got != pos {
+			t.Errorf("%s through a new connection: %v, %v; want %s", c, got, err, pos)
+		}
+	}
+}
+
+func (b Backend) consumerSetup(leased bool) func(t *testing.T) consumertest.Setup {
+	return func(t *testing.T) consumertest.Setup {
+		ctx := context.Background()
+		stores := b.Open(t)
+		store := events(t, stores, "consumertest", false)
+		checkpoints := Must(stores.Checkpoints("consumertest"))(t)
+		return consumertest.Setup{Store: store, Start: func(p *event.Processor, f event.FailureRecorder, notify func(factum.Signal)) func() {
+			cfg := event.Config{Log: store, Checkpoints: checkpoints, Failures: f, Notify: notify, Backoff: time.Millisecond}
+			if leased {
+				cfg.Leases, cfg.LeaseTTL = checkpoints, 300*time.Millisecond
+			}
+			c, err := event.NewConsumer(p, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); _ = c.Run(rctx) }()
+			var once sync.Once
+			stop := func() { once.Do(func() { cancel(); <-done }) }
+			t.Cleanup(stop)
+			return stop
+		}}
+	}
+}
+
+// engine runs the shared end-to-end checks (see package enginetest) with
+// every store in one database, restarting on it with new connections.
+func (b Backend) engine(t *testing.T) {
+	first := b.Open(t)
+	enginetest.CartService(t, func(t *testing.T) enginetest.Stores {
+		t.Helper()
+		stores := first.Reopen(t)
+		events := Must(stores.Events("shop", false))(t)
+		return enginetest.Stores{
+			Events:      events,
+			Snapshots:   Must(stores.Snapshots("shop"))(t),
+			Checkpoints: Must(stores.Checkpoints("shop"))(t),
+			Close:       events.Close,
+		}
+	})
+}
+
+// Bad options are refused before anything is created, and stores with
+// different prefixes keep to their own tables.
+func (b Backend) idempotencyOptions(t *testing.T) {
+	stores := b.Open(t)
+	ctx := context.Background()
+	for _, prefix := range append([]string{"bad prefix", "x;DROP TABLE y", "1abc"}, b.BadPrefixes...) {
+		if _, err := stores.Idempotency(prefix, idempotency.Policy{}); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("prefix %q: %v, want IllegalArgument", prefix, err)
+		}
+	}
+	for _, p := range []idempotency.Policy{{Lease: -time.Second}, {Retention: -time.Second}} {
+		if _, err := stores.Idempotency("", p); !errors.Is(err, factum.ErrIllegalArgument) {
+			t.Errorf("policy %+v: %v, want IllegalArgument", p, err)
+		}
+	}
+	a := Must(stores.Idempotency("a_", idempotency.Policy{}))(t)
+	c := Must(stores.Idempotency("b_", idempotency.Policy{}))(t)
+	k := idempotency.Key{Tenant: "t", Operation: "op", Value: "v"}
+	if _, created, err := a.Begin(ctx, k, "fp"); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	if _, created, err := c.Begin(ctx, k, "other"); err != nil || !created {
+		t.Fatalf("store b_ saw store a_'s key: %v, %v", created, err)
+	}
+	// Opening again is a no-op for the migrations, and sees the key.
+	again := Must(stores.Idempotency("a_", idempotency.Policy{}))(t)
+	if rec, found, err := again.Get(ctx, k); err != nil || !found || rec.Fingerprint != "fp" {
+		t.Fatalf("a_ opened again: %+v, %v, %v", rec, found, err)
+	}
+}
