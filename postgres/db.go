@@ -34,9 +34,9 @@ const DefaultMaxConns = 16
 // DB is a connection pool shared by factum's PostgreSQL components. It is
 // safe for concurrent use.
 type DB struct {
-	pool   *pgxpool.Pool
-	schema string
-	stores memo.Set[storeKey] // see storage.go
+	pool     *pgxpool.Pool
+	schema   string
+	*storage // the stores of each context (storage.go)
 }
 
 // Open connects to the database at url (a postgres:// URL or a key=value
@@ -86,6 +86,7 @@ func Open(ctx context.Context, url string, options ...Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect to %s:%d/%s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, err)
 	}
 	d := &DB{pool: pool, schema: opts.Schema}
+	d.storage = memo.NewStores(d.openers())
 	if err := d.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -125,4 +126,4 @@ func (d *DB) Pool() *pgxpool.Pool { return d.pool }
 func (d *DB) Schema() string { return d.schema }
 
 // Close closes the stores the DB made (storage.go), then the pool.
-func (d *DB) Close() { _ = d.stores.Close(); d.pool.Close() }
+func (d *DB) Close() { _ = d.CloseStores(); d.pool.Close() }

@@ -11,50 +11,30 @@ import (
 	"github.com/factum-go/factum/snapshot"
 )
 
-// A DB is the storage of any number of bounded contexts: the methods below
-// return each context's stores, made with their default options and
-// migrated on first use, the same store to every caller, and closed by
+// storage is the storage handle a DB embeds: its methods EventStore,
+// SnapshotStore and CheckpointStore (per bounded context), PrepareBackend
+// and IdempotencyStore return each store, made with its default options
+// and migrated on first use, the same store to every caller, closed by
 // DB.Close. Pass the DB whole to engine.Config's Storage. Components that
 // need other options are built with the New… constructors instead, and
 // closed by their owner.
+type storage = memo.Stores
 
-// storeKey names one memoised store: its kind and bounded context.
-type storeKey struct{ kind, context string }
-
-// EventStore returns the event store of boundedContext.
-func (d *DB) EventStore(ctx context.Context, boundedContext string) (eventstore.Store, error) {
-	return memo.Get(&d.stores, storeKey{"events", boundedContext}, func() (*EventStore, error) {
-		return NewEventStore(ctx, d, boundedContext, EventStoreOptions{})
-	})
-}
-
-// SnapshotStore returns the snapshot store of boundedContext, which
-// answers queries.
-func (d *DB) SnapshotStore(ctx context.Context, boundedContext string) (snapshot.QueryStore, error) {
-	return memo.Get(&d.stores, storeKey{"snapshots", boundedContext}, func() (*SnapshotStore, error) {
-		return NewSnapshotStore(ctx, d, boundedContext)
-	})
-}
-
-// CheckpointStore returns the consumer-group checkpoints of
-// boundedContext.
-func (d *DB) CheckpointStore(ctx context.Context, boundedContext string) (event.CheckpointStore, error) {
-	return memo.Get(&d.stores, storeKey{"checkpoints", boundedContext}, func() (*CheckpointStore, error) {
-		return NewCheckpointStore(ctx, d, boundedContext)
-	})
-}
-
-// PrepareBackend returns the database's prepare-key backend (unique keys
-// such as usernames, shared by every context).
-func (d *DB) PrepareBackend(ctx context.Context) (prepare.Backend, error) {
-	return memo.Get(&d.stores, storeKey{kind: "prepare"}, func() (*PrepareBackend, error) {
-		return NewPrepareBackend(ctx, d, PrepareOptions{})
-	})
-}
-
-// IdempotencyStore returns the database's idempotency-key store.
-func (d *DB) IdempotencyStore(ctx context.Context) (idempotency.Store, error) {
-	return memo.Get(&d.stores, storeKey{kind: "idempotency"}, func() (*IdempotencyStore, error) {
-		return NewIdempotencyStore(ctx, d, IdempotencyOptions{})
-	})
+// openers makes the DB's stores for its storage handle.
+func (d *DB) openers() memo.Openers {
+	return memo.Openers{
+		Events: func(ctx context.Context, bc string) (eventstore.Store, error) {
+			return NewEventStore(ctx, d, bc, EventStoreOptions{})
+		},
+		Snapshots: func(ctx context.Context, bc string) (snapshot.QueryStore, error) {
+			return NewSnapshotStore(ctx, d, bc)
+		},
+		Checkpoints: func(ctx context.Context, bc string) (event.CheckpointStore, error) {
+			return NewCheckpointStore(ctx, d, bc)
+		},
+		Prepare: func(ctx context.Context) (prepare.Backend, error) { return NewPrepareBackend(ctx, d, PrepareOptions{}) },
+		Idempotency: func(ctx context.Context) (idempotency.Store, error) {
+			return NewIdempotencyStore(ctx, d, IdempotencyOptions{})
+		},
+	}
 }

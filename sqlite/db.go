@@ -30,10 +30,10 @@ type Options struct {
 // DB is an open SQLite database shared by factum's SQLite components. It is
 // safe for concurrent use.
 type DB struct {
-	path   string
-	writer *sql.DB // exactly one connection: all writes are serial
-	reader *sql.DB
-	stores memo.Set[storeKey] // see storage.go
+	path     string
+	writer   *sql.DB // exactly one connection: all writes are serial
+	reader   *sql.DB
+	*storage // the stores of each context (storage.go)
 }
 
 // Open opens the database at path, creating the file and its directory if
@@ -89,6 +89,7 @@ func Open(ctx context.Context, path string, options ...Options) (*DB, error) {
 	}
 	reader.SetMaxOpenConns(opts.MaxReaders)
 	d := &DB{path: path, writer: writer, reader: reader}
+	d.storage = memo.NewStores(d.openers())
 	if err := d.initRetrying(ctx, opts.BusyTimeout); err != nil {
 		d.Close()
 		return nil, err
@@ -163,5 +164,5 @@ func (d *DB) Reader() *sql.DB { return d.reader }
 
 // Close closes the stores the DB made (storage.go), then both pools.
 func (d *DB) Close() error {
-	return errors.Join(d.stores.Close(), d.writer.Close(), d.reader.Close())
+	return errors.Join(d.CloseStores(), d.writer.Close(), d.reader.Close())
 }

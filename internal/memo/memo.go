@@ -16,9 +16,6 @@ type Set[K comparable] struct {
 	closed bool
 }
 
-// ErrClosed is wrapped by the IllegalState error of Get after Close.
-var ErrClosed = errors.New("storage is closed")
-
 // Get returns the value of key, making it with make the first time. A
 // failed make is not remembered: the next Get tries again. make runs under
 // the set's lock, so that two callers never make the same value twice.
@@ -27,7 +24,7 @@ func Get[K comparable, V any](s *Set[K], key K, make func() (V, error)) (V, erro
 	defer s.mu.Unlock()
 	var zero V
 	if s.closed {
-		return zero, factum.Errorf(factum.CodeIllegalState, "%w", ErrClosed)
+		return zero, factum.Errorf(factum.CodeIllegalState, "storage: %w", factum.ErrClosed)
 	}
 	if v, ok := s.values[key]; ok {
 		return v.(V), nil
@@ -45,7 +42,8 @@ func Get[K comparable, V any](s *Set[K], key K, make func() (V, error)) (V, erro
 }
 
 // Close closes every value that has a Close method, the last made first,
-// and makes later Gets fail with ErrClosed. A second Close does nothing.
+// and makes later Gets fail with an IllegalState error wrapping
+// factum.ErrClosed. A second Close does nothing.
 func (s *Set[K]) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/factum-go/factum"
 )
 
 type closer struct {
@@ -39,7 +41,7 @@ func TestGetMakesOncePerKeyAndCloseReverses(t *testing.T) {
 	if len(log) != 2 || log[0] == log[1] {
 		t.Fatalf("closed %v, want both once", log)
 	}
-	if _, err := Get(&s, "a", func() (*closer, error) { return nil, nil }); !errors.Is(err, ErrClosed) {
+	if _, err := Get(&s, "a", func() (*closer, error) { return nil, nil }); !errors.Is(err, factum.ErrClosed) {
 		t.Fatalf("Get after Close: %v, want ErrClosed", err)
 	}
 }

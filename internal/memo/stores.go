@@ -1,0 +1,87 @@
+package memo
+
+import (
+	"context"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/prepare"
+	"github.com/factum-go/factum/snapshot"
+)
+
+// Openers make a backend's stores with their default options: per bounded
+// context the event, snapshot and checkpoint stores, and the backend's one
+// prepare-key backend and idempotency-key store.
+type Openers struct {
+	Events      func(ctx context.Context, boundedContext string) (eventstore.Store, error)
+	Snapshots   func(ctx context.Context, boundedContext string) (snapshot.QueryStore, error)
+	Checkpoints func(ctx context.Context, boundedContext string) (event.CheckpointStore, error)
+	Prepare     func(ctx context.Context) (prepare.Backend, error)
+	Idempotency func(ctx context.Context) (idempotency.Store, error)
+}
+
+// Stores is a storage handle over Openers: each store is opened on first
+// use, the same store is returned to every caller, and Close closes them
+// all, the last opened first. Backends embed it, so that memory, SQLite and
+// PostgreSQL share one implementation of the handle's methods. It is safe
+// for concurrent use.
+type Stores struct {
+	open Openers
+	set  Set[storeKey]
+}
+
+// storeKey names one store: its kind and bounded context.
+type storeKey struct{ kind, context string }
+
+// NewStores returns the handle over open; every opener is required.
+func NewStores(open Openers) *Stores { return &Stores{open: open} }
+
+// EventStore returns the event store of boundedContext.
+func (s *Stores) EventStore(ctx context.Context, boundedContext string) (eventstore.Store, error) {
+	if err := factum.ValidateName("context", boundedContext); err != nil {
+		return nil, err
+	}
+	return Get(&s.set, storeKey{"events", boundedContext}, func() (eventstore.Store, error) {
+		return s.open.Events(ctx, boundedContext)
+	})
+}
+
+// SnapshotStore returns the snapshot store of boundedContext, which
+// answers queries.
+func (s *Stores) SnapshotStore(ctx context.Context, boundedContext string) (snapshot.QueryStore, error) {
+	if err := factum.ValidateName("context", boundedContext); err != nil {
+		return nil, err
+	}
+	return Get(&s.set, storeKey{"snapshots", boundedContext}, func() (snapshot.QueryStore, error) {
+		return s.open.Snapshots(ctx, boundedContext)
+	})
+}
+
+// CheckpointStore returns the consumer-group checkpoints of
+// boundedContext.
+func (s *Stores) CheckpointStore(ctx context.Context, boundedContext string) (event.CheckpointStore, error) {
+	if err := factum.ValidateName("context", boundedContext); err != nil {
+		return nil, err
+	}
+	return Get(&s.set, storeKey{"checkpoints", boundedContext}, func() (event.CheckpointStore, error) {
+		return s.open.Checkpoints(ctx, boundedContext)
+	})
+}
+
+// PrepareBackend returns the prepare-key backend (unique keys such as
+// usernames, shared by every context).
+func (s *Stores) PrepareBackend(ctx context.Context) (prepare.Backend, error) {
+	return Get(&s.set, storeKey{kind: "prepare"}, func() (prepare.Backend, error) { return s.open.Prepare(ctx) })
+}
+
+// IdempotencyStore returns the idempotency-key store.
+func (s *Stores) IdempotencyStore(ctx context.Context) (idempotency.Store, error) {
+	return Get(&s.set, storeKey{kind: "idempotency"}, func() (idempotency.Store, error) { return s.open.Idempotency(ctx) })
+}
+
+// CloseStores closes the stores opened so far, the last first; later
+// calls of the methods fail with an IllegalState error wrapping
+// factum.ErrClosed. A second call does nothing.
+func (s *Stores) CloseStores() error { return s.set.Close() }
