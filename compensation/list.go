@@ -3,6 +3,7 @@ package compensation
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/query"
@@ -30,6 +31,13 @@ type Filter struct {
 	// retryable (unrecoverable, or out of retries): the ones waiting for
 	// an operator.
 	NeedsOperator bool `json:"needsOperator,omitempty"`
+	// ErrorCode keeps executions whose last failure has this code.
+	ErrorCode factum.Code `json:"errorCode,omitempty"`
+	// FailedFrom and FailedTo keep executions whose last failure is at or
+	// after FailedFrom and before FailedTo (to the millisecond); a zero
+	// time bounds nothing.
+	FailedFrom time.Time `json:"failedFrom,omitzero"`
+	FailedTo   time.Time `json:"failedTo,omitzero"`
 }
 
 // Condition returns the filter as a condition over execution snapshots.
@@ -71,6 +79,21 @@ func (f Filter) Condition() (query.Condition, error) {
 	}
 	if f.NeedsOperator {
 		cs = append(cs, query.False("state.retryable"), query.Ne("state.status", string(StatusSucceeded)))
+	}
+	if f.ErrorCode != "" && !f.ErrorCode.Valid() {
+		return query.Condition{}, factum.IllegalArgument(fmt.Sprintf("error code %q is not one of factum's codes", f.ErrorCode))
+	}
+	if f.ErrorCode != "" {
+		cs = append(cs, query.Eq("state.error.code", string(f.ErrorCode)))
+	}
+	if !f.FailedFrom.IsZero() && !f.FailedTo.IsZero() && !f.FailedFrom.Before(f.FailedTo) {
+		return query.Condition{}, factum.IllegalArgument("failedFrom must be before failedTo")
+	}
+	if !f.FailedFrom.IsZero() {
+		cs = append(cs, query.Gte("state.failedAt", TimeOf(f.FailedFrom).Millis()))
+	}
+	if !f.FailedTo.IsZero() {
+		cs = append(cs, query.Lt("state.failedAt", TimeOf(f.FailedTo).Millis()))
 	}
 	switch len(cs) {
 	case 0:

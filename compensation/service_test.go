@@ -51,11 +51,18 @@ func TestServiceListsAndScopesByTenant(t *testing.T) {
 		if err != nil || len(all) != 3 || all[0].Execution.Aggregate.ID != "o-c" || all[2].Execution.Aggregate.ID != "o-a" {
 			t.Fatalf("all, latest failure first: %v, %v", ids(all), err)
 		}
+		failedA, failedB := all[2].Execution.FailedAt.Time, all[1].Execution.FailedAt.Time
+		code := all[0].Execution.Error.Code
 		for _, c := range []struct {
 			name   string
 			filter compensation.Filter
 			want   []string
 		}{
+			{"by error code", compensation.Filter{ErrorCode: code}, []string{"o-a", "o-b", "o-c"}},
+			{"by another error code", compensation.Filter{ErrorCode: factum.CodeRequestTimeout}, []string{}},
+			{"failed from", compensation.Filter{FailedFrom: failedB}, []string{"o-b", "o-c"}},
+			{"failed before", compensation.Filter{FailedTo: failedB}, []string{"o-a"}},
+			{"failed in a window", compensation.Filter{FailedFrom: failedA.Add(time.Millisecond), FailedTo: failedB.Add(time.Millisecond)}, []string{"o-b"}},
 			{"by status", compensation.Filter{Status: []compensation.Status{compensation.StatusFailed}}, []string{"o-a", "o-b"}},
 			{"two statuses", compensation.Filter{Status: []compensation.Status{compensation.StatusFailed, compensation.StatusSucceeded}}, []string{"o-a", "o-b", "o-c"}},
 			{"by processor", compensation.Filter{Function: factum.Function{Processor: "order_totals"}}, []string{"o-a", "o-b", "o-c"}},
@@ -77,6 +84,12 @@ func TestServiceListsAndScopesByTenant(t *testing.T) {
 		}
 		if _, err := f.svc.List(ctx, compensation.Filter{Status: []compensation.Status{"DONE"}}, 0); factum.CodeOf(err) != factum.CodeIllegalArgument {
 			t.Fatalf("bad status: %v", err)
+		}
+		if _, err := f.svc.List(ctx, compensation.Filter{FailedFrom: failedB, FailedTo: failedA}, 0); factum.CodeOf(err) != factum.CodeIllegalArgument {
+			t.Fatalf("an empty time window: %v", err)
+		}
+		if _, err := f.svc.List(ctx, compensation.Filter{ErrorCode: "Oops"}, 0); factum.CodeOf(err) != factum.CodeIllegalArgument {
+			t.Fatalf("an unknown error code: %v", err)
 		}
 		if _, err := f.svc.List(ctx, compensation.Filter{Recoverability: []compensation.Recoverability{"MAYBE"}}, 0); factum.CodeOf(err) != factum.CodeIllegalArgument {
 			t.Fatalf("bad recoverability: %v", err)

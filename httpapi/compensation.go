@@ -84,6 +84,19 @@ func executionFilter(r *http.Request) (compensation.Filter, query.Pagination, er
 		f.Aggregate = factum.NamedAggregate{Context: ctxName, Aggregate: name}
 	}
 	f.AggregateID, f.EventID = q.Get("aggregateId"), q.Get("eventId")
+	f.ErrorCode = factum.Code(q.Get("errorCode"))
+	for _, t := range []struct {
+		name string
+		into *time.Time
+	}{{"failedFrom", &f.FailedFrom}, {"failedTo", &f.FailedTo}} {
+		if v := q.Get(t.name); v != "" {
+			at, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return f, query.Pagination{}, factum.IllegalArgument(fmt.Sprintf("%s %q: want an RFC 3339 time", t.name, v))
+			}
+			*t.into = at
+		}
+	}
 	if v := q.Get("needsOperator"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

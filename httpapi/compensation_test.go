@@ -118,6 +118,17 @@ func TestCompensationRoutes(t *testing.T) {
 	wantError(t, f.do(t, "PUT", "/compensation/executions/"+id+"/retry-spec", `{"minBackoff":"soon"}`), http.StatusBadRequest, factum.CodeIllegalArgument)
 	wantError(t, f.do(t, "PUT", "/compensation/executions/"+id+"/recoverable", `{"recoverable":"maybe"}`), http.StatusBadRequest, factum.CodeIllegalArgument)
 	wantError(t, f.do(t, "GET", "/compensation/executions?page=0", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
+	wantError(t, f.do(t, "GET", "/compensation/executions?failedFrom=yesterday", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
+	wantError(t, f.do(t, "GET", "/compensation/executions?errorCode=Oops", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
+	// The server filters by time and error code: the failure is in a
+	// window around now, and not before an hour ago.
+	from, to := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if r = f.do(t, "GET", "/compensation/executions?failedFrom="+from+"&failedTo="+to, ""); !strings.Contains(string(r.body), id) {
+		t.Fatalf("the failure is not in the window around now: %s", r.body)
+	}
+	if r = f.do(t, "GET", "/compensation/executions?failedTo="+from, ""); !strings.Contains(string(r.body), `"total":0`) {
+		t.Fatalf("a failure before an hour ago: %s", r.body)
+	}
 
 	// The read model is back: an operator's force retry succeeds.
 	broken.Store(false)

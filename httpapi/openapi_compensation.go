@@ -55,6 +55,9 @@ func (b *docBuilder) compensationRoutes() {
 		query("aggregateId", "The aggregate ID of the failed event.", str()),
 		query("eventId", "The failed event's ID.", str()),
 		query("needsOperator", "Only executions waiting for an operator.", openapi3.NewBoolSchema()),
+		query("errorCode", "The error code of the last failure (e.g. TooManyRequests).", str()),
+		query("failedFrom", "Only executions whose last failure is at or after this time (RFC 3339).", openapi3.NewDateTimeSchema()),
+		query("failedTo", "Only executions whose last failure is before this time (RFC 3339).", openapi3.NewDateTimeSchema()),
 		query("page", "The page, from 1.", openapi3.NewIntegerSchema().WithMin(1).WithDefault(1)),
 		query("size", "The page size.", openapi3.NewIntegerSchema().WithMin(1).WithDefault(20)),
 	}
