@@ -205,7 +205,10 @@ func TestConsoleInBrowser(t *testing.T) {
 			b := newBrowser(t)
 			opts := tt.store(t)
 			var log strings.Builder
-			s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: opts}, &log)
+			s, err := startServer(context.Background(), serveOptions{
+				Addr: "127.0.0.1:0", storeOptions: opts,
+				observeOptions: observeOptions{LogLevel: "info", LogFormat: "text", Metrics: true},
+			}, &log)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,17 +228,24 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 		t.Fatalf("register bob: %d %s", code, body)
 	}
 
+	// A command that waits for PROCESSED (the default stage).
+	if code, body := post(t, s.URL+"/cart/c-2/add_item", `{"sku":"sku-3","qty":1}`); code != http.StatusOK {
+		t.Fatalf("add item to c-2: %d %s", code, body)
+	}
+
 	// Overview: / redirects to the console, which counts the aggregates.
 	b.run("open the overview", chromedp.Navigate(s.URL+"/"),
 		until(`document.body.dataset.ready === 'overview'`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-test=count-cart]`)))
-	if got := b.text(`[data-test=count-cart] td.num`); got != "1" {
-		t.Fatalf("overview counts %q carts, want 1", got)
+	if got := b.text(`[data-test=count-cart] td.num`); got != "2" {
+		t.Fatalf("overview counts %q carts, want 2", got)
 	}
 	if got := b.text(`[data-test=backlog-failed] td.num`); got != "0" {
 		t.Fatalf("overview backlog shows %q failed, want 0", got)
 	}
+	overviewMetrics(t, b, s)
 	b.shot(shots, "overview")
+	promSelfTest(t, b)
 
 	// A failure through the API: a greylisting domain defers the welcome
 	// mail past the in-place attempts, so compensation records it.
@@ -385,6 +395,65 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 	}
 	if errs := b.errors(); len(errs) > 0 {
 		t.Fatalf("JavaScript errors in the console log:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// overviewMetrics checks the overview's metrics panel after the commands
+// above: the commands the cart processed (4), a PROCESSED latency row
+// with a p50 (the first scrape's window runs from the service's start),
+// and one lag row per consumer group, each reaching 0 as the page polls.
+func overviewMetrics(t *testing.T, b *browser, s *server) {
+	t.Helper()
+	b.run("see the metrics", until(`!!document.querySelector('[data-test=metrics] [data-test=commands-total]')`))
+	if got := b.attr(`tr[data-test="aggregate-shop.cart"]`, "data-total"); got != "4" {
+		t.Fatalf("the overview counts %q cart commands processed, want 4", got)
+	}
+	if got := b.text(`[data-test=commands-total]`); got == "" || got == "0" {
+		t.Fatalf("the overview shows %q commands processed", got)
+	}
+	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-total"); got != "1" {
+		t.Fatalf("the PROCESSED latency row counts %q commands, want 1", got)
+	}
+	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-p50"); got == "" {
+		t.Fatal("the PROCESSED latency row has no p50")
+	}
+	if got := b.text(`tr[data-test=stage-PROCESSED] td.p50`); got == "—" || got == "" {
+		t.Fatalf("the PROCESSED latency row shows p50 %q", got)
+	}
+	procs := s.rt.Functions().Processors()
+	if len(procs) == 0 {
+		t.Fatal("the example service has no consumer groups to show")
+	}
+	if n := countOf(t, b, `[data-test=metrics] tr[data-test^=lag-]`); n != len(procs) {
+		t.Fatalf("the overview shows %d lag rows, want one per consumer group (%d)", n, len(procs))
+	}
+	for _, p := range procs {
+		row := fmt.Sprintf(`tr[data-test="lag-%s/%s"]`, p.Name().Context, p.Name().Processor)
+		// The page scrapes every few seconds: the row reaches 0 streams and
+		// "caught up".
+		b.run("lag of "+row+" reaches 0", until(fmt.Sprintf(
+			`(() => { const r = document.querySelector(%q); return !!r && r.dataset.streams === '0' && r.dataset.seconds === '0'; })()`, row)))
+	}
+	if got := b.text(`[data-test=raw-metrics] summary`); got != "raw metrics" {
+		t.Fatalf("raw metrics details: %q", got)
+	}
+}
+
+// promSelfTest runs the console's Prometheus parser self-test
+// (testdata/prom_selftest.js) in the console's page.
+func promSelfTest(t *testing.T, b *browser) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "prom_selftest.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := value(b, "the parser's self-test", chromedp.Evaluate[string](string(src), chromedp.EvalAwaitPromise))
+	var fails []string
+	if err := json.Unmarshal([]byte(out), &fails); err != nil {
+		t.Fatalf("self-test answered %q: %v", out, err)
+	}
+	if len(fails) > 0 {
+		t.Fatalf("the parser's self-test failed:\n%s", strings.Join(fails, "\n"))
 	}
 }
 
