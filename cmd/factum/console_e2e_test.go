@@ -137,9 +137,20 @@ func (b *browser) text(sel string) string {
 	return value(b, "read "+sel, chromedp.TextContent(chromedp.CSS(sel)))
 }
 
-// shot writes a screenshot of the page as docs/console/<name>.png when
-// screenshots are asked for.
+// shot writes a screenshot of the viewport as docs/console/<name>.png
+// when screenshots are asked for.
 func (b *browser) shot(enabled bool, name string) {
+	b.t.Helper()
+	b.shotOf(enabled, name, chromedp.CaptureScreenshot())
+}
+
+// shotFull is shot of the whole page, beyond the viewport.
+func (b *browser) shotFull(enabled bool, name string) {
+	b.t.Helper()
+	b.shotOf(enabled, name, chromedp.FullScreenshot(100))
+}
+
+func (b *browser) shotOf(enabled bool, name string, capture chromedp.Action[[]byte]) {
 	b.t.Helper()
 	if !enabled {
 		return
@@ -148,7 +159,7 @@ func (b *browser) shot(enabled bool, name string) {
 		_, err := chromedp.Evaluate[bool](`document.getElementById('toast').hidden = true`)(ctx, t)
 		return err
 	}), sleep(150*time.Millisecond))
-	png := value(b, "screenshot "+name, chromedp.CaptureScreenshot())
+	png := value(b, "screenshot "+name, capture)
 	dir := filepath.Join("..", "..", "docs", "console")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Fatal(err)
@@ -244,7 +255,8 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 		t.Fatalf("overview backlog shows %q failed, want 0", got)
 	}
 	overviewMetrics(t, b, s)
-	b.shot(shots, "overview")
+	overviewWindow(t, b, s)
+	b.shotFull(shots, "overview")
 	promSelfTest(t, b)
 
 	// A failure through the API: a greylisting domain defers the welcome
@@ -411,6 +423,13 @@ func overviewMetrics(t *testing.T, b *browser, s *server) {
 	if got := b.text(`[data-test=commands-total]`); got == "" || got == "0" {
 		t.Fatalf("the overview shows %q commands processed", got)
 	}
+	// A figure of commands/s: an average since the start at the first
+	// scrape (it is > 0 then), the window's rate after.
+	if got := b.attr(`[data-test=commands-rate]`, "data-value"); got == "" {
+		t.Fatal("the overview shows no commands/s figure")
+	} else if window := b.text(`[data-test=metrics-window]`); strings.HasPrefix(window, "since") && (got == "0" || strings.HasPrefix(got, "-")) {
+		t.Fatalf("the overview shows %s commands/s since the start, after 5 commands", got)
+	}
 	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-total"); got != "1" {
 		t.Fatalf("the PROCESSED latency row counts %q commands, want 1", got)
 	}
@@ -436,6 +455,36 @@ func overviewMetrics(t *testing.T, b *browser, s *server) {
 	}
 	if got := b.text(`[data-test=raw-metrics] summary`); got != "raw metrics" {
 		t.Fatalf("raw metrics details: %q", got)
+	}
+}
+
+// overviewWindow sends commands while the overview polls: the next
+// scrape's window counts them, from the counters' deltas, as commands/s
+// above 0 and PROCESSED latencies.
+func overviewWindow(t *testing.T, b *browser, s *server) {
+	t.Helper()
+	const n = 6
+	for i := range n {
+		if code, body := post(t, s.URL+"/cart/c-3/add_item", fmt.Sprintf(`{"sku":"sku-%d","qty":1}`, i)); code != http.StatusOK {
+			t.Fatalf("add item to c-3: %d %s", code, body)
+		}
+	}
+	b.run("the window counts them", until(fmt.Sprintf(`(() => {
+		const w = document.querySelector('[data-test=metrics-window]');
+		const r = document.querySelector('tr[data-test=stage-PROCESSED]');
+		return !!w && w.textContent.startsWith('last ') && !!r && Number(r.dataset.window) >= %d;
+	})()`, n)))
+	if got := b.attr(`[data-test=commands-rate]`, "data-value"); got == "" || got == "0" {
+		t.Fatalf("commands/s over a window of %d commands: %q", n, got)
+	}
+	if got := b.attr(`tr[data-test="aggregate-shop.cart"]`, "data-window"); got != fmt.Sprint(n) {
+		t.Fatalf("the window counts %s cart commands, want %d", got, n)
+	}
+	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-p95"); got == "" {
+		t.Fatal("the PROCESSED row of the window has no p95")
+	}
+	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-total"); got != fmt.Sprint(n+1) {
+		t.Fatalf("the PROCESSED row counts %s since the start, want %d", got, n+1)
 	}
 }
 

@@ -144,6 +144,10 @@
     const one = m.summarize([{ t: 0, families: proc(4, 3) }]);
     eq('one scrape: since start', [one.sinceStart, one.commands.total, one.commands.inWindow, one.commands.rate], [true, 4, 4, NaN]);
     eq('one scrape: p50 of all', one.aggregates[0].p50, 0.005);
+    const started = p.parse('# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds 10\n').families;
+    for (const [k, v] of proc(4, 0)) started.set(k, v);
+    const avg = m.summarize([{ t: 20000, families: started }]);
+    eq('one scrape: the average since the process started', [avg.sinceStart, avg.span, avg.commands.rate], [true, 10, 0.4]);
     const two = m.summarize([{ t: 0, families: proc(4, 3) }, { t: 10000, families: proc(9, 0) }]);
     eq('two scrapes: rate', [two.sinceStart, two.commands.inWindow, two.commands.rate, two.commands.total], [false, 5, 0.5, 9]);
     eq('two scrapes: lag', two.lag.map((l) => [l.group, l.streams, l.seconds, l.history]), [['shop.projection', 0, 0, [3, 0]]]);

@@ -86,8 +86,12 @@ function gauges(s, name) {
 export function summarize(scrapes) {
   const cur = scrapes[scrapes.length - 1];
   const base = scrapes.slice(0, -1).find((s) => s.t >= cur.t - WINDOW_MS) || null;
-  const span = base ? (cur.t - base.t) / 1000 : NaN;
-  const perSecond = (n) => (base && span > 0 ? n / span : NaN);
+  // With one scrape the window is the process's life, when the metrics
+  // say when it started (process_start_time_seconds, in the server's
+  // clock: the average is as good as the clocks agree).
+  const started = (cur.families.get('process_start_time_seconds') || { samples: [] }).samples[0]?.value;
+  const span = base ? (cur.t - base.t) / 1000 : Number.isFinite(started) ? cur.t / 1000 - started : NaN;
+  const perSecond = (n) => (span > 0 ? n / span : NaN);
   const aggregates = windowOf(base, cur, PROCESS, 'aggregate').map((r) => ({ ...r, rate: perSecond(r.inWindow) }));
   const stages = windowOf(base, cur, WAIT, 'stage').map((r) => ({ ...r, rate: perSecond(r.inWindow) }));
   const inWindow = aggregates.reduce((n, r) => n + r.inWindow, 0);
@@ -148,7 +152,7 @@ function lagTable(rows) {
 }
 
 function windowText(sum) {
-  if (sum.sinceStart) return 'since the service started (one scrape so far; the window fills as the page polls)';
+  if (sum.sinceStart) return 'since the service started: one scrape so far, rates are averages over its life (the window fills as the page polls)';
   return `last ${Math.round(sum.span)} s (${sum.scrapes} scrapes, every ${POLL_MS / 1000} s)`;
 }
 
