@@ -222,7 +222,8 @@ export async function panel(source, ctx) {
   const mine = ++loop;
   const next = () => setTimeout(async () => {
     if (mine !== loop || ctx.stale() || !card.isConnected) return;
-    await tick();
+    // A hidden tab does not scrape; the window resumes when it shows.
+    if (!document.hidden) await tick();
     next();
   }, POLL_MS);
   next();
