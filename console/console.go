@@ -33,11 +33,13 @@ type Config struct {
 	// '/'; "" means "/". The console only calls its own origin (its
 	// Content-Security-Policy allows nothing else).
 	API string
-	// Metrics, if set, is the path (on the same origin) of a document of
-	// the service's metrics (JSON, shown indented, or text such as the
-	// Prometheus format, shown as it is), fetched with the session's
-	// credential: the hook for the observability package's
-	// metrics. Unset, the overview shows what the API itself answers.
+	// Metrics, if set, is the path (on the same origin) of the service's
+	// metrics in the Prometheus text format (package telemetry's, as
+	// factum serve answers at /metrics), which the overview scrapes every
+	// few seconds with the session's credential: it shows commands/s and
+	// p50/p95 latency by aggregate type and by wait stage over the last
+	// minute, and the lag of each consumer group, with the text itself in
+	// a raw metrics section. Unset, the overview says metrics are off.
 	Metrics string
 }
 

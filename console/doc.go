@@ -1,7 +1,8 @@
 // Package console is factum's operator console: a web application, served
 // from assets embedded in the binary, over the HTTP API of package
 // httpapi. It has pages for an overview (aggregates and their counts, the
-// compensation backlog), failed event-function executions (list, detail,
+// compensation backlog and, from the service's Prometheus metrics,
+// commands/s, latency by stage and consumer lag), failed event-function executions (list, detail,
 // force retry, recoverability, target function, retry spec), aggregates
 // (event stream, state at any version, snapshot and its regeneration,
 // delete and recover), snapshot queries built with a form, and request

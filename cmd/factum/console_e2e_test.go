@@ -137,9 +137,20 @@ func (b *browser) text(sel string) string {
 	return value(b, "read "+sel, chromedp.TextContent(chromedp.CSS(sel)))
 }
 
-// shot writes a screenshot of the page as docs/console/<name>.png when
-// screenshots are asked for.
+// shot writes a screenshot of the viewport as docs/console/<name>.png
+// when screenshots are asked for.
 func (b *browser) shot(enabled bool, name string) {
+	b.t.Helper()
+	b.shotOf(enabled, name, chromedp.CaptureScreenshot())
+}
+
+// shotFull is shot of the whole page, beyond the viewport.
+func (b *browser) shotFull(enabled bool, name string) {
+	b.t.Helper()
+	b.shotOf(enabled, name, chromedp.FullScreenshot(100))
+}
+
+func (b *browser) shotOf(enabled bool, name string, capture chromedp.Action[[]byte]) {
 	b.t.Helper()
 	if !enabled {
 		return
@@ -148,7 +159,7 @@ func (b *browser) shot(enabled bool, name string) {
 		_, err := chromedp.Evaluate[bool](`document.getElementById('toast').hidden = true`)(ctx, t)
 		return err
 	}), sleep(150*time.Millisecond))
-	png := value(b, "screenshot "+name, chromedp.CaptureScreenshot())
+	png := value(b, "screenshot "+name, capture)
 	dir := filepath.Join("..", "..", "docs", "console")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Fatal(err)
@@ -205,7 +216,10 @@ func TestConsoleInBrowser(t *testing.T) {
 			b := newBrowser(t)
 			opts := tt.store(t)
 			var log strings.Builder
-			s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: opts}, &log)
+			s, err := startServer(context.Background(), serveOptions{
+				Addr: "127.0.0.1:0", storeOptions: opts,
+				observeOptions: observeOptions{LogLevel: "info", LogFormat: "text", Metrics: true},
+			}, &log)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,17 +239,25 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 		t.Fatalf("register bob: %d %s", code, body)
 	}
 
+	// A command that waits for PROCESSED (the default stage).
+	if code, body := post(t, s.URL+"/cart/c-2/add_item", `{"sku":"sku-3","qty":1}`); code != http.StatusOK {
+		t.Fatalf("add item to c-2: %d %s", code, body)
+	}
+
 	// Overview: / redirects to the console, which counts the aggregates.
 	b.run("open the overview", chromedp.Navigate(s.URL+"/"),
 		until(`document.body.dataset.ready === 'overview'`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-test=count-cart]`)))
-	if got := b.text(`[data-test=count-cart] td.num`); got != "1" {
-		t.Fatalf("overview counts %q carts, want 1", got)
+	if got := b.text(`[data-test=count-cart] td.num`); got != "2" {
+		t.Fatalf("overview counts %q carts, want 2", got)
 	}
 	if got := b.text(`[data-test=backlog-failed] td.num`); got != "0" {
 		t.Fatalf("overview backlog shows %q failed, want 0", got)
 	}
-	b.shot(shots, "overview")
+	overviewMetrics(t, b, s)
+	overviewWindow(t, b, s)
+	b.shotFull(shots, "overview")
+	promSelfTest(t, b)
 
 	// A failure through the API: a greylisting domain defers the welcome
 	// mail past the in-place attempts, so compensation records it.
@@ -385,6 +407,105 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 	}
 	if errs := b.errors(); len(errs) > 0 {
 		t.Fatalf("JavaScript errors in the console log:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// overviewMetrics checks the overview's metrics panel after the commands
+// above: the commands the cart processed (4), a PROCESSED latency row
+// with a p50 (the first scrape's window runs from the service's start),
+// and one lag row per consumer group, each reaching 0 as the page polls.
+func overviewMetrics(t *testing.T, b *browser, s *server) {
+	t.Helper()
+	b.run("see the metrics", until(`!!document.querySelector('[data-test=metrics] [data-test=commands-total]')`))
+	if got := b.attr(`tr[data-test="aggregate-shop.cart"]`, "data-total"); got != "4" {
+		t.Fatalf("the overview counts %q cart commands processed, want 4", got)
+	}
+	if got := b.text(`[data-test=commands-total]`); got == "" || got == "0" {
+		t.Fatalf("the overview shows %q commands processed", got)
+	}
+	// A figure of commands/s: an average since the start at the first
+	// scrape (it is > 0 then), the window's rate after.
+	if got := b.attr(`[data-test=commands-rate]`, "data-value"); got == "" {
+		t.Fatal("the overview shows no commands/s figure")
+	} else if window := b.text(`[data-test=metrics-window]`); strings.HasPrefix(window, "since") && (got == "0" || strings.HasPrefix(got, "-")) {
+		t.Fatalf("the overview shows %s commands/s since the start, after 5 commands", got)
+	}
+	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-total"); got != "1" {
+		t.Fatalf("the PROCESSED latency row counts %q commands, want 1", got)
+	}
+	// One read of the row and the window (the page may scrape again
+	// meanwhile: an idle window has no p50, so only the first is checked).
+	row := value(b, "read the PROCESSED row", chromedp.Evaluate[[]string](`(() => {
+		const r = document.querySelector('tr[data-test=stage-PROCESSED]');
+		return [document.querySelector('[data-test=metrics-window]').textContent, r.dataset.p50, r.querySelector('td.p50').textContent];
+	})()`))
+	if strings.HasPrefix(row[0], "since") && (row[1] == "" || row[2] == "—") {
+		t.Fatalf("the PROCESSED latency row since the start has no p50: %q", row)
+	}
+	procs := s.rt.Functions().Processors()
+	if len(procs) == 0 {
+		t.Fatal("the example service has no consumer groups to show")
+	}
+	if n := countOf(t, b, `[data-test=metrics] tr[data-test^=lag-]`); n != len(procs) {
+		t.Fatalf("the overview shows %d lag rows, want one per consumer group (%d)", n, len(procs))
+	}
+	for _, p := range procs {
+		row := fmt.Sprintf(`tr[data-test="lag-%s/%s"]`, p.Name().Context, p.Name().Processor)
+		// The page scrapes every few seconds: the row reaches 0 streams and
+		// "caught up".
+		b.run("lag of "+row+" reaches 0", until(fmt.Sprintf(
+			`(() => { const r = document.querySelector(%q); return !!r && r.dataset.streams === '0' && r.dataset.seconds === '0'; })()`, row)))
+	}
+	if got := b.text(`[data-test=raw-metrics] summary`); got != "raw metrics" {
+		t.Fatalf("raw metrics details: %q", got)
+	}
+}
+
+// overviewWindow sends commands while the overview polls: the next
+// scrape's window counts them, from the counters' deltas, as commands/s
+// above 0 and PROCESSED latencies.
+func overviewWindow(t *testing.T, b *browser, s *server) {
+	t.Helper()
+	const n = 6
+	for i := range n {
+		if code, body := post(t, s.URL+"/cart/c-3/add_item", fmt.Sprintf(`{"sku":"sku-%d","qty":1}`, i)); code != http.StatusOK {
+			t.Fatalf("add item to c-3: %d %s", code, body)
+		}
+	}
+	b.run("the window counts them", until(fmt.Sprintf(`(() => {
+		const w = document.querySelector('[data-test=metrics-window]');
+		const r = document.querySelector('tr[data-test=stage-PROCESSED]');
+		return !!w && w.textContent.startsWith('last ') && !!r && Number(r.dataset.window) >= %d;
+	})()`, n)))
+	if got := b.attr(`[data-test=commands-rate]`, "data-value"); got == "" || got == "0" {
+		t.Fatalf("commands/s over a window of %d commands: %q", n, got)
+	}
+	if got := b.attr(`tr[data-test="aggregate-shop.cart"]`, "data-window"); got != fmt.Sprint(n) {
+		t.Fatalf("the window counts %s cart commands, want %d", got, n)
+	}
+	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-p95"); got == "" {
+		t.Fatal("the PROCESSED row of the window has no p95")
+	}
+	if got := b.attr(`tr[data-test=stage-PROCESSED]`, "data-total"); got != fmt.Sprint(n+1) {
+		t.Fatalf("the PROCESSED row counts %s since the start, want %d", got, n+1)
+	}
+}
+
+// promSelfTest runs the console's Prometheus parser self-test
+// (testdata/prom_selftest.js) in the console's page.
+func promSelfTest(t *testing.T, b *browser) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "prom_selftest.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := value(b, "the parser's self-test", chromedp.Evaluate[string](string(src), chromedp.EvalAwaitPromise))
+	var fails []string
+	if err := json.Unmarshal([]byte(out), &fails); err != nil {
+		t.Fatalf("self-test answered %q: %v", out, err)
+	}
+	if len(fails) > 0 {
+		t.Fatalf("the parser's self-test failed:\n%s", strings.Join(fails, "\n"))
 	}
 }
 

@@ -52,6 +52,13 @@ func TestConsoleTenantScoping(t *testing.T) {
 	if got := b.text(`[data-test=count-cart] td.num`); got != "1" {
 		t.Fatalf("support counts %q carts, want its tenant's 1", got)
 	}
+	// This serve runs without --metrics: the overview says so, no panel.
+	if got := b.text(`[data-test=metrics-off]`); !strings.Contains(got, "Metrics are off") {
+		t.Fatalf("the overview without metrics says %q", got)
+	}
+	if n := countOf(t, b, `[data-test=metrics]`); n != 0 {
+		t.Fatalf("the overview without metrics shows %d metrics panels", n)
+	}
 	b.run("support's failures", chromedp.Navigate(s.URL+"/console/#/failures"),
 		until(`document.body.dataset.ready === 'failures' && document.querySelectorAll('tr[data-test=execution]').length === 1`),
 		chromedp.Click(chromedp.CSS(`tr[data-test=execution] a`)),

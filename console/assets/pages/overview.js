@@ -1,6 +1,7 @@
 // Overview: what exists now, per aggregate type and in compensation.
-import { get, post, seg, types, headers, ApiError } from '../api.js';
+import { get, post, seg, types } from '../api.js';
 import { h, mount, errorBox, go } from '../ui.js';
+import { panel } from './metrics.js';
 
 function bars(rows) {
   const max = Math.max(1, ...rows.map((r) => r.value || 0));
@@ -20,17 +21,7 @@ export async function render(_parts, ctx) {
     .then((n) => ({ t, n }), (err) => ({ t, n: null, err }))));
   let comp = null; let compErr = null;
   try { comp = await get('compensation/counts'); } catch (err) { compErr = err; }
-  let metrics = null; let metricsErr = null;
-  if (ctx.settings.metrics) {
-    try {
-      // JSON is shown indented; any other text (the Prometheus text
-      // format, say) as it is.
-      const r = await fetch(ctx.settings.metrics, { headers: headers({ Accept: 'application/json, text/plain;q=0.9' }) });
-      const text = r.ok ? await r.text() : '';
-      if (r.ok) { try { metrics = JSON.stringify(JSON.parse(text), null, 2); } catch { metrics = text; } }
-      if (!r.ok) metricsErr = new ApiError(r.status, null);
-    } catch (err) { metricsErr = err; }
-  }
+  const metricsPanel = await panel(ctx.settings.metrics, ctx);
   if (ctx.stale()) return;
 
   const byContext = new Map();
@@ -62,12 +53,6 @@ export async function render(_parts, ctx) {
       compErr && compErr.status === 403 ? h('p', { class: 'muted' }, 'Your credential lacks the operator role.') : errorBox(compErr));
   }
 
-  // The hook for the observability metrics: Config.Metrics names a JSON
-  // document, shown as it is until the metrics have pages of their own.
-  const metricsPanel = h('section', { class: 'card', 'data-test': 'metrics' }, h('h2', {}, 'Throughput, latency, consumer lag'),
-    metrics !== null ? h('pre', { class: 'json' }, metrics)
-      : metricsErr ? errorBox(metricsErr)
-        : h('p', { class: 'muted' }, 'No metrics source is configured (console.Config.Metrics). Commands/s, latency by stage and consumer lag appear here once the service serves its metrics.'));
-
-  mount(h('h1', {}, 'Overview ', h('button', { type: 'button', 'data-test': 'refresh', onclick: () => go('overview') }, 'Refresh')), h('div', { class: 'grid' }, aggPanels, compPanel, metricsPanel));
+  mount(h('h1', {}, 'Overview ', h('button', { type: 'button', 'data-test': 'refresh', onclick: () => go('overview') }, 'Refresh')), h('div', { class: 'grid' }, aggPanels, compPanel, metricsPanel.tagName === 'SECTION' ? metricsPanel : null),
+    metricsPanel.tagName === 'SECTION' ? null : metricsPanel);
 }
