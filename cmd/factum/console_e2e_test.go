@@ -386,7 +386,7 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 		t.Fatalf("register cyd: %d %s", code, body)
 	}
 	waitForExecution(t, s.URL)
-	b.run("open the undeliverable mail", chromedp.Navigate(s.URL+"/console/#/failures?status=FAILED&code=IllegalArgument"),
+	b.run("open the undeliverable mail", chromedp.Navigate(s.URL+"/console/#/failures?status=FAILED&code=IllegalArgument&since=2000-01-01T00:00"),
 		until(`document.body.dataset.ready === 'failures' && document.querySelectorAll('tr[data-test=execution]').length === 1`),
 		chromedp.Click(chromedp.CSS(`tr[data-test=execution] a`)),
 		until(`(document.querySelector('[data-test=error-code]')||{}).textContent === 'IllegalArgument'`))

@@ -4,7 +4,6 @@ import { get, post, put, seg } from '../api.js';
 import { h, mount, json, time, duration, errorBox, toast, confirm, field, select, pager, badge, params, go } from '../ui.js';
 
 const SIZE = 20;
-const SCAN_PAGES = 20; // a filter the API does not have scans up to this many pages of 100
 
 export async function render(parts, ctx) {
   if (parts[0]) return detail(parts[0], ctx);
@@ -22,6 +21,7 @@ function filterForm(q) {
     field('Aggregate ID', input('aggregateId', '')),
     field('Error code', input('code', 'IllegalArgument')),
     field('Failed since', h('input', { name: 'since', type: 'datetime-local', value: q.get('since') || '' })),
+    field('Failed before', h('input', { name: 'before', type: 'datetime-local', value: q.get('before') || '' })),
     h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'needsOperator', value: 'true', checked: q.get('needsOperator') === 'true' }), ' waiting for an operator'),
     h('button', { type: 'submit', class: 'primary' }, 'Filter'),
     h('button', { type: 'button', onclick: () => go('failures') }, 'Clear'));
@@ -40,27 +40,17 @@ async function list(ctx) {
   for (const k of ['status', 'recoverable', 'function', 'processor', 'aggregate', 'aggregateId', 'needsOperator']) {
     if (q.get(k)) api.set(k, q.get(k));
   }
+  // Error code and failure time are filtered by the API too, over every
+  // execution; datetime-local values are the operator's local time.
   const code = (q.get('code') || '').trim();
-  const since = q.get('since') ? new Date(q.get('since')).getTime() : 0;
-  let total; let items;
-  if (!code && !since) {
-    api.set('page', page); api.set('size', SIZE);
-    const res = await get('compensation/executions?' + api);
-    total = res.total; items = res.list || [];
-  } else {
-    // Error code and time are filtered here, over the pages the API
-    // answers for the other filters.
-    const all = [];
-    for (let p = 1; p <= SCAN_PAGES; p++) {
-      api.set('page', p); api.set('size', 100);
-      const res = await get('compensation/executions?' + api);
-      all.push(...(res.list || []));
-      if (all.length >= res.total || !(res.list || []).length) break;
-    }
-    const kept = all.filter((it) => (!code || (it.execution.error && it.execution.error.code === code))
-      && (!since || (it.execution.failedAt || it.execution.createdAt) >= since));
-    total = kept.length; items = kept.slice((page - 1) * SIZE, page * SIZE);
+  if (code) api.set('errorCode', code);
+  for (const [k, name] of [['since', 'failedFrom'], ['before', 'failedTo']]) {
+    const at = q.get(k) ? new Date(q.get(k)) : null;
+    if (at && !isNaN(at.getTime())) api.set(name, at.toISOString());
   }
+  api.set('page', page); api.set('size', SIZE);
+  const res = await get('compensation/executions?' + api);
+  const total = res.total; const items = res.list || [];
   if (ctx.stale()) return;
   const rows = items.map((it) => {
     const e = it.execution; const id = it.id.id;
