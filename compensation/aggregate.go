@@ -36,7 +36,7 @@ func newDefinition(context, name string) *aggregate.Definition[Execution] {
 	)
 }
 
-func sourceCreated(e *Execution, ev ExecutionFailedCreated) {
+func sourceCreated(e *Execution, ev executionFailedCreated) {
 	*e = Execution{
 		EventID: ev.EventID, EventName: ev.EventName, Aggregate: ev.Aggregate, Version: ev.Version,
 		Function: ev.Function, Stage: ev.Stage, Status: StatusFailed, Recoverability: ev.Recoverability,
@@ -46,7 +46,7 @@ func sourceCreated(e *Execution, ev ExecutionFailedCreated) {
 	e.refresh()
 }
 
-func sourceRecorded(e *Execution, ev ExecutionFailureRecorded) {
+func sourceRecorded(e *Execution, ev executionFailureRecorded) {
 	e.Error, e.FailedAt = ev.Error, ev.At
 	e.Failures++
 	if ev.Recoverability != RecoverabilityUnknown && ev.Recoverability != "" {
@@ -59,18 +59,18 @@ func sourceRecorded(e *Execution, ev ExecutionFailureRecorded) {
 	e.refresh()
 }
 
-func sourcePrepared(e *Execution, ev CompensationPrepared) {
+func sourcePrepared(e *Execution, ev compensationPrepared) {
 	e.Status, e.Retries = StatusPrepared, ev.Retries
 	e.RetryAt, e.TimeoutAt, e.NextRetryAt = ev.RetryAt, ev.TimeoutAt, ev.NextRetryAt
 	e.refresh()
 }
 
-func sourceSucceeded(e *Execution, ev ExecutionSuccessApplied) {
+func sourceSucceeded(e *Execution, ev executionSuccessApplied) {
 	e.Status, e.SucceededAt = StatusSucceeded, ev.At
 	e.refresh()
 }
 
-func sourceFailed(e *Execution, ev ExecutionFailedApplied) {
+func sourceFailed(e *Execution, ev executionFailedApplied) {
 	e.Status, e.Error, e.FailedAt = StatusFailed, ev.Error, ev.At
 	e.Failures++
 	if ev.Recoverability != RecoverabilityUnknown && ev.Recoverability != "" {
@@ -79,17 +79,17 @@ func sourceFailed(e *Execution, ev ExecutionFailedApplied) {
 	e.refresh()
 }
 
-func sourceRetrySpec(e *Execution, ev ExecutionRetrySpecApplied) {
+func sourceRetrySpec(e *Execution, ev executionRetrySpecApplied) {
 	e.RetrySpec = ev.RetrySpec
 	e.refresh()
 }
 
-func sourceRecoverable(e *Execution, ev ExecutionRecoverableMarked) {
+func sourceRecoverable(e *Execution, ev executionRecoverableMarked) {
 	e.Recoverability = ev.Recoverability
 	e.refresh()
 }
 
-func sourceFunction(e *Execution, ev ExecutionFunctionChanged) {
+func sourceFunction(e *Execution, ev executionFunctionChanged) {
 	e.Function = ev.Function
 	e.refresh()
 }
@@ -112,7 +112,7 @@ func checkAt(at Time) error {
 	return nil
 }
 
-func (c RecordExecutionFailure) validate() error {
+func (c recordExecutionFailure) validate() error {
 	if err := factum.ValidateID("event id", c.EventID); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (c RecordExecutionFailure) validate() error {
 	return checkAt(c.At)
 }
 
-func decideRecord(ctx context.Context, e Execution, c RecordExecutionFailure) ([]any, error) {
+func decideRecord(ctx context.Context, e Execution, c recordExecutionFailure) ([]any, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -148,9 +148,9 @@ func decideRecord(ctx context.Context, e Execution, c RecordExecutionFailure) ([
 		return nil, factum.IllegalArgument("an execution must be recorded in the tenant of the stream it names")
 	}
 	if !exists(e) {
-		return []any{ExecutionFailedCreated(c)}, nil
+		return []any{executionFailedCreated(c)}, nil
 	}
-	ev := ExecutionFailureRecorded{Error: c.Error, Recoverability: c.Recoverability, At: c.At}
+	ev := executionFailureRecorded{Error: c.Error, Recoverability: c.Recoverability, At: c.At}
 	if e.Status == StatusSucceeded {
 		ev.Reopened = true
 		ev.NextRetryAt = TimeOf(c.At.Add(e.RetrySpec.Backoff(0)))
@@ -159,9 +159,9 @@ func decideRecord(ctx context.Context, e Execution, c RecordExecutionFailure) ([
 }
 
 // prepared returns the event of a retry taken at at.
-func prepared(e Execution, at Time, forced bool) CompensationPrepared {
+func prepared(e Execution, at Time, forced bool) compensationPrepared {
 	retries := e.Retries + 1
-	return CompensationPrepared{
+	return compensationPrepared{
 		Retries: retries, Forced: forced, RetryAt: at,
 		TimeoutAt:   TimeOf(at.Add(e.RetrySpec.ExecutionTimeout)),
 		NextRetryAt: TimeOf(at.Add(e.RetrySpec.Backoff(retries))),
@@ -175,7 +175,7 @@ func inFlight(e Execution, at Time) error {
 	return nil
 }
 
-func decidePrepare(_ context.Context, e Execution, c PrepareCompensation) ([]any, error) {
+func decidePrepare(_ context.Context, e Execution, c prepareCompensation) ([]any, error) {
 	if err := checkAt(c.At); err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func decidePrepare(_ context.Context, e Execution, c PrepareCompensation) ([]any
 	return []any{prepared(e, c.At, false)}, nil
 }
 
-func decideForcePrepare(_ context.Context, e Execution, c ForcePrepareCompensation) ([]any, error) {
+func decideForcePrepare(_ context.Context, e Execution, c forcePrepareCompensation) ([]any, error) {
 	if err := checkAt(c.At); err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func decideForcePrepare(_ context.Context, e Execution, c ForcePrepareCompensati
 	return []any{prepared(e, c.At, true)}, nil
 }
 
-func decideSuccess(_ context.Context, e Execution, c ApplyExecutionSuccess) ([]any, error) {
+func decideSuccess(_ context.Context, e Execution, c applyExecutionSuccess) ([]any, error) {
 	if err := checkAt(c.At); err != nil {
 		return nil, err
 	}
@@ -219,10 +219,10 @@ func decideSuccess(_ context.Context, e Execution, c ApplyExecutionSuccess) ([]a
 	if c.Attempt < 1 || c.Attempt > e.Retries {
 		return nil, factum.IllegalArgument(fmt.Sprintf("attempt %d was never prepared (retries: %d)", c.Attempt, e.Retries))
 	}
-	return []any{ExecutionSuccessApplied(c)}, nil
+	return []any{executionSuccessApplied(c)}, nil
 }
 
-func decideFailed(_ context.Context, e Execution, c ApplyExecutionFailed) ([]any, error) {
+func decideFailed(_ context.Context, e Execution, c applyExecutionFailed) ([]any, error) {
 	if err := checkAt(c.At); err != nil {
 		return nil, err
 	}
@@ -232,37 +232,37 @@ func decideFailed(_ context.Context, e Execution, c ApplyExecutionFailed) ([]any
 	if e.Status != StatusPrepared || c.Attempt != e.Retries {
 		return nil, factum.IllegalState(fmt.Sprintf("attempt %d is not the current retry (status %s, retries %d): its failure is stale", c.Attempt, e.Status, e.Retries))
 	}
-	return []any{ExecutionFailedApplied(c)}, nil
+	return []any{executionFailedApplied(c)}, nil
 }
 
-func decideRetrySpec(_ context.Context, e Execution, c ApplyExecutionRetrySpec) ([]any, error) {
+func decideRetrySpec(_ context.Context, e Execution, c applyExecutionRetrySpec) ([]any, error) {
 	if err := c.RetrySpec.Validate(); err != nil {
 		return nil, err
 	}
 	if err := refuseSucceeded(e, "change the retry spec"); err != nil {
 		return nil, err
 	}
-	return []any{ExecutionRetrySpecApplied(c)}, nil
+	return []any{executionRetrySpecApplied(c)}, nil
 }
 
-func decideRecoverable(_ context.Context, e Execution, c MarkExecutionRecoverable) ([]any, error) {
+func decideRecoverable(_ context.Context, e Execution, c markExecutionRecoverable) ([]any, error) {
 	if !c.Recoverability.Valid() {
 		return nil, factum.IllegalArgument(fmt.Sprintf("recoverability %q: want RECOVERABLE, UNRECOVERABLE or UNKNOWN", c.Recoverability))
 	}
 	if err := refuseSucceeded(e, "change the recoverability"); err != nil {
 		return nil, err
 	}
-	return []any{ExecutionRecoverableMarked(c)}, nil
+	return []any{executionRecoverableMarked(c)}, nil
 }
 
-func decideFunction(_ context.Context, e Execution, c ChangeExecutionFunction) ([]any, error) {
+func decideFunction(_ context.Context, e Execution, c changeExecutionFunction) ([]any, error) {
 	if err := c.Function.Validate(); err != nil {
 		return nil, err
 	}
 	if err := refuseSucceeded(e, "change the function"); err != nil {
 		return nil, err
 	}
-	return []any{ExecutionFunctionChanged(c)}, nil
+	return []any{executionFunctionChanged(c)}, nil
 }
 
 // timeLayout formats times in refusal messages.

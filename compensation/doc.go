@@ -18,13 +18,15 @@
 //	   ▲                                    │  │
 //	   └───────────────failure──────────────┘  └─ timeout: due again
 //
-// The commands are RecordExecutionFailure (create, or a further failure;
-// it reopens a SUCCEEDED execution, since a new failure must not be lost),
-// PrepareCompensation, ForcePrepareCompensation (operators; ignores the
-// limit), ApplyExecutionSuccess, ApplyExecutionFailed (fenced by attempt,
-// so a retry that outlived its timeout cannot overwrite its successor),
-// ApplyExecutionRetrySpec, MarkExecutionRecoverable and
-// ChangeExecutionFunction. Every command carries its sender's time, so
+// The aggregate's commands are internal (operators act through the
+// Service; the gateway and HTTP refuse them from outside), stored as
+// record_execution_failure (create, or a further failure; it reopens a
+// SUCCEEDED execution, since a new failure must not be lost),
+// prepare_compensation, force_prepare_compensation (operators; ignores the
+// limit), apply_execution_success, apply_execution_failed (fenced by
+// attempt, so a retry that outlived its timeout cannot overwrite its
+// successor), apply_execution_retry_spec, mark_execution_recoverable and
+// change_execution_function. Every command carries its sender's time, so
 // decisions are deterministic and clocks injectable.
 //
 // A retry spec (default 10 retries, 180 s minimum backoff doubling after
@@ -41,7 +43,7 @@
 //
 // Compensation implements event.FailureRecorder: a consumer whose function
 // failed after its in-place attempts hands the failure to RecordFailure,
-// which sends RecordExecutionFailure and returns nil only once it is
+// which sends record_execution_failure and returns nil only once it is
 // appended (PROCESSED). Until then the consumer does not move past the
 // stream, so a crash in between delivers the stream again instead of
 // losing the failure. The recorder needs the runtime's gateway, which

@@ -84,12 +84,12 @@ func ExecutionID(fn factum.Function, eventID string) string {
 // the sender's clock, so that decisions and state are deterministic and
 // tests can inject a clock.
 
-// RecordExecutionFailure records a function's failure on an event. It
+// recordExecutionFailure records a function's failure on an event. It
 // creates the execution, or, if it exists, records a further failure of
 // it: the error is updated; a SUCCEEDED execution is reopened as FAILED
 // with its retries reset, because a failure of the function is a new fact
 // that must not be lost.
-type RecordExecutionFailure struct {
+type recordExecutionFailure struct {
 	// EventID, EventName, Aggregate, Version, Function and Stage name the
 	// failed event, its stream and the function, as in Execution.
 	EventID   string              `json:"eventId"`
@@ -110,38 +110,38 @@ type RecordExecutionFailure struct {
 	At Time `json:"at"`
 }
 
-// PrepareCompensation takes a due execution for one retry: it is refused
+// prepareCompensation takes a due execution for one retry: it is refused
 // unless the execution is retryable and FAILED with its next retry due or
 // PREPARED past its timeout. Sent with the version the sender saw as the
 // expected version, exactly one of several concurrent senders wins.
-type PrepareCompensation struct {
+type prepareCompensation struct {
 	// At is the sender's time: the retry is due, and its timeout counts,
 	// from it.
 	At Time `json:"at"`
 }
 
-// ForcePrepareCompensation is an operator's retry: like
-// PrepareCompensation, but ignoring the retry limit, the recoverability
+// forcePrepareCompensation is an operator's retry: like
+// prepareCompensation, but ignoring the retry limit, the recoverability
 // and the due time. It is still refused while another retry holds the
 // execution (PREPARED before its timeout) and once it SUCCEEDED.
-type ForcePrepareCompensation struct {
-	// At is the operator's time, as in PrepareCompensation.
+type forcePrepareCompensation struct {
+	// At is the operator's time, as in prepareCompensation.
 	At Time `json:"at"`
 }
 
-// ApplyExecutionSuccess records that a retry handled the event. A late
+// applyExecutionSuccess records that a retry handled the event. A late
 // success of an earlier attempt is accepted too: the event was handled.
-type ApplyExecutionSuccess struct {
+type applyExecutionSuccess struct {
 	// Attempt is the Retries value the retry was prepared as.
 	Attempt int `json:"attempt"`
 	// At is when the retry succeeded.
 	At Time `json:"at"`
 }
 
-// ApplyExecutionFailed records that the current retry failed. It is
+// applyExecutionFailed records that the current retry failed. It is
 // refused for any attempt but the current PREPARED one, so a retry that
 // outlived its timeout cannot overwrite its successor's outcome.
-type ApplyExecutionFailed struct {
+type applyExecutionFailed struct {
 	// Attempt is the Retries value the retry was prepared as.
 	Attempt int `json:"attempt"`
 	// Error is the retry's failure.
@@ -152,33 +152,33 @@ type ApplyExecutionFailed struct {
 	At Time `json:"at"`
 }
 
-// ApplyExecutionRetrySpec replaces the execution's retry spec.
-type ApplyExecutionRetrySpec struct {
+// applyExecutionRetrySpec replaces the execution's retry spec.
+type applyExecutionRetrySpec struct {
 	// RetrySpec is the new spec, taken literally (it must validate).
 	RetrySpec RetrySpec `json:"retrySpec"`
 }
 
-// MarkExecutionRecoverable sets the execution's recoverability.
-type MarkExecutionRecoverable struct {
+// markExecutionRecoverable sets the execution's recoverability.
+type markExecutionRecoverable struct {
 	// Recoverability is the new recoverability.
 	Recoverability Recoverability `json:"recoverable"`
 }
 
-// ChangeExecutionFunction points the execution at another function, for
+// changeExecutionFunction points the execution at another function, for
 // when the failed function was renamed or replaced.
-type ChangeExecutionFunction struct {
+type changeExecutionFunction struct {
 	// Function is the function retries re-deliver the event to.
 	Function factum.Function `json:"function"`
 }
 
 // The events.
 
-// ExecutionFailedCreated records the first failure.
-type ExecutionFailedCreated RecordExecutionFailure
+// executionFailedCreated records the first failure.
+type executionFailedCreated recordExecutionFailure
 
-// ExecutionFailureRecorded records a further failure reported by a
+// executionFailureRecorded records a further failure reported by a
 // consumer; Reopened marks one that reopened a SUCCEEDED execution.
-type ExecutionFailureRecorded struct {
+type executionFailureRecorded struct {
 	// Error, Recoverability and At are the command's.
 	Error          ErrorInfo      `json:"error"`
 	Recoverability Recoverability `json:"recoverable"`
@@ -189,8 +189,8 @@ type ExecutionFailureRecorded struct {
 	NextRetryAt Time `json:"nextRetryAt,omitzero"`
 }
 
-// CompensationPrepared records a retry taken.
-type CompensationPrepared struct {
+// compensationPrepared records a retry taken.
+type compensationPrepared struct {
 	// Retries is the retry's number, the execution's new Retries.
 	Retries int `json:"retries"`
 	// Forced marks an operator's retry.
@@ -203,72 +203,72 @@ type CompensationPrepared struct {
 	NextRetryAt Time `json:"nextRetryAt"`
 }
 
-// ExecutionSuccessApplied records a successful retry.
-type ExecutionSuccessApplied struct {
+// executionSuccessApplied records a successful retry.
+type executionSuccessApplied struct {
 	// Attempt and At are the command's.
 	Attempt int  `json:"attempt"`
 	At      Time `json:"at"`
 }
 
-// ExecutionFailedApplied records a failed retry.
-type ExecutionFailedApplied ApplyExecutionFailed
+// executionFailedApplied records a failed retry.
+type executionFailedApplied applyExecutionFailed
 
-// ExecutionRetrySpecApplied records a new retry spec.
-type ExecutionRetrySpecApplied ApplyExecutionRetrySpec
+// executionRetrySpecApplied records a new retry spec.
+type executionRetrySpecApplied applyExecutionRetrySpec
 
-// ExecutionRecoverableMarked records a new recoverability.
-type ExecutionRecoverableMarked MarkExecutionRecoverable
+// executionRecoverableMarked records a new recoverability.
+type executionRecoverableMarked markExecutionRecoverable
 
-// ExecutionFunctionChanged records a new function.
-type ExecutionFunctionChanged ChangeExecutionFunction
+// executionFunctionChanged records a new function.
+type executionFunctionChanged changeExecutionFunction
 
 // Message names are fixed here, so that renaming a Go type never renames
 // stored commands or events.
 
 // MessageName names the command.
-func (RecordExecutionFailure) MessageName() string { return "record_execution_failure" }
+func (recordExecutionFailure) MessageName() string { return "record_execution_failure" }
 
 // MessageName names the command.
-func (PrepareCompensation) MessageName() string { return "prepare_compensation" }
+func (prepareCompensation) MessageName() string { return "prepare_compensation" }
 
 // MessageName names the command.
-func (ForcePrepareCompensation) MessageName() string { return "force_prepare_compensation" }
+func (forcePrepareCompensation) MessageName() string { return "force_prepare_compensation" }
 
 // MessageName names the command.
-func (ApplyExecutionSuccess) MessageName() string { return "apply_execution_success" }
+func (applyExecutionSuccess) MessageName() string { return "apply_execution_success" }
 
 // MessageName names the command.
-func (ApplyExecutionFailed) MessageName() string { return "apply_execution_failed" }
+func (applyExecutionFailed) MessageName() string { return "apply_execution_failed" }
 
 // MessageName names the command.
-func (ApplyExecutionRetrySpec) MessageName() string { return "apply_execution_retry_spec" }
+func (applyExecutionRetrySpec) MessageName() string { return "apply_execution_retry_spec" }
 
 // MessageName names the command.
-func (MarkExecutionRecoverable) MessageName() string { return "mark_execution_recoverable" }
+func (markExecutionRecoverable) MessageName() string { return "mark_execution_recoverable" }
 
 // MessageName names the command.
-func (ChangeExecutionFunction) MessageName() string { return "change_execution_function" }
+func (changeExecutionFunction) MessageName() string { return "change_execution_function" }
 
 // MessageName names the event.
-func (ExecutionFailedCreated) MessageName() string { return "execution_failed_created" }
+func (executionFailedCreated) MessageName() string { return "execution_failed_created" }
 
 // MessageName names the event.
-func (ExecutionFailureRecorded) MessageName() string { return "execution_failure_recorded" }
+func (executionFailureRecorded) MessageName() string { return "execution_failure_recorded" }
 
 // MessageName names the event.
-func (CompensationPrepared) MessageName() string { return "compensation_prepared" }
+func (compensationPrepared) MessageName() string { return "compensation_prepared" }
 
 // MessageName names the event.
-func (ExecutionSuccessApplied) MessageName() string { return "execution_success_applied" }
+func (executionSuccessApplied) MessageName() string { return "execution_success_applied" }
 
 // MessageName names the event.
-func (ExecutionFailedApplied) MessageName() string { return "execution_failed_applied" }
+func (executionFailedApplied) MessageName() string { return "execution_failed_applied" }
 
 // MessageName names the event.
-func (ExecutionRetrySpecApplied) MessageName() string { return "execution_retry_spec_applied" }
+func (executionRetrySpecApplied) MessageName() string { return "execution_retry_spec_applied" }
 
 // MessageName names the event.
-func (ExecutionRecoverableMarked) MessageName() string { return "execution_recoverable_marked" }
+func (executionRecoverableMarked) MessageName() string { return "execution_recoverable_marked" }
 
 // MessageName names the event.
-func (ExecutionFunctionChanged) MessageName() string { return "execution_function_changed" }
+func (executionFunctionChanged) MessageName() string { return "execution_function_changed" }

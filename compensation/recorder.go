@@ -42,7 +42,7 @@ func (c *Compensation) RecordFailure(ctx context.Context, f event.Failure) error
 		at = c.now()
 	}
 	id := c.idOf(ExecutionID(f.Function, eventID), f.Stream.AggregateID.TenantOrDefault())
-	body := RecordExecutionFailure{
+	body := recordExecutionFailure{
 		EventID: eventID, EventName: eventName(&f.Stream, eventID), Aggregate: f.Stream.AggregateID,
 		Version: f.Stream.Version, Function: f.Function, Stage: f.Stage, Error: ErrorInfoOf(cause(f.Err)),
 		RetrySpec: c.RetrySpecFor(f.Function), Recoverability: c.classify(f.Err), At: TimeOf(at),

@@ -58,9 +58,9 @@ const applyTimeout = 30 * time.Second
 func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool) (Attempt, error) {
 	leased := time.Now()
 	at := TimeOf(c.now())
-	var body any = PrepareCompensation{At: at}
+	var body any = prepareCompensation{At: at}
 	if force {
-		body = ForcePrepareCompensation{At: at}
+		body = forcePrepareCompensation{At: at}
 	}
 	// A fresh request ID per prepare: a derived one would make a second
 	// scheduler's prepare look like a duplicate of the first's and be
@@ -93,10 +93,10 @@ func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool)
 	at = TimeOf(c.now())
 	if runErr == nil {
 		attempt.Outcome = OutcomeSucceeded
-		body = ApplyExecutionSuccess{Attempt: attempt.Attempt, At: at}
+		body = applyExecutionSuccess{Attempt: attempt.Attempt, At: at}
 	} else {
 		attempt.Outcome, attempt.Error = OutcomeFailed, factum.AsError(runErr)
-		body = ApplyExecutionFailed{Attempt: attempt.Attempt, Error: ErrorInfoOf(cause(runErr)), Recoverability: c.classify(runErr), At: at}
+		body = applyExecutionFailed{Attempt: attempt.Attempt, Error: ErrorInfoOf(cause(runErr)), Recoverability: c.classify(runErr), At: at}
 	}
 	cmd = factum.NewCommand(it.ID, body).WithOwner(OperatorFrom(ctx))
 	// Internal: the outcome of a retry that ran must be recorded even if

@@ -124,18 +124,18 @@ func (s *Service) ForceRetry(ctx context.Context, id string) (Attempt, error) {
 // ApplyRetrySpec replaces the execution's retry spec (taken literally:
 // MaxRetries 0 stops automatic retries).
 func (s *Service) ApplyRetrySpec(ctx context.Context, id string, spec RetrySpec) error {
-	return s.send(ctx, id, ApplyExecutionRetrySpec{RetrySpec: spec})
+	return s.send(ctx, id, applyExecutionRetrySpec{RetrySpec: spec})
 }
 
 // MarkRecoverable sets the execution's recoverability: RECOVERABLE or
 // UNKNOWN lets the scheduler retry an UNRECOVERABLE one.
 func (s *Service) MarkRecoverable(ctx context.Context, id string, r Recoverability) error {
-	return s.send(ctx, id, MarkExecutionRecoverable{Recoverability: r})
+	return s.send(ctx, id, markExecutionRecoverable{Recoverability: r})
 }
 
 // ChangeFunction points the execution at another event function.
 func (s *Service) ChangeFunction(ctx context.Context, id string, fn factum.Function) error {
-	return s.send(ctx, id, ChangeExecutionFunction{Function: fn})
+	return s.send(ctx, id, changeExecutionFunction{Function: fn})
 }
 
 // send sends an operator command to the execution, in its tenant.

@@ -14,7 +14,7 @@ type Status string
 
 // The statuses. SUCCEEDED is terminal, except that a new failure of the
 // same function on the same event reopens the execution (see
-// RecordExecutionFailure).
+// recordExecutionFailure).
 const (
 	// StatusFailed: the last attempt failed; the scheduler retries it when
 	// due, if the execution is retryable.

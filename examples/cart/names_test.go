@@ -1,12 +1,12 @@
 package cart_test
 
 import (
-	"github.com/factum-go/factum/examples/cart"
 	"testing"
 
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/aggregate/aggregatetest"
 	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/examples/cart"
 )
 
 // The names the example's events and commands are stored under stay as

@@ -1,12 +1,12 @@
 package order_test
 
 import (
-	"github.com/factum-go/factum/examples/order"
 	"testing"
 
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/aggregate/aggregatetest"
 	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/examples/order"
 )
 
 // The names the example's events and commands are stored under stay as
