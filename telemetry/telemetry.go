@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
@@ -48,6 +49,7 @@ type Telemetry struct {
 	m            *metrics // nil when metrics are off
 	log          *slog.Logger
 	backend      string
+	typeNames    sync.Map // factum.NamedAggregate -> *typeNames
 }
 
 // New returns the Telemetry cfg describes, having registered its metrics
@@ -60,7 +62,8 @@ func New(cfg Config) (*Telemetry, error) {
 	} else {
 		t.tracing = true
 	}
-	t.tracer = t.tp.Tracer(ScopeName)
+	// messaging.system is the scope's, not each span's: see maxSpanAttrs.
+	t.tracer = t.tp.Tracer(ScopeName, trace.WithInstrumentationAttributes(messagingSystem))
 	if t.prop == nil {
 		t.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
