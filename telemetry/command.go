@@ -38,16 +38,25 @@ var (
 	messagingSystem = attribute.String("messaging.system", "factum")
 )
 
-// appendCounter counts the appends one command's processing makes, so
-// that the retries after a version conflict are known: the Store
-// decorator finds it in the context the processor passes down.
-type appendCounter struct{ n atomic.Int32 }
+// cmdCounter counts, for one command's processing, the appends it makes
+// (the retries after a version conflict are the appends past the first)
+// and the state cache's hits and misses. It travels in the context as the
+// processor's aggregate.CacheObserver, where the Store decorator finds it
+// too: one context value a command.
+type cmdCounter struct{ appends, hits, misses atomic.Int32 }
 
-type appendCounterKey struct{}
+// ObserveCache implements aggregate.CacheObserver.
+func (c *cmdCounter) ObserveCache(hit bool) {
+	if hit {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+}
 
 func countAppend(ctx context.Context) {
-	if c, ok := ctx.Value(appendCounterKey{}).(*appendCounter); ok {
-		c.n.Add(1)
+	if c, ok := aggregate.CacheObserverFrom(ctx).(*cmdCounter); ok {
+		c.appends.Add(1)
 	}
 }
 
@@ -63,16 +72,19 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 		agg := named.String()
 		// The series of the common outcome are looked up once.
 		var okSeconds prometheus.Observer
+		var hits, misses prometheus.Counter
 		if t.m != nil {
 			okSeconds = t.m.processSeconds.WithLabelValues(agg, string(factum.CodeOk))
+			hits = t.m.cacheLookups.WithLabelValues(agg, "hit")
+			misses = t.m.cacheLookups.WithLabelValues(agg, "miss")
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			var start time.Time
-			var counter *appendCounter
+			var counter *cmdCounter
 			if t.m != nil {
 				start = time.Now()
-				counter = &appendCounter{}
-				ctx = context.WithValue(ctx, appendCounterKey{}, counter)
+				counter = &cmdCounter{}
+				ctx = aggregate.WithCacheObserver(ctx, counter)
 				t.m.inFlight.Inc()
 			}
 			var span trace.Span
@@ -108,8 +120,8 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				if cmd.AggregateID.Tenant != "" {
 					kv = append(kv, AttrTenant.String(cmd.AggregateID.Tenant))
 				}
-				if counter != nil && counter.n.Load() > 1 {
-					kv = append(kv, AttrRetries.Int(int(counter.n.Load()-1)))
+				if counter != nil && counter.appends.Load() > 1 {
+					kv = append(kv, AttrRetries.Int(int(counter.appends.Load()-1)))
 				}
 				span.SetAttributes(kv...)
 				putAttrs(b)
@@ -131,8 +143,14 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 						t.m.conflicts.WithLabelValues(agg, code).Inc()
 					}
 				}
-				if n := counter.n.Load(); n > 1 {
+				if n := counter.appends.Load(); n > 1 {
 					t.m.retries.WithLabelValues(agg).Add(float64(n - 1))
+				}
+				if n := counter.hits.Load(); n > 0 {
+					hits.Add(float64(n))
+				}
+				if n := counter.misses.Load(); n > 0 {
+					misses.Add(float64(n))
 				}
 			}
 			return sig
