@@ -45,11 +45,23 @@ func newTypeNames(named factum.NamedAggregate) *typeNames {
 	return &typeNames{send: "factum.send " + agg, process: "factum.process " + agg, agg: AttrAggregate.String(agg)}
 }
 
+// maxTypeNames bounds the aggregate types whose names are kept: the
+// types are the registered ones, but a bus may be handed a command of any
+// type, and the cache is never to grow with what callers send.
+const maxTypeNames = 1024
+
 // names returns the names of named's spans, made at its first command.
 func (t *Telemetry) names(named factum.NamedAggregate) *typeNames {
 	if n, ok := t.typeNames.Load(named); ok {
 		return n.(*typeNames)
 	}
-	n, _ := t.typeNames.LoadOrStore(named, newTypeNames(named))
-	return n.(*typeNames)
+	n := newTypeNames(named)
+	if t.typeNameCount.Load() >= maxTypeNames {
+		return n
+	}
+	if got, loaded := t.typeNames.LoadOrStore(named, n); loaded {
+		return got.(*typeNames)
+	}
+	t.typeNameCount.Add(1)
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
@@ -41,15 +42,16 @@ type Config struct {
 // Telemetry is the instrumentation of one service. It is safe for
 // concurrent use; its middleware and decorators may be used many times.
 type Telemetry struct {
-	tracer       trace.Tracer
-	tp           trace.TracerProvider
-	prop         propagation.TextMapPropagator
-	tracing      bool
-	continueOnly bool
-	m            *metrics // nil when metrics are off
-	log          *slog.Logger
-	backend      string
-	typeNames    sync.Map // factum.NamedAggregate -> *typeNames
+	tracer        trace.Tracer
+	tp            trace.TracerProvider
+	prop          propagation.TextMapPropagator
+	tracing       bool
+	continueOnly  bool
+	m             *metrics // nil when metrics are off
+	log           *slog.Logger
+	backend       string
+	typeNames     sync.Map // factum.NamedAggregate -> *typeNames
+	typeNameCount atomic.Int32
 }
 
 // New returns the Telemetry cfg describes, having registered its metrics
