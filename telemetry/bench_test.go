@@ -150,30 +150,40 @@ func processCPU() time.Duration {
 }
 
 // BenchmarkSpan measures the OpenTelemetry SDK's own cost of one recorded
-// span with seven attributes, started and ended in a trace, handed to the
-// batching span processor and an exporter that drops it: the floor under
-// the traced modes of BenchmarkSendAndWait, which make three a command.
+// span with seven attributes, started and ended in a trace and handed to
+// an exporter that drops it, through the batching span processor
+// (batched) or synchronously (synchronous): the floor under the traced
+// modes of BenchmarkSendAndWait, which make three a command, and the
+// batch processor's hand-off to its goroutine.
 func BenchmarkSpan(b *testing.B) {
-	tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: discard{}, Sample: 1, Batch: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	tr := tp.Tracer(telemetry.ScopeName)
-	ctx, root := tr.Start(context.Background(), "root")
-	defer root.End()
-	b.ReportAllocs()
-	cpu := processCPU()
-	for b.Loop() {
-		_, span := tr.Start(ctx, "factum.process shop.inventory")
-		span.SetAttributes(
-			telemetry.AttrAggregate.String("shop.inventory"), telemetry.AttrAggregateID.String("sku-1"),
-			telemetry.AttrCommandID.String("01J0000000000000000000000"), telemetry.AttrCommandName.String("restock"),
-			telemetry.AttrStage.String("PROCESSED"), telemetry.AttrCode.String("Ok"), telemetry.AttrAggregateVersion.Int(7),
-		)
-		span.End()
-	}
-	if b.N > 0 {
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	for _, batch := range []bool{true, false} {
+		name := "synchronous"
+		if batch {
+			name = "batched"
+		}
+		b.Run(name, func(b *testing.B) {
+			tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: discard{}, Sample: 1, Batch: batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+			tr := tp.Tracer(telemetry.ScopeName)
+			ctx, root := tr.Start(context.Background(), "root")
+			defer root.End()
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				_, span := tr.Start(ctx, "factum.process shop.inventory")
+				span.SetAttributes(
+					telemetry.AttrAggregate.String("shop.inventory"), telemetry.AttrAggregateID.String("sku-1"),
+					telemetry.AttrCommandID.String("01J0000000000000000000000"), telemetry.AttrCommandName.String("restock"),
+					telemetry.AttrStage.String("PROCESSED"), telemetry.AttrCode.String("Ok"), telemetry.AttrAggregateVersion.Int(7),
+				)
+				span.End()
+			}
+			if b.N > 0 {
+				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			}
+		})
 	}
 }
