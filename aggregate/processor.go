@@ -199,7 +199,11 @@ func fail(sig *factum.Signal, err error) {
 // attempt runs the command once against the cached or loaded state.
 func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
 	e := p.cache.take(cmd.AggregateID.ID)
-	if e == nil || cmd.ExpectedVersion > e.st.Version {
+	hit := e != nil && cmd.ExpectedVersion <= e.st.Version
+	if o := CacheObserverFrom(ctx); o != nil {
+		o.ObserveCache(hit)
+	}
+	if !hit {
 		// A caller expecting a version the cache has not reached has seen
 		// another instance's append: the cached state is stale.
 		var err error

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,16 +22,18 @@ import (
 // at 0 as serve runs it (metrics: ContinueOnly), the metrics alone
 // (metrics-only), the SDK making and dropping a span per hop at sampling 0
 // without ContinueOnly (sampled-0-only), and with every trace recorded to an in-memory exporter,
-// in batches as to a collector (traced) or synchronously as each span ends
+// in batches as to a collector (traced; traced-retain to an in-memory
+// exporter keeping the SDK's spans instead of copying each into a
+// SpanStub as tracetest's does) or synchronously as each span ends
 // (traced-sync), or to an exporter that drops them (traced-discard, the
 // instrumentation's own cost): run it with -count to alternate the three in one run, and
 // compare (docs/performance.md).
 func BenchmarkSendAndWait(b *testing.B) {
-	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-sync", "traced-discard"} {
-		batch := mode == "traced"
+	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-retain", "traced-sync", "traced-discard"} {
+		batch := mode == "traced" || mode == "traced-retain"
 		b.Run(mode, func(b *testing.B) {
 			var tel *telemetry.Telemetry
-			var exp *tracetest.InMemoryExporter
+			var exp interface{ Reset() }
 			switch mode {
 			case "metrics":
 				// What serve runs at --trace-sample 0.
@@ -65,9 +68,16 @@ func BenchmarkSendAndWait(b *testing.B) {
 				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
 					b.Fatal(err)
 				}
-			case "traced", "traced-sync":
-				exp = tracetest.NewInMemoryExporter()
-				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: exp, Sample: 1, Batch: batch})
+			case "traced", "traced-retain", "traced-sync":
+				var spans sdktrace.SpanExporter
+				if mode == "traced-retain" {
+					r := &retain{}
+					exp, spans = r, r
+				} else {
+					m := tracetest.NewInMemoryExporter()
+					exp, spans = m, m
+				}
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: spans, Sample: 1, Batch: batch})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -100,6 +110,28 @@ func BenchmarkSendAndWait(b *testing.B) {
 	}
 }
 
+// retain is an in-memory exporter that keeps the spans it is handed as
+// they are, where tracetest's copies each into a SpanStub.
+type retain struct {
+	mu    sync.Mutex
+	spans []sdktrace.ReadOnlySpan
+}
+
+func (r *retain) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	r.mu.Lock()
+	r.spans = append(r.spans, spans...)
+	r.mu.Unlock()
+	return nil
+}
+func (r *retain) Shutdown(context.Context) error { return nil }
+
+// Reset drops the spans kept so far, as tracetest's does.
+func (r *retain) Reset() {
+	r.mu.Lock()
+	r.spans = r.spans[:0:0]
+	r.mu.Unlock()
+}
+
 // discard is an exporter that drops every span.
 type discard struct{}
 
@@ -115,4 +147,43 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSpan measures the OpenTelemetry SDK's own cost of one recorded
+// span with seven attributes, started and ended in a trace and handed to
+// an exporter that drops it, through the batching span processor
+// (batched) or synchronously (synchronous): the floor under the traced
+// modes of BenchmarkSendAndWait, which make three a command, and the
+// batch processor's hand-off to its goroutine.
+func BenchmarkSpan(b *testing.B) {
+	for _, batch := range []bool{true, false} {
+		name := "synchronous"
+		if batch {
+			name = "batched"
+		}
+		b.Run(name, func(b *testing.B) {
+			tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: discard{}, Sample: 1, Batch: batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+			tr := tp.Tracer(telemetry.ScopeName)
+			ctx, root := tr.Start(context.Background(), "root")
+			defer root.End()
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				_, span := tr.Start(ctx, "factum.process shop.inventory")
+				span.SetAttributes(
+					telemetry.AttrAggregate.String("shop.inventory"), telemetry.AttrAggregateID.String("sku-1"),
+					telemetry.AttrCommandID.String("01J0000000000000000000000"), telemetry.AttrCommandName.String("restock"),
+					telemetry.AttrStage.String("PROCESSED"), telemetry.AttrCode.String("Ok"), telemetry.AttrAggregateVersion.Int(7),
+				)
+				span.End()
+			}
+			if b.N > 0 {
+				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
 }

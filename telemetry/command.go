@@ -32,24 +32,31 @@ const (
 
 // Span options and attributes made once.
 var (
-	consumerKind     = trace.WithSpanKind(trace.SpanKindConsumer)
-	producerKind     = trace.WithSpanKind(trace.SpanKindProducer)
-	clientKind       = trace.WithSpanKind(trace.SpanKindClient)
-	messagingSystem  = attribute.String("messaging.system", "factum")
-	messagingProcess = attribute.String("messaging.operation.type", "process")
-	messagingSend    = attribute.String("messaging.operation.type", "send")
+	consumerKind    = trace.WithSpanKind(trace.SpanKindConsumer)
+	producerKind    = trace.WithSpanKind(trace.SpanKindProducer)
+	clientKind      = trace.WithSpanKind(trace.SpanKindClient)
+	messagingSystem = attribute.String("messaging.system", "factum")
 )
 
-// appendCounter counts the appends one command's processing makes, so
-// that the retries after a version conflict are known: the Store
-// decorator finds it in the context the processor passes down.
-type appendCounter struct{ n atomic.Int32 }
+// cmdCounter counts, for one command's processing, the appends it makes
+// (the retries after a version conflict are the appends past the first)
+// and the state cache's hits and misses. It travels in the context as the
+// processor's aggregate.CacheObserver, where the Store decorator finds it
+// too: one context value a command.
+type cmdCounter struct{ appends, hits, misses atomic.Int32 }
 
-type appendCounterKey struct{}
+// ObserveCache implements aggregate.CacheObserver.
+func (c *cmdCounter) ObserveCache(hit bool) {
+	if hit {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+}
 
 func countAppend(ctx context.Context) {
-	if c, ok := ctx.Value(appendCounterKey{}).(*appendCounter); ok {
-		c.n.Add(1)
+	if c, ok := aggregate.CacheObserverFrom(ctx).(*cmdCounter); ok {
+		c.appends.Add(1)
 	}
 }
 
@@ -61,20 +68,23 @@ func countAppend(ctx context.Context) {
 // handle the stream continue from it.
 func (t *Telemetry) Commands() aggregate.Middleware {
 	return func(named factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
+		names := t.names(named)
 		agg := named.String()
-		spanName := "factum.process " + agg
 		// The series of the common outcome are looked up once.
 		var okSeconds prometheus.Observer
+		var hits, misses prometheus.Counter
 		if t.m != nil {
 			okSeconds = t.m.processSeconds.WithLabelValues(agg, string(factum.CodeOk))
+			hits = t.m.cacheLookups.WithLabelValues(agg, "hit")
+			misses = t.m.cacheLookups.WithLabelValues(agg, "miss")
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			var start time.Time
-			var counter *appendCounter
+			var counter *cmdCounter
 			if t.m != nil {
 				start = time.Now()
-				counter = &appendCounter{}
-				ctx = context.WithValue(ctx, appendCounterKey{}, counter)
+				counter = &cmdCounter{}
+				ctx = aggregate.WithCacheObserver(ctx, counter)
 				t.m.inFlight.Inc()
 			}
 			var span trace.Span
@@ -82,7 +92,7 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				ctx = t.Extract(ctx, cmd.Header)
 			}
 			if t.traces(ctx) {
-				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
+				ctx, span = t.tracer.Start(ctx, names.process, consumerKind)
 				// The processor copies this header to the stream, so the
 				// event functions continue from this span.
 				if span.IsRecording() {
@@ -93,24 +103,28 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			}
 			sig := next(ctx, cmd)
 			// Attributes are made only for a span that records them, at
-			// its end, in one slice.
+			// its end, in one call from a pooled buffer; the ones a
+			// command may lack are left out, to stay within maxSpanAttrs.
 			if span != nil && span.IsRecording() {
-				attrs := make([]attribute.KeyValue, 0, 14)
-				attrs = append(attrs,
-					messagingSystem, messagingProcess,
-					attribute.String("messaging.destination.name", agg),
-					AttrAggregate.String(agg),
+				b := getAttrs()
+				kv := append(b.kv[:0],
+					names.agg,
 					AttrAggregateID.String(cmd.AggregateID.ID),
-					AttrTenant.String(cmd.AggregateID.Tenant),
 					AttrCommandID.String(cmd.ID),
 					AttrCommandName.String(cmd.Name),
-					AttrRequestID.String(cmd.RequestID),
 					AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.AggregateVersion),
 				)
-				if counter != nil && counter.n.Load() > 1 {
-					attrs = append(attrs, AttrRetries.Int(int(counter.n.Load()-1)))
+				if cmd.RequestID != "" {
+					kv = append(kv, AttrRequestID.String(cmd.RequestID))
 				}
-				span.SetAttributes(attrs...)
+				if cmd.AggregateID.Tenant != "" {
+					kv = append(kv, AttrTenant.String(cmd.AggregateID.Tenant))
+				}
+				if counter != nil && counter.appends.Load() > 1 {
+					kv = append(kv, AttrRetries.Int(int(counter.appends.Load()-1)))
+				}
+				span.SetAttributes(kv...)
+				putAttrs(b)
 				if sig.Code != factum.CodeOk {
 					span.SetStatus(codes.Error, string(sig.Code)+": "+sig.Message)
 				}
@@ -129,8 +143,14 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 						t.m.conflicts.WithLabelValues(agg, code).Inc()
 					}
 				}
-				if n := counter.n.Load(); n > 1 {
+				if n := counter.appends.Load(); n > 1 {
 					t.m.retries.WithLabelValues(agg).Add(float64(n - 1))
+				}
+				if n := counter.hits.Load(); n > 0 {
+					hits.Add(float64(n))
+				}
+				if n := counter.misses.Load(); n > 0 {
+					misses.Add(float64(n))
 				}
 			}
 			return sig
@@ -155,16 +175,14 @@ type bus struct {
 func (b *bus) Send(ctx context.Context, cmd *factum.Command) error {
 	t := b.t
 	if t.traces(ctx) {
-		agg := cmd.AggregateID.NamedAggregate.String()
+		names := t.names(cmd.AggregateID.NamedAggregate)
 		var span trace.Span
-		ctx, span = t.tracer.Start(ctx, "factum.send "+agg, producerKind)
+		ctx, span = t.tracer.Start(ctx, names.send, producerKind)
 		defer span.End()
 		if span.IsRecording() { // an unsampled trace needs no continuation
-			span.SetAttributes(messagingSystem, messagingSend,
-				attribute.String("messaging.destination.name", agg),
-				AttrCommandID.String(cmd.ID),
-				AttrCommandName.String(cmd.Name),
-			)
+			b := getAttrs()
+			span.SetAttributes(append(b.kv[:0], names.agg, AttrCommandID.String(cmd.ID), AttrCommandName.String(cmd.Name))...)
+			putAttrs(b)
 			c := *cmd
 			c.Header = t.Inject(ctx, cmd.Header)
 			cmd = &c

@@ -6,12 +6,17 @@
 //   - Commands and Events are middleware for the command pipeline (one
 //     span and one latency observation per processed command) and for the
 //     event functions (one span per stream handled, failures counted).
+//     Commands also counts the state cache's hits and misses, which the
+//     processor reports to the aggregate.CacheObserver it puts in the
+//     command's context.
 //   - Bus wraps the command bus: a "send" span, and the trace context
 //     written into the command's header, so that the processor, the event
 //     functions and the commands a saga sends continue the same trace,
 //     across processes too.
 //   - Store wraps an event store: a span per call, append latency and
 //     batch size by backend.
+//   - IdempotencyStore and PrepareBackend wrap the idempotency-key store
+//     and the prepare-key backend: calls counted by operation and outcome.
 //   - HTTP wraps an http.Handler: otelhttp spans named by route template,
 //     request counts and latency by route and status, and an access log.
 //   - Lag and Backlog are collectors read at each scrape: consumer lag

@@ -20,6 +20,7 @@ func (t *Telemetry) Events() event.Middleware {
 		fn := h.Function.String()
 		stage := h.Stage.String()
 		spanName := "factum.function " + fn
+		fnAttr, stageAttr := AttrFunction.String(fn), AttrStage.String(stage)
 		return func(ctx context.Context, s *factum.EventStream) error {
 			var start time.Time
 			if t.m != nil {
@@ -32,16 +33,16 @@ func (t *Telemetry) Events() event.Middleware {
 			if t.traces(ctx) {
 				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
 				if span.IsRecording() {
-					span.SetAttributes(
-						messagingSystem, messagingProcess,
-						AttrFunction.String(fn),
-						AttrStage.String(stage),
-						AttrAggregate.String(s.AggregateID.NamedAggregate.String()),
+					b := getAttrs()
+					span.SetAttributes(append(b.kv[:0],
+						fnAttr, stageAttr,
+						t.names(s.AggregateID.NamedAggregate).agg,
 						AttrAggregateID.String(s.AggregateID.ID),
 						AttrAggregateVersion.Int(s.Version),
 						AttrCommandID.String(s.CommandID),
 						AttrEvents.Int(len(s.Events)),
-					)
+					)...)
+					putAttrs(b)
 					c := *s
 					c.Header = t.Inject(ctx, s.Header)
 					s = &c

@@ -208,6 +208,10 @@ func TestCommandAndStoreMetricsCountTheLoad(t *testing.T) {
 		{"factum_store_append_events", map[string]string{"backend": "memory"}, n},
 		{"factum_bus_sends_total", map[string]string{"outcome": "Ok"}, n + 1},
 		{"factum_commands_in_flight", nil, 0},
+		// The first command loads the new aggregate; the others, the stale
+		// one too, find its state cached.
+		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "miss"}, 1},
+		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "hit"}, n},
 	}
 	for _, c := range checks {
 		m := sample(fams, c.name, c.labels)

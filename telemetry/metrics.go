@@ -24,6 +24,10 @@ type metrics struct {
 	conflicts      *prometheus.CounterVec   // aggregate, code
 	retries        *prometheus.CounterVec   // aggregate
 	inFlight       prometheus.Gauge
+	cacheLookups   *prometheus.CounterVec // aggregate, result
+
+	idempotency *prometheus.CounterVec // operation, outcome
+	prepare     *prometheus.CounterVec // operation, outcome
 
 	sends   *prometheus.CounterVec // outcome
 	sendsOk prometheus.Counter
@@ -66,6 +70,15 @@ func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "factum_commands_in_flight", Help: "Commands being processed.",
 		}),
+		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_state_cache_lookups_total", Help: "Aggregate state lookups in the processor's state cache, one per processing attempt, by aggregate type and result (hit, or miss: loaded from the store).",
+		}, []string{"aggregate", "result"}),
+		idempotency: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_idempotency_key_operations_total", Help: "Idempotency-key store calls, by operation (begin, complete, fail, renew, get) and outcome (created, replayed, in_progress, conflict, ok, found, not_found, or the error's code).",
+		}, []string{"operation", "outcome"}),
+		prepare: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_prepare_key_operations_total", Help: "Prepare-key (reservation) backend calls, by operation (prepare, get, rollback, rollback_value, reprepare, change_key) and outcome (done, refused, found, not_found, or the error's code).",
+		}, []string{"operation", "outcome"}),
 		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_bus_sends_total", Help: "Commands handed to the command bus, by outcome (Ok or the refusal's code).",
 		}, []string{"outcome"}),
@@ -84,7 +97,7 @@ func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.httpRequests, m.httpSeconds, m.httpInFlight, m.waitSeconds, m.waiting,
-		m.processSeconds, m.conflicts, m.retries, m.inFlight, m.sends,
+		m.processSeconds, m.conflicts, m.retries, m.inFlight, m.cacheLookups, m.idempotency, m.prepare, m.sends,
 		m.appendSeconds, m.appendEvents, m.functionSeconds, m.functionFailures,
 	} {
 		if err := reg.Register(c); err != nil {

@@ -28,16 +28,20 @@ type store struct {
 
 // start begins a span for op when ctx is inside a recorded trace (a
 // child of an unrecorded span would not be recorded either).
-func (s *store) start(ctx context.Context, op string, st *factum.EventStream) (context.Context, trace.Span) {
+// The span name is "factum.store " and op, written out by each caller so
+// that no call concatenates it.
+func (s *store) start(ctx context.Context, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
 	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
-	ctx, span := s.t.tracer.Start(ctx, "factum.store "+op, clientKind)
-	if st == nil {
-		span.SetAttributes(s.system, attribute.String("db.operation.name", op))
-	} else {
-		span.SetAttributes(s.system, attribute.String("db.operation.name", op), AttrAggregateVersion.Int(st.Version), AttrEvents.Int(len(st.Events)))
+	ctx, span := s.t.tracer.Start(ctx, name, clientKind)
+	b := getAttrs()
+	kv := append(b.kv[:0], s.system, attribute.String("db.operation.name", op))
+	if st != nil {
+		kv = append(kv, AttrAggregateVersion.Int(st.Version), AttrEvents.Int(len(st.Events)))
 	}
+	span.SetAttributes(kv...)
+	putAttrs(b)
 	return ctx, span
 }
 
@@ -60,7 +64,7 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 	if s.t.m != nil {
 		start = time.Now()
 	}
-	sctx, span := s.start(ctx, "Append", st)
+	sctx, span := s.start(ctx, "factum.store Append", "Append", st)
 	err := s.next.Append(sctx, st)
 	end(span, err)
 	code := factum.CodeOf(err)
@@ -80,7 +84,7 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 
 // Load implements eventstore.Store.
 func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "Load", nil)
+	ctx, span := s.start(ctx, "factum.store Load", "Load", nil)
 	out, err := s.next.Load(ctx, id, from, to)
 	if span != nil {
 		span.SetAttributes(attribute.Int("factum.streams", len(out)))
@@ -91,7 +95,7 @@ func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) (
 
 // LoadByTime implements eventstore.Store.
 func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to time.Time) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "LoadByTime", nil)
+	ctx, span := s.start(ctx, "factum.store LoadByTime", "LoadByTime", nil)
 	out, err := s.next.LoadByTime(ctx, id, from, to)
 	end(span, err)
 	return out, err
@@ -99,7 +103,7 @@ func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to 
 
 // RequestExists implements eventstore.Store.
 func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
-	ctx, span := s.start(ctx, "RequestExists", nil)
+	ctx, span := s.start(ctx, "factum.store RequestExists", "RequestExists", nil)
 	ok, err := s.next.RequestExists(ctx, id, requestID)
 	end(span, err)
 	return ok, err
@@ -107,7 +111,7 @@ func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, reques
 
 // Lookup implements eventstore.Store.
 func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
-	ctx, span := s.start(ctx, "Lookup", nil)
+	ctx, span := s.start(ctx, "factum.store Lookup", "Lookup", nil)
 	out, err := s.next.Lookup(ctx, id, requestID)
 	end(span, err)
 	return out, err
@@ -115,7 +119,7 @@ func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID str
 
 // ScanAggregateIDs implements eventstore.Store.
 func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
-	ctx, span := s.start(ctx, "ScanAggregateIDs", nil)
+	ctx, span := s.start(ctx, "factum.store ScanAggregateIDs", "ScanAggregateIDs", nil)
 	out, err := s.next.ScanAggregateIDs(ctx, named, afterID, limit)
 	end(span, err)
 	return out, err
@@ -123,7 +127,7 @@ func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregat
 
 // ReadLog implements eventstore.Store.
 func (s *store) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "ReadLog", nil)
+	ctx, span := s.start(ctx, "factum.store ReadLog", "ReadLog", nil)
 	out, err := s.next.ReadLog(ctx, after, limit)
 	end(span, err)
 	return out, err

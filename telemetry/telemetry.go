@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
@@ -40,14 +42,16 @@ type Config struct {
 // Telemetry is the instrumentation of one service. It is safe for
 // concurrent use; its middleware and decorators may be used many times.
 type Telemetry struct {
-	tracer       trace.Tracer
-	tp           trace.TracerProvider
-	prop         propagation.TextMapPropagator
-	tracing      bool
-	continueOnly bool
-	m            *metrics // nil when metrics are off
-	log          *slog.Logger
-	backend      string
+	tracer        trace.Tracer
+	tp            trace.TracerProvider
+	prop          propagation.TextMapPropagator
+	tracing       bool
+	continueOnly  bool
+	m             *metrics // nil when metrics are off
+	log           *slog.Logger
+	backend       string
+	typeNames     sync.Map // factum.NamedAggregate -> *typeNames
+	typeNameCount atomic.Int32
 }
 
 // New returns the Telemetry cfg describes, having registered its metrics
@@ -60,7 +64,8 @@ func New(cfg Config) (*Telemetry, error) {
 	} else {
 		t.tracing = true
 	}
-	t.tracer = t.tp.Tracer(ScopeName)
+	// messaging.system is the scope's, not each span's: see maxSpanAttrs.
+	t.tracer = t.tp.Tracer(ScopeName, trace.WithInstrumentationAttributes(messagingSystem))
 	if t.prop == nil {
 		t.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}

@@ -116,10 +116,12 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	prep = obs.prepare(prep)
 	idemStore, err := st.storage.IdempotencyStore(ctx)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
+	idemStore = obs.idempotency(idemStore)
 	ex, err := newExample(prep)
 	if err != nil {
 		return nil, errors.Join(err, st.close())

@@ -19,6 +19,8 @@ import (
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -160,6 +162,14 @@ func loopback(addr string) error {
 
 // store returns the event store the engine uses, instrumented.
 func (obs *observer) store(s eventstore.Store) eventstore.Store { return obs.tel.Store(s) }
+
+// idempotency and prepare return the idempotency-key store and the
+// prepare-key backend counted by operation and outcome (as they are
+// without metrics).
+func (obs *observer) idempotency(s idempotency.Store) idempotency.Store {
+	return obs.tel.IdempotencyStore(s)
+}
+func (obs *observer) prepare(b prepare.Backend) prepare.Backend { return obs.tel.PrepareBackend(b) }
 
 // bus is the engine's in-process bus with the send hop traced.
 func (obs *observer) bus() engine.NewBus {

@@ -205,6 +205,33 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 	if access != orders+1 {
 		t.Errorf("%d command access lines, want %d:\n%s", access, orders+1, text)
 	}
+	// A command sent twice with one Idempotency-Key is done once and
+	// replayed once; its state was cached by the load.
+	for range 2 {
+		if status, _, b := callAs(t, "POST", u+"/inventory/"+skuCanary+"/restock", `{"qty":1}`, key, "Idempotency-Key", "ik-1"); status != http.StatusOK {
+			t.Fatalf("idempotent restock: %d %s", status, b)
+		}
+	}
+	fams = scrapeMetrics(t, s.URL)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"factum_idempotency_key_operations_total", map[string]string{"operation": "begin", "outcome": "created"}, 1},
+		{"factum_idempotency_key_operations_total", map[string]string{"operation": "begin", "outcome": "done"}, 1},
+		{"factum_idempotency_key_operations_total", map[string]string{"operation": "complete", "outcome": "ok"}, 1},
+		// Each new aggregate is a miss; every later command finds its state.
+		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "miss"}, 1},
+		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "hit"}, orders + 1},
+		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.order", "result": "miss"}, orders},
+		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.order", "result": "hit"}, orders},
+	} {
+		got, ok := metricValue(fams, c.name, c.labels)
+		if !ok || got != c.want {
+			t.Errorf("%s%v = %v (found %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
 }
 
 // failingLog is an event store whose log cannot be read.

@@ -1,0 +1,29 @@
+package aggregate
+
+import "context"
+
+// CacheObserver learns, for each attempt at a command, whether the
+// processor found the aggregate's state in its state cache (hit) or had
+// to load it (miss: not cached, evicted, the cache disabled, or behind
+// the version the command expects). It is called on the processing
+// goroutine, so it must neither block nor allocate.
+type CacheObserver interface {
+	ObserveCache(hit bool)
+}
+
+type cacheObserverKey struct{}
+
+// WithCacheObserver returns ctx carrying o: a processor handling a
+// command in a context derived from it reports each cache lookup to o, as
+// net/http/httptrace reports a request's connection events. A command
+// middleware sets it for the commands it wraps.
+func WithCacheObserver(ctx context.Context, o CacheObserver) context.Context {
+	return context.WithValue(ctx, cacheObserverKey{}, o)
+}
+
+// CacheObserverFrom returns the observer WithCacheObserver put in ctx, or
+// nil.
+func CacheObserverFrom(ctx context.Context) CacheObserver {
+	o, _ := ctx.Value(cacheObserverKey{}).(CacheObserver)
+	return o
+}
