@@ -178,8 +178,9 @@ func authorize(p auth.Principal, tenant string, role auth.Role) error {
 // WWW-Authenticate challenge of RFC 6750. The body says which of the two
 // happened and, for a refused one, the auth package's fixed reason; never
 // the credential.
-func (h *Handler) challenge(w http.ResponseWriter, err error) {
-	realm := h.cfg.Access.Realm
+func (h *Handler) challenge(w http.ResponseWriter, err error) { challenge(w, h.cfg.Access.Realm, err) }
+
+func challenge(w http.ResponseWriter, realm string, err error) {
 	if realm == "" {
 		realm = "factum"
 	}

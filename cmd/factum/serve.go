@@ -212,7 +212,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		return nil, errors.Join(err, ln.Close(), st.close())
 	}
 	s.URL = sec.scheme + "://" + ln.Addr().String()
-	s.http = opts.httpServer(obs.handler(routes), s.conns)
+	s.http = opts.httpServer(obs.handler(routes, access), s.conns)
 	go func() {
 		// ErrorListener: even the errors net/http answers before any
 		// handler runs are typed JSON errors.

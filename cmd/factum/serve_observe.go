@@ -14,11 +14,13 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/auth"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/telemetry"
@@ -211,17 +213,18 @@ func (obs *observer) collect(rt *engine.Engine, log eventstore.Store, checkpoint
 }
 
 // handler serves /metrics (when on) beside the API, and instruments the
-// API: spans, HTTP metrics and the access log.
-func (obs *observer) handler(api http.Handler) http.Handler {
+// API: spans, HTTP metrics and the access log. With credentials,
+// /metrics needs an admin's: its figures span every tenant.
+func (obs *observer) handler(api http.Handler, access httpapi.AccessConfig) http.Handler {
 	h := obs.tel.HTTP(api)
 	if obs.registry == nil {
 		return h
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(obs.registry, promhttp.HandlerOpts{
+	mux.Handle("GET /metrics", httpapi.RequireRole(access, auth.RoleAdmin, promhttp.HandlerFor(obs.registry, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog:      slog.NewLogLogger(obs.log.Handler(), slog.LevelError),
-	}))
+	})))
 	mux.Handle("/", h)
 	return mux
 }

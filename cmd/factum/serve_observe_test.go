@@ -45,9 +45,16 @@ func (s *syncBuffer) String() string {
 
 // scrapeMetrics reads GET /metrics and parses it with the Prometheus text
 // parser.
-func scrapeMetrics(t *testing.T, url string) map[string]*dto.MetricFamily {
+func scrapeMetrics(t *testing.T, url, key string) map[string]*dto.MetricFamily {
 	t.Helper()
-	res, err := http.Get(url + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set(auth.HeaderAPIKey, key)
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +110,10 @@ next:
 // and neither the API key nor a body.
 func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 	const key = "fk_acme_canary_0123456789abcdefghij"
+	const adminKey = "fk_admin_canary_0123456789abcdefghij"
 	const skuCanary = "sku-canary-5e1d"
 	keys := filepath.Join(t.TempDir(), "api-keys")
-	if err := os.WriteFile(keys, []byte(fmt.Sprintf("acme-all %s tenants=acme roles=send,read,operator\n", auth.HashKey(key))), 0o600); err != nil {
+	if err := os.WriteFile(keys, []byte(fmt.Sprintf("acme-all %s tenants=acme roles=send,read,operator\nops %s roles=admin\n", auth.HashKey(key), auth.HashKey(adminKey))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	spans := tracetest.NewInMemoryExporter()
@@ -127,6 +135,12 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, status, b)
 		}
 	}
+	// With credentials, /metrics spans every tenant: an admin's only.
+	for who, want := range map[string]int{"": http.StatusUnauthorized, key: http.StatusForbidden} {
+		if status, _, b := callAs(t, "GET", s.URL+"/metrics", "", who); status != want {
+			t.Fatalf("/metrics with credential given %t: %d %s, want %d", who != "", status, b, want)
+		}
+	}
 	const orders = 5
 	call("/inventory/"+skuCanary+"/restock", `{"qty":100}`)
 	for i := range orders {
@@ -138,7 +152,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 	var fams map[string]*dto.MetricFamily
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		fams = scrapeMetrics(t, s.URL)
+		fams = scrapeMetrics(t, s.URL, adminKey)
 		appended, _ := metricValue(fams, "factum_store_append_events", map[string]string{"backend": "memory"})
 		lag, found := metricValue(fams, "factum_consumer_lag_streams", nil)
 		if appended == streams && found && lag == 0 {
@@ -174,7 +188,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 	// The logs: the JSON lines parse, the access lines carry trace IDs of
 	// recorded spans, and no line holds the key or a body.
 	text := logs.String()
-	if strings.Contains(text, key) || strings.Contains(text, skuCanary) {
+	if strings.Contains(text, key) || strings.Contains(text, adminKey) || strings.Contains(text, skuCanary) {
 		t.Fatalf("the log holds the API key or a body:\n%s", text)
 	}
 	traces := map[string]bool{}
@@ -212,7 +226,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 			t.Fatalf("idempotent restock: %d %s", status, b)
 		}
 	}
-	fams = scrapeMetrics(t, s.URL)
+	fams = scrapeMetrics(t, s.URL, adminKey)
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
