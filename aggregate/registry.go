@@ -27,11 +27,6 @@ type Type interface {
 	// Fold applies streams to a stored state and returns the new one: the
 	// snapshotter's way to advance a snapshot without knowing S.
 	Fold(reg *codec.Registry, from StoredState, streams []factum.EventStream) (StoredState, error)
-	// FoldTyped is Fold for a caller that folds one aggregate stream after
-	// stream, as the snapshotter does: it also returns the new state in
-	// its domain type, to hand back with the next call so that the stored
-	// state need not be decoded again. typed is consumed by the call.
-	FoldTyped(reg *codec.Registry, from StoredState, typed Typed, streams []factum.EventStream) (StoredState, Typed, error)
 }
 
 var _ Type = (*Definition[struct{}])(nil)

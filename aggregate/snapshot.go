@@ -91,7 +91,10 @@ type Typed struct {
 	st any // *State[S] of the type that made it
 }
 
-// FoldTyped implements Type. It folds onto typed when typed holds the
+// FoldTyped is Fold for a caller that folds one aggregate stream after
+// stream, as the snapshotter does: it also returns the new state in its
+// domain type, to hand back with the next call so that the stored state
+// need not be decoded again. It folds onto typed when typed holds the
 // state of from's aggregate at from's version, and decodes from.State
 // otherwise. The typed state is changed in place and returned: the typed
 // passed in must not be used again, whatever the outcome.

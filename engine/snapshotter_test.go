@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
@@ -242,5 +244,31 @@ func TestRegenerateSnapshotRepairSticks(t *testing.T) {
 	send(rt)
 	if v, n := total(); v != 5 || n != 5 {
 		t.Fatalf("after the repair and one more command: v%d total %d, want v5 total 5", v, n)
+	}
+}
+
+// plainType is an aggregate type with none of aggregate.Definition's fast
+// paths: only the methods of aggregate.Type.
+type plainType struct{ aggregate.Type }
+
+// A type without the typed fold still gets every snapshot, by Type.Fold.
+func TestATypeWithoutTheTypedFoldIsSnapshotted(t *testing.T) {
+	snaps := snapshot.NewMemory()
+	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), SnapshotStore: snaps, SnapshotStrategy: snapshot.VersionOffset(1)},
+		plainType{counterType(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRT(t, rt)
+	ctx := context.Background()
+	id := counters.WithID("plain")
+	for i := 1; i <= 3; i++ {
+		if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: i}), command.Wait(factum.StageSnapshot)); err != nil {
+			t.Fatalf("command %d: %v", i, err)
+		}
+	}
+	s, err := snaps.Load(ctx, id)
+	if err != nil || s.Version != 3 || !strings.Contains(string(s.State), `"Total":6`) {
+		t.Fatalf("snapshot = v%d %s, %v; want v3 with total 6", s.Version, s.State, err)
 	}
 }

@@ -191,6 +191,14 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 	return nil
 }
 
+// typedFolder is a fast path of aggregate.Type that aggregate.Definition
+// offers: it folds onto the domain-typed state it returned last, so that
+// the snapshotter does not decode the stored state again for each stream.
+// A type without it is folded with Type.Fold.
+type typedFolder interface {
+	FoldTyped(reg *codec.Registry, from aggregate.StoredState, typed aggregate.Typed, streams []factum.EventStream) (aggregate.StoredState, aggregate.Typed, error)
+}
+
 // build folds streams, which continue prev (the zero snapEntry for none),
 // into the next snapshot. It consumes prev.typed.
 func (sn *Snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factum.EventStream) (snapEntry, error) {
@@ -200,7 +208,14 @@ func (sn *Snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factu
 		from = aggregate.StoredState{ID: p.AggregateID, Version: p.Version, OwnerID: p.OwnerID,
 			Deleted: p.Deleted, EventTime: p.EventTime, State: p.State}
 	}
-	next, typed, err := typ.FoldTyped(sn.codec, from, prev.typed, streams)
+	var next aggregate.StoredState
+	var typed aggregate.Typed
+	var err error
+	if tf, ok := typ.(typedFolder); ok {
+		next, typed, err = tf.FoldTyped(sn.codec, from, prev.typed, streams)
+	} else {
+		next, err = typ.Fold(sn.codec, from, streams)
+	}
 	if err != nil {
 		return snapEntry{}, err
 	}
