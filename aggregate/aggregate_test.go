@@ -104,17 +104,17 @@ func TestDefinitionMistakes(t *testing.T) {
 	}
 }
 
-func newProc(t *testing.T, store eventstore.Store, cfg aggregate.ProcessorConfig) aggregate.Processor {
+func newProc(t *testing.T, store eventstore.Store, cfg aggregate.ExecutorConfig) aggregate.Executor {
 	t.Helper()
 	cfg.Store, cfg.Codec = store, codec.NewRegistry()
-	p, err := accounts.NewProcessor(cfg)
+	p, err := accounts.NewExecutor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func send(p aggregate.Processor, id factum.AggregateID, body any) factum.Signal {
+func send(p aggregate.Executor, id factum.AggregateID, body any) factum.Signal {
 	c := factum.NewCommand(id, body)
 	c.AllowCreate = true
 	c.AggregateID.Tenant = factum.DefaultTenant
@@ -125,9 +125,9 @@ func send(p aggregate.Processor, id factum.AggregateID, body any) factum.Signal 
 // stale, the append's version conflict makes it reload and retry.
 func TestRetryAfterConflict(t *testing.T) {
 	store := eventstore.NewMemory()
-	p1, p2 := newProc(t, store, aggregate.ProcessorConfig{}), newProc(t, store, aggregate.ProcessorConfig{})
+	p1, p2 := newProc(t, store, aggregate.ExecutorConfig{}), newProc(t, store, aggregate.ExecutorConfig{})
 	id := accounts.ID("shared")
-	for i, p := range []aggregate.Processor{p1, p2, p1, p2, p1} {
+	for i, p := range []aggregate.Executor{p1, p2, p1, p2, p1} {
 		sig := send(p, id, deposit{Amount: 1})
 		if !sig.Succeeded() || sig.AggregateVersion != i+1 {
 			t.Fatalf("command %d: %+v", i, sig)
@@ -150,9 +150,9 @@ func TestRetryAfterConflict(t *testing.T) {
 // command, with no gap.
 func TestConcurrentProcessorsRetry(t *testing.T) {
 	store := eventstore.NewMemory()
-	procs := []aggregate.Processor{
-		newProc(t, store, aggregate.ProcessorConfig{Retries: 50}),
-		newProc(t, store, aggregate.ProcessorConfig{Retries: 50}),
+	procs := []aggregate.Executor{
+		newProc(t, store, aggregate.ExecutorConfig{Retries: 50}),
+		newProc(t, store, aggregate.ExecutorConfig{Retries: 50}),
 	}
 	id := accounts.ID("race")
 	var wg sync.WaitGroup
@@ -194,14 +194,14 @@ func (s *snapshots) LatestState(_ context.Context, id factum.AggregateID) (aggre
 func TestSnapshotHook(t *testing.T) {
 	store := eventstore.NewMemory()
 	id := accounts.ID("snap")
-	plain := newProc(t, store, aggregate.ProcessorConfig{})
+	plain := newProc(t, store, aggregate.ExecutorConfig{})
 	for range 3 {
 		send(plain, id, deposit{Amount: 10})
 	}
 	// The snapshot claims version 2 with a balance the streams never had,
 	// so the result shows it was used: 1000 + stream 3's 10 + 5.
 	snap := &snapshots{st: aggregate.StoredState{ID: id.WithTenant(factum.DefaultTenant), Version: 2, State: json.RawMessage(`{"Balance":1000}`)}}
-	p := newProc(t, store, aggregate.ProcessorConfig{Snapshots: snap, CacheSize: -1})
+	p := newProc(t, store, aggregate.ExecutorConfig{Snapshots: snap, CacheSize: -1})
 	sig := send(p, id, deposit{Amount: 5})
 	if !sig.Succeeded() || sig.AggregateVersion != 4 || snap.calls != 1 {
 		t.Fatalf("%+v calls=%d", sig, snap.calls)
@@ -221,7 +221,7 @@ func TestSnapshotHook(t *testing.T) {
 }
 
 func TestUnregisteredEventFailsCommand(t *testing.T) {
-	p := newProc(t, eventstore.NewMemory(), aggregate.ProcessorConfig{})
+	p := newProc(t, eventstore.NewMemory(), aggregate.ExecutorConfig{})
 	sig := send(p, accounts.ID("u"), emitUnregistered{})
 	if sig.Code != factum.CodeInternalServerError {
 		t.Fatalf("%+v", sig)
@@ -230,7 +230,7 @@ func TestUnregisteredEventFailsCommand(t *testing.T) {
 
 // A small cache evicts but stays correct: evicted aggregates reload.
 func TestSmallCache(t *testing.T) {
-	p := newProc(t, eventstore.NewMemory(), aggregate.ProcessorConfig{CacheSize: 1})
+	p := newProc(t, eventstore.NewMemory(), aggregate.ExecutorConfig{CacheSize: 1})
 	for round := 1; round <= 3; round++ {
 		for i := range 100 {
 			sig := send(p, accounts.ID(fmt.Sprint("c", i)), deposit{Amount: 1})

@@ -3,7 +3,7 @@ package aggregate
 import "context"
 
 // CacheObserver learns, for each attempt at a command, whether the
-// processor found the aggregate's state in its state cache (hit) or had
+// executor found the aggregate's state in its state cache (hit) or had
 // to load it (miss: not cached, evicted, the cache disabled, or behind
 // the version the command expects). It is called on the processing
 // goroutine, so it must neither block nor allocate.
@@ -13,7 +13,7 @@ type CacheObserver interface {
 
 type cacheObserverKey struct{}
 
-// WithCacheObserver returns ctx carrying o: a processor handling a
+// WithCacheObserver returns ctx carrying o: an executor handling a
 // command in a context derived from it reports each cache lookup to o, as
 // net/http/httptrace reports a request's connection events. A command
 // middleware sets it for the commands it wraps.

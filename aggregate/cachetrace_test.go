@@ -32,18 +32,18 @@ func TestTheCacheObserverHearsEveryLookup(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			def := bound(func() []aggregate.Effect { return nil })
 			mem := eventstore.NewMemory()
-			p1, err := def.NewProcessor(aggregate.ProcessorConfig{Store: mem, Codec: codec.NewRegistry(), CacheSize: tc.cacheSize})
+			p1, err := def.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry(), CacheSize: tc.cacheSize})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p2, err := def.NewProcessor(aggregate.ProcessorConfig{Store: mem, Codec: codec.NewRegistry(), CacheSize: tc.cacheSize, Backoff: 1})
+			p2, err := def.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry(), CacheSize: tc.cacheSize, Backoff: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			id := def.ID("b-1").WithTenant(factum.DefaultTenant)
 			var got lookups
 			ctx := aggregate.WithCacheObserver(context.Background(), &got)
-			send := func(p aggregate.Processor, ctx context.Context) {
+			send := func(p aggregate.Executor, ctx context.Context) {
 				t.Helper()
 				cmd := factum.NewCommand(id, reserve{})
 				cmd.AllowCreate = true

@@ -41,7 +41,7 @@ func CommandFrom(ctx context.Context) *factum.Command {
 	return nil
 }
 
-// handlerContext is the context a handler decides cmd in. The processor
+// handlerContext is the context a handler decides cmd in. The executor
 // has put the command's tenant in ctx.
 func handlerContext(ctx context.Context, cmd *factum.Command) *deciding {
 	if _, ok := factum.TenantFromContext(ctx); !ok {

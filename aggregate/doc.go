@@ -16,17 +16,17 @@
 // value and return events, or an error that rejects the command; their
 // dependencies come by closure.
 //
-// A handler may run more than once for one command: the processor runs it
+// A handler may run more than once for one command: the executor runs it
 // again after a version conflict or a transient store failure (on the
 // reloaded state), and a retried request runs it again. Handlers therefore
 // do no side effects themselves. A handler that needs a reservation-style
 // side effect (reserve a unique key, release one, move one) binds it to the
-// append with [Bind]: the processor applies the bound [Effect]s after the
+// append with [Bind]: the executor applies the bound [Effect]s after the
 // handler decided and before the append, undoes them if the append fails
 // or is retried, and keeps them once the stream is appended; an effect that
 // finds itself already in place for the same owner (a retry of the same
 // command) lets the command go on and is not undone by it. When the
-// append's outcome is unknown, the processor looks the request up before
+// append's outcome is unknown, the executor looks the request up before
 // undoing anything. The prepare package's Key.Reserve, Key.Release and
 // Key.Change make such effects. Every aggregate also handles the built-in
 // DeleteAggregate and RecoverAggregate commands; a deleted aggregate refuses
@@ -44,7 +44,7 @@
 // itself, and [InternalCommand] one command: public APIs (package httpapi)
 // route neither.
 //
-// A [Processor] runs one command end to end: it takes the aggregate's state
+// A [Executor] runs one command end to end: it takes the aggregate's state
 // from a bounded LRU cache, or rebuilds it from the latest snapshot (an
 // optional [SnapshotSource]) and the streams after it; decides; encodes the
 // events into the next stream (version = last + 1, the command's header
@@ -62,8 +62,8 @@
 // that command only.
 //
 // The processing of a type's commands runs inside a [Middleware] chain
-// over [CommandFunc], built once per type when the processor is made: the
-// engine's (ProcessorConfig.Middleware, from engine.Config's
+// over [CommandFunc], built once per type when the executor is made: the
+// engine's (ExecutorConfig.Middleware, from engine.Config's
 // CommandMiddleware), the definition's ([WithMiddleware]), then the
 // defaults [Recover] and [Retry], which are the panic recovery and the
 // retries above. Tracing, metrics, logging and the application's own

@@ -12,10 +12,10 @@ import (
 // Effect is a reservation-style side effect that a command handler binds to
 // its command's append instead of performing it: reserving a unique key,
 // releasing one, moving one to another key. Handlers may run more than
-// once for one command (the processor re-runs them after a version
+// once for one command (the executor re-runs them after a version
 // conflict, and a retried request runs them again), so a handler that did
 // such things itself would do them twice or leave them behind when the
-// append fails. A bound effect is applied by the processor after the
+// append fails. A bound effect is applied by the executor after the
 // handler decided and before the append; it is undone if the append fails
 // or is retried, and kept when the stream is appended.
 //
@@ -35,9 +35,9 @@ type Effect interface {
 }
 
 // Bind binds effects to the command the handler with ctx is deciding: the
-// processor applies them, in order, before the append (see Effect). A
+// executor applies them, in order, before the append (see Effect). A
 // handler calls it and returns its events; it performs no side effect
-// itself. Outside a handler run by Decide, DecideEffects or a Processor it
+// itself. Outside a handler run by Decide, DecideEffects or an Executor it
 // returns an IllegalState error.
 func Bind(ctx context.Context, effs ...Effect) error {
 	c, _ := ctx.Value(commandKey{}).(*deciding)
@@ -62,7 +62,7 @@ type Applied struct{ list []Effect }
 
 // ApplyEffects applies effs in order. On the first error it undoes those
 // it applied (in reverse order) and returns the error, joined with any
-// undo error. The processor and aggregatetest use it.
+// undo error. The executor and aggregatetest use it.
 func ApplyEffects(ctx context.Context, effs []Effect) (*Applied, error) {
 	a := &Applied{}
 	for _, e := range effs {

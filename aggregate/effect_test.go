@@ -121,7 +121,7 @@ func TestBoundEffects(t *testing.T) {
 			r := &recorder{alreadyInPlace: tt.inPlace}
 			def := bound(func() []aggregate.Effect { return []aggregate.Effect{r} })
 			store := &faultyStore{Store: eventstore.NewMemory(), fail: tt.fail}
-			p, err := def.NewProcessor(aggregate.ProcessorConfig{Store: store, Codec: codec.NewRegistry()})
+			p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestRefusingEffectUndoesTheEarlierOnes(t *testing.T) {
 	second := &recorder{applyErr: factum.IllegalState("key is taken")}
 	def := bound(func() []aggregate.Effect { return []aggregate.Effect{first, second} })
 	store := &faultyStore{Store: eventstore.NewMemory()}
-	p, err := def.NewProcessor(aggregate.ProcessorConfig{Store: store, Codec: codec.NewRegistry()})
+	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,11 +163,11 @@ func TestDuplicateRequestUndoesTheRetrysEffects(t *testing.T) {
 	r := &recorder{}
 	def := bound(func() []aggregate.Effect { return []aggregate.Effect{r} })
 	mem := eventstore.NewMemory()
-	p1, err := def.NewProcessor(aggregate.ProcessorConfig{Store: mem, Codec: codec.NewRegistry()})
+	p1, err := def.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := def.NewProcessor(aggregate.ProcessorConfig{Store: mem, Codec: codec.NewRegistry()})
+	p2, err := def.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

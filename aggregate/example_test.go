@@ -55,7 +55,7 @@ func ExampleWithMiddleware() {
 		}, aggregate.AllowCreate()),
 		aggregate.WithMiddleware[Light](logged),
 	)
-	p, _ := lamps.NewProcessor(aggregate.ProcessorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry()})
+	p, _ := lamps.NewExecutor(aggregate.ExecutorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry()})
 	cmd := factum.NewCommand(lamps.ID("desk").WithTenant(factum.DefaultTenant), Switch{On: true})
 	cmd.AllowCreate = true
 	p.Process(context.Background(), &cmd)

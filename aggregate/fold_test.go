@@ -17,7 +17,7 @@ import (
 func TestFoldTyped(t *testing.T) {
 	store := eventstore.NewMemory()
 	id := accounts.ID("typed")
-	p := newProc(t, store, aggregate.ProcessorConfig{})
+	p := newProc(t, store, aggregate.ExecutorConfig{})
 	for range 4 {
 		send(p, id, deposit{Amount: 10})
 	}

@@ -19,8 +19,8 @@ type CommandFunc func(ctx context.Context, cmd *factum.Command) factum.Signal
 // name, and returns the function that processes the type's commands from
 // then on, calling next (or not) for each.
 //
-// A processor's chain runs, outermost first: the middleware of
-// ProcessorConfig.Middleware (the engine's), those of the definition
+// An executor's chain runs, outermost first: the middleware of
+// ExecutorConfig.Middleware (the engine's), those of the definition
 // (WithMiddleware), then the defaults Recover and Retry around the
 // processing itself. A middleware therefore sees each command once, with
 // its final signal, whatever the retries under it; a panic under Recover
@@ -57,7 +57,7 @@ func chain(named factum.NamedAggregate, core CommandFunc, mw ...[]Middleware) Co
 // Recover returns the middleware that turns a panic under it (in a
 // sourcing function, say: user code run while loading or after the append)
 // into an InternalServerError signal for that command only. The state the
-// panic left is not cached: the processor checks a state out of its cache
+// panic left is not cached: the executor checks a state out of its cache
 // for the time of a command and puts it back only when the command ends
 // normally. A handler's own panic never reaches it: Decide recovers it into
 // the command's rejection.
@@ -94,10 +94,10 @@ type RetryConfig struct {
 
 // Retry returns the middleware that runs a command again after a
 // recoverable failure: an EventVersionConflict, or a transient store error
-// (see IsTransient). The processor under it reports which failures those
+// (see IsTransient). The executor under it reports which failures those
 // are, as the signal does not tell a transient store error from a
 // permanent one; each retry reloads the aggregate, as the failed attempt
-// left no state in the cache. The processor reports no conflict of a
+// left no state in the cache. The executor reports no conflict of a
 // command with an expected version (it fails with
 // CommandExpectVersionConflict) and no append of one whose outcome is
 // unknown, only its failed loads; nor does it report a failure after which
@@ -154,7 +154,7 @@ type report struct {
 }
 
 // run calls attempt until it succeeds, fails for good, or the retries are
-// spent. The processor's default Retry runs it around the processing
+// spent. The executor's default Retry runs it around the processing
 // itself, which spares it the context the middleware form needs.
 func (pol retryPolicy) run(ctx context.Context, attempt func() (factum.Signal, report)) factum.Signal {
 	for n := 0; ; n++ {
@@ -183,7 +183,7 @@ func (pol retryPolicy) run(ctx context.Context, attempt func() (factum.Signal, r
 type retryKey struct{}
 
 // retrying is the context of one command under a Retry middleware: the
-// processor (or an inner Retry) under it reports through it.
+// executor (or an inner Retry) under it reports through it.
 type retrying struct {
 	context.Context
 	rep report

@@ -64,14 +64,14 @@ func notes(mw ...aggregate.Middleware) *aggregate.Definition[acct] {
 	)
 }
 
-func sendTo(p aggregate.Processor, id factum.AggregateID, body any) factum.Signal {
+func sendTo(p aggregate.Executor, id factum.AggregateID, body any) factum.Signal {
 	c := factum.NewCommand(id, body)
 	c.AllowCreate = true
 	c.AggregateID.Tenant = factum.DefaultTenant
 	return p.Process(context.Background(), &c)
 }
 
-// The engine's middleware (ProcessorConfig.Middleware) wraps the
+// The engine's middleware (ExecutorConfig.Middleware) wraps the
 // definition's, the first of each list outermost; a definition's
 // middleware sees only its own type's commands; and every middleware sees
 // the final signal.
@@ -82,7 +82,7 @@ func TestMiddlewareOrderAndScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := reg.NewProcessor(aggregate.ProcessorConfig{
+	p, err := reg.NewExecutor(aggregate.ExecutorConfig{
 		Store: eventstore.NewMemory(), Codec: codec.NewRegistry(),
 		Middleware: []aggregate.Middleware{tr.mw("e1"), tr.mw("e2")},
 	})
@@ -121,7 +121,7 @@ func TestMiddlewareSeesEachCommandOnceAcrossRetries(t *testing.T) {
 		}
 		return nil, false
 	}}
-	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond, Middleware: []aggregate.Middleware{tr.mw("user")}})
+	p := newProc(t, store, aggregate.ExecutorConfig{Backoff: time.Microsecond, Middleware: []aggregate.Middleware{tr.mw("user")}})
 	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() || sig.AggregateVersion != 1 {
 		t.Fatalf("%+v", sig)
 	}
@@ -148,7 +148,7 @@ func TestNoRetries(t *testing.T) {
 	store := &faultyStore{Store: eventstore.NewMemory(), fail: func(int) (error, bool) {
 		return factum.NewError(factum.CodeEventVersionConflict, "injected"), false
 	}}
-	p := newProc(t, store, aggregate.ProcessorConfig{Retries: -1})
+	p := newProc(t, store, aggregate.ExecutorConfig{Retries: -1})
 	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); sig.Code != factum.CodeEventVersionConflict || store.count() != 1 {
 		t.Fatalf("%+v after %d appends, want one failed append", sig, store.count())
 	}
@@ -165,7 +165,7 @@ func TestRetryComposes(t *testing.T) {
 	}}
 	def := notes(aggregate.Retry(aggregate.RetryConfig{Retries: 2, Backoff: time.Microsecond}))
 	// The default Retry under it makes 4 attempts for each of its 3.
-	p, err := def.NewProcessor(aggregate.ProcessorConfig{Store: store, Codec: codec.NewRegistry(), Backoff: time.Microsecond})
+	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry(), Backoff: time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 	store := &faultyStore{Store: eventstore.NewMemory(), fail: func(int) (error, bool) {
 		return factum.NewError(factum.CodeEventVersionConflict, "injected"), false
 	}}
-	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Hour})
+	p := newProc(t, store, aggregate.ExecutorConfig{Backoff: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	c := factum.NewCommand(accounts.ID("a-1"), deposit{Amount: 1})
@@ -225,7 +225,7 @@ func TestDefaultRecoverTurnsAPanicIntoAFailedSignal(t *testing.T) {
 		}, aggregate.AllowCreate()),
 	)
 	tr := &trace{}
-	p, err := def.NewProcessor(aggregate.ProcessorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry(),
+	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry(),
 		Middleware: []aggregate.Middleware{tr.mw("user")}})
 	if err != nil {
 		t.Fatal(err)
@@ -247,14 +247,14 @@ func TestDefaultRecoverTurnsAPanicIntoAFailedSignal(t *testing.T) {
 }
 
 // A nil middleware is a definition mistake, and a nil engine middleware
-// is refused by NewProcessor.
+// is refused by NewExecutor.
 func TestNilMiddleware(t *testing.T) {
 	if err := notes(nil).Err(); factum.CodeOf(err) != factum.CodeIllegalArgument {
 		t.Fatalf("definition error %v", err)
 	}
-	_, err := accounts.NewProcessor(aggregate.ProcessorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry(), Middleware: []aggregate.Middleware{nil}})
+	_, err := accounts.NewExecutor(aggregate.ExecutorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry(), Middleware: []aggregate.Middleware{nil}})
 	if factum.CodeOf(err) != factum.CodeIllegalArgument {
-		t.Fatalf("NewProcessor error %v", err)
+		t.Fatalf("NewExecutor error %v", err)
 	}
 }
 
@@ -278,12 +278,12 @@ func (s *flakyLoads) Load(ctx context.Context, id factum.AggregateID, from, to i
 func TestTransientLoadIsRetriedWithAnExpectedVersion(t *testing.T) {
 	mem := eventstore.NewMemory()
 	id := accounts.ID("a-1")
-	if sig := send(newProc(t, mem, aggregate.ProcessorConfig{}), id, deposit{Amount: 1}); !sig.Succeeded() {
+	if sig := send(newProc(t, mem, aggregate.ExecutorConfig{}), id, deposit{Amount: 1}); !sig.Succeeded() {
 		t.Fatalf("%+v", sig)
 	}
 	store := &flakyLoads{Store: mem}
 	store.fails.Store(2)
-	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
+	p := newProc(t, store, aggregate.ExecutorConfig{Backoff: time.Microsecond})
 	c := factum.NewCommand(id, deposit{Amount: 1}).WithExpectedVersion(1)
 	c.AggregateID.Tenant = factum.DefaultTenant
 	if sig := p.Process(context.Background(), &c); !sig.Succeeded() || sig.AggregateVersion != 2 || store.loads.Load() != 3 {

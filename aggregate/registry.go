@@ -22,8 +22,8 @@ type Type interface {
 	// Register adds the aggregate's command and event types to a codec
 	// registry.
 	Register(r *codec.Registry) error
-	// NewProcessor returns a processor of this aggregate type's commands.
-	NewProcessor(cfg ProcessorConfig) (Processor, error)
+	// NewExecutor returns an executor of this aggregate type's commands.
+	NewExecutor(cfg ExecutorConfig) (Executor, error)
 	// Fold applies streams to a stored state and returns the new one: the
 	// snapshotter's way to advance a snapshot without knowing S.
 	Fold(reg *codec.Registry, from StoredState, streams []factum.EventStream) (StoredState, error)
@@ -85,13 +85,13 @@ func (r *Registry) Register(reg *codec.Registry) error {
 	return nil
 }
 
-// NewProcessor returns a processor that routes each command to the
-// processor of its aggregate type, built from cfg. A command for a type the
+// NewExecutor returns an executor that routes each command to the
+// executor of its aggregate type, built from cfg. A command for a type the
 // registry does not hold is answered with a NotFound signal.
-func (r *Registry) NewProcessor(cfg ProcessorConfig) (Processor, error) {
+func (r *Registry) NewExecutor(cfg ExecutorConfig) (Executor, error) {
 	m := make(router, len(r.types))
 	for n, t := range r.types {
-		p, err := t.NewProcessor(cfg)
+		p, err := t.NewExecutor(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -100,4 +100,4 @@ func (r *Registry) NewProcessor(cfg ProcessorConfig) (Processor, error) {
 	return m, nil
 }
 
-type router map[factum.NamedAggregate]Processor
+type router map[factum.NamedAggregate]Executor

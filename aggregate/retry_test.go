@@ -53,7 +53,7 @@ func TestProcessorRetriesRecoverableFailuresThreeTimes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := &faultyStore{Store: eventstore.NewMemory(), fail: func(int) (error, bool) { return tt.err, false }}
-			p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
+			p := newProc(t, store, aggregate.ExecutorConfig{Backoff: time.Microsecond})
 			sig := send(p, accounts.ID("a-1"), deposit{Amount: 1})
 			if got := store.count(); got != tt.appends {
 				t.Fatalf("%d appends, want %d", got, tt.appends)
@@ -73,7 +73,7 @@ func TestTransientFailureRecovers(t *testing.T) {
 		}
 		return nil, false
 	}}
-	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
+	p := newProc(t, store, aggregate.ExecutorConfig{Backoff: time.Microsecond})
 	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() || sig.AggregateVersion != 1 || store.count() != 3 {
 		t.Fatalf("%+v after %d appends", sig, store.count())
 	}
@@ -88,7 +88,7 @@ func TestTransientFailureAfterCommitIsNotDoubled(t *testing.T) {
 		}
 		return nil, false
 	}}
-	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
+	p := newProc(t, store, aggregate.ExecutorConfig{Backoff: time.Microsecond})
 	id := accounts.ID("a-1")
 	sig := send(p, id, deposit{Amount: 1})
 	if !sig.Succeeded() || sig.AggregateVersion != 1 {
@@ -109,7 +109,7 @@ func TestUnknownOutcomeIsLookedUp(t *testing.T) {
 		}
 		return nil, false
 	}}
-	p := newProc(t, store, aggregate.ProcessorConfig{Backoff: time.Microsecond})
+	p := newProc(t, store, aggregate.ExecutorConfig{Backoff: time.Microsecond})
 	sig := send(p, accounts.ID("a-1"), deposit{Amount: 1})
 	if !sig.Succeeded() || sig.AggregateVersion != 1 || sig.Duplicate {
 		t.Fatalf("%+v, want success at version 1, no duplicate", sig)

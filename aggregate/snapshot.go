@@ -11,7 +11,7 @@ import (
 )
 
 // StoredState is an aggregate's state as it travels and is stored outside
-// the processor: the envelope with the domain state as JSON. It is the shape
+// the executor: the envelope with the domain state as JSON. It is the shape
 // of a snapshot.
 type StoredState struct {
 	// ID is the aggregate, with the tenant it was created in.
@@ -28,7 +28,7 @@ type StoredState struct {
 	State json.RawMessage `json:"state,omitempty"`
 }
 
-// SnapshotSource gives the processor an aggregate's latest saved state, so
+// SnapshotSource gives the executor an aggregate's latest saved state, so
 // that loading an aggregate that is not cached reads only the streams after
 // it. The snapshot store implements it; a nil SnapshotSource means every
 // load starts from version 1.
@@ -39,11 +39,11 @@ type SnapshotSource interface {
 	LatestState(ctx context.Context, id factum.AggregateID) (st StoredState, ok bool, err error)
 }
 
-// StateObserver sees each state a processor reaches by an append, encoded
+// StateObserver sees each state an executor reaches by an append, encoded
 // as it is stored, right after the append succeeded: the state the
 // appended stream leads to. The runtime's snapshotter uses it to save that
 // state without decoding and applying the stream again. ObserveState is
-// called on the processor's lane: it must be quick and must not block.
+// called on the executor's lane: it must be quick and must not block.
 //
 // The state comes from applying the events as the handler returned them,
 // not as they read back from the store; the two agree for events that

@@ -42,7 +42,7 @@ type DispatcherConfig struct {
 // Sink. Queues are bounded: a full lane is back-pressure or TooManyRequests,
 // never unbounded memory.
 type Dispatcher struct {
-	proc   Processor
+	proc   Executor
 	sink   Sink
 	seed   maphash.Seed
 	lanes  []lane
@@ -74,7 +74,7 @@ type lane struct {
 
 // NewDispatcher returns a dispatcher that runs commands with proc and emits
 // their PROCESSED signals into sink. Call Start before sending.
-func NewDispatcher(proc Processor, sink Sink, cfg DispatcherConfig) (*Dispatcher, error) {
+func NewDispatcher(proc Executor, sink Sink, cfg DispatcherConfig) (*Dispatcher, error) {
 	if proc == nil || sink == nil {
 		return nil, factum.IllegalArgument("dispatcher: processor and sink are required")
 	}

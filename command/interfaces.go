@@ -26,8 +26,8 @@ type Bus interface {
 	Send(ctx context.Context, cmd *factum.Command) error
 }
 
-// Processor runs one command and reports its PROCESSED outcome;
+// Executor runs one command and reports its PROCESSED outcome;
 // *aggregate.Registry's processor implements it.
-type Processor interface {
+type Executor interface {
 	Process(ctx context.Context, cmd *factum.Command) factum.Signal
 }

@@ -29,14 +29,14 @@ type Bus interface {
 
 // NewBus makes the bus of an engine: it delivers commands to proc, which
 // emits their PROCESSED signals into signals.
-type NewBus func(proc command.Processor, signals command.Sink) (Bus, error)
+type NewBus func(proc command.Executor, signals command.Sink) (Bus, error)
 
 // DispatcherBus makes the in-process bus, the dispatcher's lanes per cfg:
 // the default of Config.Bus (with Config's Lanes, QueueSize and
 // RejectWhenFull), exported so that a wrapper (tracing, say) can put itself
 // around it.
 func DispatcherBus(cfg command.DispatcherConfig) NewBus {
-	return func(proc command.Processor, signals command.Sink) (Bus, error) {
+	return func(proc command.Executor, signals command.Sink) (Bus, error) {
 		return command.NewDispatcher(proc, signals, cfg)
 	}
 }
@@ -52,7 +52,7 @@ func inProcessBus(cfg Config) NewBus {
 // lifecycle (Start, Idle, Done, Shutdown) as it is: the hook for
 // instrumenting the bus hop.
 func SendWrapper(next NewBus, wrap func(command.Bus) command.Bus) NewBus {
-	return func(proc command.Processor, signals command.Sink) (Bus, error) {
+	return func(proc command.Executor, signals command.Sink) (Bus, error) {
 		b, err := next(proc, signals)
 		if err != nil {
 			return nil, err

@@ -42,7 +42,7 @@ func TestTheBusAndTheSignalSinkAreConfiguration(t *testing.T) {
 	var sink *countingSink
 	rt, err := engine.New(engine.Config{
 		Storage: memory.New(),
-		Bus: func(proc command.Processor, signals command.Sink) (engine.Bus, error) {
+		Bus: func(proc command.Executor, signals command.Sink) (engine.Bus, error) {
 			d, err := command.NewDispatcher(proc, signals, command.DispatcherConfig{})
 			bus = &countingBus{Dispatcher: d}
 			return bus, err
@@ -75,7 +75,7 @@ func TestTheBusAndTheSignalSinkAreConfiguration(t *testing.T) {
 func TestABusOrSinkThatFailsFailsNew(t *testing.T) {
 	boom := errors.New("boom")
 	for name, cfg := range map[string]engine.Config{
-		"bus":     {Bus: func(command.Processor, command.Sink) (engine.Bus, error) { return nil, boom }},
+		"bus":     {Bus: func(command.Executor, command.Sink) (engine.Bus, error) { return nil, boom }},
 		"signals": {Signals: func(command.Sink) (command.Sink, error) { return nil, boom }},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -85,7 +85,7 @@ func TestABusOrSinkThatFailsFailsNew(t *testing.T) {
 			}
 		})
 	}
-	cfg := engine.Config{Storage: memory.New(), Bus: func(command.Processor, command.Sink) (engine.Bus, error) { return nil, nil }}
+	cfg := engine.Config{Storage: memory.New(), Bus: func(command.Executor, command.Sink) (engine.Bus, error) { return nil, nil }}
 	if _, err := engine.New(cfg, counterType(nil)); factum.CodeOf(err) != factum.CodeIllegalArgument {
 		t.Fatalf("a nil bus: %v, want IllegalArgument", err)
 	}

@@ -48,11 +48,11 @@ type Config struct {
 	// commands, outside each type's own (aggregate.WithMiddleware); the
 	// first is the outermost.
 	CommandMiddleware []aggregate.Middleware
-	// EventMiddleware wraps every event function (processors, sagas, the
-	// snapshotter), outside each processor's and function's own; the
+	// EventMiddleware wraps every event function (executors, sagas, the
+	// snapshotter), outside each executor's and function's own; the
 	// first is the outermost.
 	EventMiddleware []event.Middleware
-	// Snapshots, if set, is where processors find the latest state before
+	// Snapshots, if set, is where executors find the latest state before
 	// loading the tail of an aggregate's history. It defaults to
 	// SnapshotStore when that is set.
 	Snapshots aggregate.SnapshotSource
@@ -95,10 +95,10 @@ type Config struct {
 	// reverse order (see Component).
 	Components []Component
 	// Bus, if set, makes the bus that carries commands from the gateway to
-	// the processors (default: the in-process dispatcher, configured by
+	// the executors (default: the in-process dispatcher, configured by
 	// Lanes, QueueSize and RejectWhenFull).
 	Bus NewBus
-	// Signals, if set, makes the sink that processors and event functions
+	// Signals, if set, makes the sink that executors and event functions
 	// emit wait signals into, from the engine's local waiters (default: the
 	// waiters themselves). A transport routes each signal to the instance
 	// whose gateway waits for it, and delivers the signals it receives

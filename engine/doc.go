@@ -1,6 +1,6 @@
 // Package engine wires the command side from a configuration: a gateway
 // with its request-ID pre-check and wait routing, the command bus (by
-// default in process: a dispatcher of lanes by aggregate), and a processor
+// default in process: a dispatcher of lanes by aggregate), and an executor
 // per aggregate type, all over one event store and one codec registry per
 // engine.
 //
@@ -21,8 +21,8 @@
 //
 // With a snapshot store, the snapshotter saves every aggregate's
 // state after each stream (or as Config.SnapshotStrategy says) and signals
-// SNAPSHOT. Under the All strategy it saves the state the processor
-// reached by the append, which the processor reports as it appends
+// SNAPSHOT. Under the All strategy it saves the state the executor
+// reached by the append, which the executor reports as it appends
 // (aggregate.StateObserver), and folds the stream onto the last snapshot
 // only when that report is missing (the stream came from another instance,
 // or the report was dropped); under other strategies it folds. Its

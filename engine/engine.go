@@ -34,7 +34,7 @@ type Engine struct {
 	checkpoints event.CheckpointStore    // the consumers'
 	failures    event.FailureRecorder    // Config.Failures
 	snapshotter *snapshotter.Snapshotter // nil without a snapshot store
-	processor   aggregate.Processor
+	processor   aggregate.Executor
 	group       consumerGroup
 
 	mu      sync.Mutex
@@ -76,7 +76,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	if cfg.Snapshots == nil && cfg.SnapshotStore != nil {
 		cfg.Snapshots = snapshotSource{cfg.SnapshotStore}
 	}
-	pcfg := aggregate.ProcessorConfig{
+	pcfg := aggregate.ExecutorConfig{
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,
 		Retries: cfg.Retries, Backoff: cfg.RetryBackoff, Middleware: cfg.CommandMiddleware,
 	}
@@ -89,7 +89,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 		}
 		pcfg.States = sn.States()
 	}
-	proc, err := reg.NewProcessor(pcfg)
+	proc, err := reg.NewExecutor(pcfg)
 	if err != nil {
 		return nil, err
 	}

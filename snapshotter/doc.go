@@ -1,10 +1,10 @@
 // Package snapshotter keeps each aggregate's latest snapshot from the
-// event log: one consumer group per bounded context (processor
+// event log: one consumer group per bounded context (executor
 // "snapshotter", a function per aggregate type) folds each stream onto the
 // last snapshot and saves the result as the strategy says, then signals
 // SNAPSHOT. Under the All strategy it saves the state the aggregate
-// processor reported as it appended (States), so the fold runs on the
-// processor's lanes, not on the snapshotter's; it folds only when the
+// executor reported as it appended (States), so the fold runs on the
+// executor's lanes, not on the snapshotter's; it folds only when the
 // report is missing (a stream of another instance, or a dropped report).
 // It keeps per type the last snapshots and their typed states, so that the
 // next stream of an aggregate needs neither a load nor a decode.

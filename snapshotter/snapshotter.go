@@ -14,7 +14,7 @@ import (
 	"github.com/factum-go/factum/snapshot"
 )
 
-// Processor is the processor name the snapshotter's functions carry:
+// Processor is the executor name the snapshotter's functions carry:
 // Function{Context, "snapshotter", <aggregate name>}.
 const Processor = "snapshotter"
 
@@ -37,7 +37,7 @@ type Config struct {
 // Snapshotter advances each aggregate's snapshot from the log: it folds a
 // stream into the stored state and saves the result when the strategy says
 // so. Whatever it decides, the consumer signals SNAPSHOT afterwards. Under
-// the All strategy it saves the state the processor reports (States)
+// the All strategy it saves the state the executor reports (States)
 // instead of folding, when the report is there.
 type Snapshotter struct {
 	store    snapshot.Store
@@ -49,7 +49,7 @@ type Snapshotter struct {
 	hints    *stateHints         // the processor's states; nil for none
 	forget   aggregate.Forgetter // the processor's state cache; nil for none
 
-	// caches holds a cache per aggregate type, made by processors and
+	// caches holds a cache per aggregate type, made by executors and
 	// read-only afterwards.
 	caches map[factum.NamedAggregate]*snapCache
 }
@@ -69,7 +69,7 @@ func New(cfg Config) (*Snapshotter, error) {
 		limit = aggregate.DefaultCacheSize
 	}
 	sn := &Snapshotter{store: cfg.Store, strategy: strategy, events: cfg.Events, codec: cfg.Codec, now: time.Now, limit: limit}
-	// State reports cost the processor an encode per command; they pay
+	// State reports cost the executor an encode per command; they pay
 	// only where every state is saved. Under a sparser strategy most would
 	// be dropped unused, and the snapshotter folds instead.
 	if strategy == snapshot.All() {
@@ -78,8 +78,8 @@ func New(cfg Config) (*Snapshotter, error) {
 	return sn, nil
 }
 
-// States returns the observer the aggregate processor reports the states
-// it reaches to (aggregate.ProcessorConfig's States), or nil when the
+// States returns the observer the aggregate executor reports the states
+// it reaches to (aggregate.ExecutorConfig's States), or nil when the
 // strategy does not save every state.
 func (sn *Snapshotter) States() aggregate.StateObserver {
 	if sn.hints == nil {
@@ -88,12 +88,12 @@ func (sn *Snapshotter) States() aggregate.StateObserver {
 	return sn.hints
 }
 
-// UseForgetter gives the snapshotter the processor's state cache, which a
+// UseForgetter gives the snapshotter the executor's state cache, which a
 // repair (Regenerate) clears of the aggregate; call it before the
 // consumers run.
 func (sn *Snapshotter) UseForgetter(f aggregate.Forgetter) { sn.forget = f }
 
-// Processors returns one SNAPSHOT processor per bounded context, with a
+// Processors returns one SNAPSHOT executor per bounded context, with a
 // function per aggregate type of that context. Call it once; its
 // consumers' saves are version-guarded, so they may handle streams of
 // different aggregates concurrently.
@@ -160,7 +160,7 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 	}
 	var next snapEntry
 	if st, ok := sn.hinted(&prev.snap, s); ok {
-		// The processor's state after this stream: nothing to fold.
+		// The executor's state after this stream: nothing to fold.
 		next = snapEntry{snap: sn.snapshotOf(&prev.snap, st, s, s)}
 	} else {
 		streams := []factum.EventStream{*s}
@@ -222,7 +222,7 @@ func (sn *Snapshotter) build(typ aggregate.Type, prev snapEntry, streams []factu
 	return snapEntry{typed: typed, snap: sn.snapshotOf(p, next, &streams[0], &streams[len(streams)-1])}, nil
 }
 
-// hinted returns the state the processor reported for s, when there is one
+// hinted returns the state the executor reported for s, when there is one
 // and prev says all the snapshot needs besides (the first stream's owner
 // and time, for an aggregate's first snapshot, come from version 1 only).
 func (sn *Snapshotter) hinted(prev *snapshot.Snapshot, s *factum.EventStream) (aggregate.StoredState, bool) {
@@ -260,7 +260,7 @@ func (sn *Snapshotter) snapshotOf(prev *snapshot.Snapshot, next aggregate.Stored
 
 // Regenerate rebuilds the aggregate's snapshot from its whole history and
 // saves it whatever the strategy; an equal version repairs the stored one.
-// It drops what the snapshotter and the processor hold of the aggregate,
+// It drops what the snapshotter and the executor hold of the aggregate,
 // and returns the snapshot as stored.
 func (sn *Snapshotter) Regenerate(ctx context.Context, typ aggregate.Type, id factum.AggregateID) (snapshot.Snapshot, error) {
 	streams, err := sn.events.Load(ctx, id, 1, eventstore.MaxVersion)
@@ -281,7 +281,7 @@ func (sn *Snapshotter) Regenerate(ctx context.Context, typ aggregate.Type, id fa
 	if _, err := sn.store.Save(ctx, next.snap); err != nil {
 		return snapshot.Snapshot{}, err
 	}
-	// What the snapshotter and the processor hold of the aggregate may be
+	// What the snapshotter and the executor hold of the aggregate may be
 	// what the repair replaces: drop it all, so that both start again from
 	// the repaired snapshot.
 	if cache := sn.caches[id.NamedAggregate]; cache != nil {

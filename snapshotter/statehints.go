@@ -8,11 +8,11 @@ import (
 	"github.com/factum-go/factum/aggregate"
 )
 
-// stateHints holds, per aggregate, the latest state the processor reached
+// stateHints holds, per aggregate, the latest state the executor reached
 // by an append (the "state event" of the stream it appended), so that the
 // snapshotter can save it as the stream's snapshot without folding the
 // stream again. The fold moves off the snapshotter, which handles a
-// context's streams one at a time, onto the processor's lanes, which run
+// context's streams one at a time, onto the executor's lanes, which run
 // in parallel. Hints are in-process only: streams appended by another
 // instance, and any hint that was dropped, are folded as before.
 type stateHints struct {

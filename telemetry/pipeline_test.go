@@ -28,7 +28,7 @@ type pipeline struct {
 
 // middlewareProcessor applies a CommandMiddleware per aggregate type, once.
 type middlewareProcessor struct {
-	next aggregate.Processor
+	next aggregate.Executor
 	mw   aggregate.Middleware
 	mu   sync.Mutex
 	fns  map[factum.NamedAggregate]aggregate.CommandFunc
@@ -59,11 +59,11 @@ func newPipeline(t testing.TB, tel *telemetry.Telemetry) *pipeline {
 	if tel != nil {
 		store = tel.Store(store)
 	}
-	proc, err := reg.NewProcessor(aggregate.ProcessorConfig{Store: store, Codec: c})
+	proc, err := reg.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cp command.Processor = proc
+	var cp command.Executor = proc
 	if tel != nil {
 		cp = &middlewareProcessor{next: proc, mw: tel.Commands(), fns: map[factum.NamedAggregate]aggregate.CommandFunc{}}
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func newDispatcher(cfg command.DispatcherConfig) bustest.NewBus {
-	return func(t *testing.T, proc command.Processor, sink command.Sink) bustest.Harness {
+	return func(t *testing.T, proc command.Executor, sink command.Sink) bustest.Harness {
 		d, err := command.NewDispatcher(proc, sink, cfg)
 		if err != nil {
 			t.Fatal(err)

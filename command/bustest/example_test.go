@@ -12,7 +12,7 @@ import (
 // dispatcher's.
 func ExampleRun() {
 	_ = func(t *testing.T) {
-		bustest.Run(t, func(t *testing.T, proc command.Processor, sink command.Sink) bustest.Harness {
+		bustest.Run(t, func(t *testing.T, proc command.Executor, sink command.Sink) bustest.Harness {
 			d, err := command.NewDispatcher(proc, sink, command.DispatcherConfig{Lanes: 8, QueueSize: 16})
 			if err != nil {
 				t.Fatal(err)

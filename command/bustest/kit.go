@@ -29,7 +29,7 @@ type Harness struct {
 
 // NewBus returns a started bus that hands each command to proc and emits
 // the PROCESSED signal proc returns into sink.
-type NewBus func(t *testing.T, proc command.Processor, sink command.Sink) Harness
+type NewBus func(t *testing.T, proc command.Executor, sink command.Sink) Harness
 
 // Run checks the buses newBus returns. Each case gets a fresh bus, and the
 // cases run in parallel (t.Parallel).

@@ -33,7 +33,7 @@ var tallies = aggregate.New[tally]("bank", "tally",
 // inline ID buffer take the other path.
 func TestStreamIdentities(t *testing.T) {
 	store := eventstore.NewMemory()
-	p, err := tallies.NewProcessor(aggregate.ProcessorConfig{Store: store, Codec: codec.NewRegistry()})
+	p, err := tallies.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

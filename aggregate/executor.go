@@ -12,9 +12,9 @@ import (
 	"github.com/factum-go/factum/internal/uuidv7"
 )
 
-// Defaults of ProcessorConfig.
+// Defaults of ExecutorConfig.
 const (
-	// DefaultCacheSize is the number of aggregate states a processor keeps
+	// DefaultCacheSize is the number of aggregate states an executor keeps
 	// per aggregate type.
 	DefaultCacheSize = 65536
 	// DefaultRetries is how often a command without an expected version is
@@ -27,22 +27,22 @@ const (
 	DefaultBackoff = 2 * time.Millisecond
 )
 
-// loadPage bounds how many streams a processor loads at once when it
+// loadPage bounds how many streams an executor loads at once when it
 // rebuilds an aggregate.
 const loadPage = 1024
 
-// Processor handles commands: load the aggregate, decide, append. Process
+// Executor handles commands: load the aggregate, decide, append. Process
 // never panics and never returns an error: the outcome, success or failure,
 // is the PROCESSED signal it returns. Callers must run one aggregate's
 // commands one at a time (the dispatcher does) for the state cache to help;
 // concurrent calls for one aggregate stay correct, resolved by the store's
 // version check.
-type Processor interface {
+type Executor interface {
 	Process(ctx context.Context, cmd *factum.Command) factum.Signal
 }
 
-// ProcessorConfig configures a processor.
-type ProcessorConfig struct {
+// ExecutorConfig configures an executor.
+type ExecutorConfig struct {
 	// Store is the event store; required.
 	Store eventstore.Store
 	// Codec encodes events into streams and decodes them when sourcing;
@@ -54,7 +54,7 @@ type ProcessorConfig struct {
 	// Snapshots, if set, gives the latest saved state to load before the
 	// tail of the history.
 	Snapshots SnapshotSource
-	// States, if set, sees each state the processor reaches by an append.
+	// States, if set, sees each state the executor reaches by an append.
 	States StateObserver
 	// Retries after a recoverable failure for commands without an
 	// expected version; 0 means DefaultRetries, negative means none.
@@ -71,8 +71,8 @@ type ProcessorConfig struct {
 	Middleware []Middleware
 }
 
-// NewProcessor implements Type.
-func (d *Definition[S]) NewProcessor(cfg ProcessorConfig) (Processor, error) {
+// NewExecutor implements Type.
+func (d *Definition[S]) NewExecutor(cfg ExecutorConfig) (Executor, error) {
 	if cfg.Store == nil || cfg.Codec == nil {
 		return nil, factum.IllegalArgument("aggregate processor: Store and Codec are required")
 	}
@@ -396,7 +396,7 @@ func (p *processor[S]) load(ctx context.Context, id factum.AggregateID) (*entry[
 	return &entry[S]{key: id.ID, st: st}, nil
 }
 
-// Forgetter is implemented by processors that cache states: Forget drops
+// Forgetter is implemented by executors that cache states: Forget drops
 // what they hold of an aggregate, so that its next command loads it from
 // the snapshot and the store. An operator's snapshot repair uses it, as a
 // state cached from a damaged snapshot would otherwise live on. A command
@@ -410,14 +410,14 @@ func (p *processor[S]) Forget(id factum.AggregateID) {
 	p.cache.take(id.ID) // checked out and never put back: absent from now on
 }
 
-// Forget implements Forgetter by routing to the aggregate type's processor.
+// Forget implements Forgetter by routing to the aggregate type's executor.
 func (r router) Forget(id factum.AggregateID) {
 	if f, ok := r[id.NamedAggregate].(Forgetter); ok {
 		f.Forget(id)
 	}
 }
 
-// Process implements Processor by routing to the aggregate type's processor.
+// Process implements Executor by routing to the aggregate type's executor.
 func (r router) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
 	if p, ok := r[cmd.AggregateID.NamedAggregate]; ok {
 		return p.Process(ctx, cmd)
