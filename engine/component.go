@@ -9,6 +9,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/snapshot"
@@ -64,6 +65,11 @@ type Parts struct {
 	// IllegalArgument error at New for it to meet another recorder
 	// (Config.Failures or another component's).
 	Failures event.FailureRecorder
+	// Consumers, if set, tells branch-stage waits which functions of the
+	// component's own (not Processors) consume which events: the gateway
+	// asks it along with the engine's function registry (or
+	// Config.Consumers), so a wait expects their signals too.
+	Consumers command.Consumers
 }
 
 // components runs the configured components' Run functions.
@@ -109,9 +115,9 @@ func (cs *components) stop(ctx context.Context) error {
 
 // setupComponents runs every component's Setup and merges its parts into
 // cfg and the types.
-func setupComponents(cfg *Config, c *codec.Registry, types []aggregate.Type) ([]aggregate.Type, error) {
+func setupComponents(cfg *Config, c *codec.Registry, types []aggregate.Type) ([]aggregate.Type, []command.Consumers, error) {
 	if len(cfg.Components) == 0 {
-		return types, nil
+		return types, nil, nil
 	}
 	env := Env{Store: cfg.Store, Snapshots: cfg.SnapshotStore, Codec: c}
 	if len(types) > 0 {
@@ -119,22 +125,50 @@ func setupComponents(cfg *Config, c *codec.Registry, types []aggregate.Type) ([]
 	}
 	types = append([]aggregate.Type(nil), types...)
 	cfg.Processors = append([]*event.Processor(nil), cfg.Processors...)
+	var consumers []command.Consumers
 	for i, comp := range cfg.Components {
 		if comp == nil {
-			return nil, factum.IllegalArgument(fmt.Sprintf("engine: Config.Components[%d] is nil", i))
+			return nil, nil, factum.IllegalArgument(fmt.Sprintf("engine: Config.Components[%d] is nil", i))
 		}
 		parts, err := comp.Setup(env)
 		if err != nil {
-			return nil, fmt.Errorf("engine: component %d: %w", i, err)
+			return nil, nil, fmt.Errorf("engine: component %d: %w", i, err)
 		}
 		types = append(types, parts.Types...)
 		cfg.Processors = append(cfg.Processors, parts.Processors...)
 		if parts.Failures != nil {
 			if cfg.Failures != nil {
-				return nil, factum.IllegalArgument(fmt.Sprintf("engine: component %d brings a failure recorder, and there is one already", i))
+				return nil, nil, factum.IllegalArgument(fmt.Sprintf("engine: component %d brings a failure recorder, and there is one already", i))
 			}
 			cfg.Failures = parts.Failures
 		}
+		if parts.Consumers != nil {
+			consumers = append(consumers, parts.Consumers)
+		}
 	}
-	return types, nil
+	return types, consumers, nil
+}
+
+// joinedConsumers answers with the functions of every one of its parts.
+type joinedConsumers []command.Consumers
+
+// FunctionsFor implements command.Consumers; it allocates only when more
+// than one part names functions.
+func (j joinedConsumers) FunctionsFor(stage factum.CommandStage, named factum.NamedAggregate, eventNames []string) []factum.Function {
+	var out []factum.Function
+	shared := true
+	for _, c := range j {
+		fns := c.FunctionsFor(stage, named, eventNames)
+		switch {
+		case len(fns) == 0:
+		case len(out) == 0:
+			out = fns
+		default:
+			if shared {
+				out, shared = append([]factum.Function(nil), out...), false
+			}
+			out = append(out, fns...)
+		}
+	}
+	return out
 }

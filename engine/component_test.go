@@ -173,3 +173,53 @@ func TestAComponentsPartsJoinTheEngine(t *testing.T) {
 		t.Fatalf("two failure recorders: %v, want IllegalArgument", err)
 	}
 }
+
+// A component's Consumers join the engine's function registry: a
+// PROJECTED wait expects the signals of the registry's processors and of
+// the component's functions, and Failures returns the component's
+// recorder.
+func TestAComponentsConsumersJoinTheWait(t *testing.T) {
+	handled := make(chan struct{}, 16)
+	proc := event.MustProcessor("test", "probe", factum.StageProjected,
+		event.OnStream("count", func(context.Context, *factum.EventStream) error { handled <- struct{}{}; return nil }, nil))
+	own := factum.Function{Context: "test", Processor: "own", Name: "project"}
+	p := newProbe("p", &journal{})
+	p.parts = engine.Parts{Failures: nopRecorder{},
+		Consumers: &consumers{fns: map[factum.CommandStage][]factum.Function{factum.StageProjected: {own}}}}
+	rt, err := engine.New(engine.Config{Storage: memory.New(), Processors: []*event.Processor{proc}, Components: []engine.Component{p}}, counterType(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rt.Failures().(nopRecorder); !ok {
+		t.Fatalf("Failures() = %T, want the component's recorder", rt.Failures())
+	}
+	startRT(t, rt)
+	cmd := factum.NewCommand(factum.NamedAggregate{Context: "test", Aggregate: "counter"}.WithID("j1"), Add{N: 1})
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := rt.Gateway().SendAndWait(ctx, cmd, command.Wait(factum.StageProjected))
+		done <- err
+	}()
+	select {
+	case <-handled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the processor did not run")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the wait returned (%v) before the component's function signalled", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	rt.Signals().Signal(factum.Signal{CommandID: cmd.ID, RequestID: cmd.RequestID, Stage: factum.StageProjected, Function: own,
+		AggregateID: cmd.AggregateID, AggregateVersion: 1, Code: factum.CodeOk, SignalTime: time.Now()})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait did not return after both functions signalled")
+	}
+}

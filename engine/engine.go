@@ -62,7 +62,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	if c == nil {
 		c = codec.NewRegistry()
 	}
-	aggregates, err := setupComponents(&cfg, c, aggregates)
+	aggregates, extra, err := setupComponents(&cfg, c, aggregates)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +127,9 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	consumers := cfg.Consumers
 	if consumers == nil {
 		consumers = functions
+	}
+	if len(extra) > 0 {
+		consumers = append(joinedConsumers{consumers}, extra...)
 	}
 	r := &Engine{store: cfg.Store, snapshots: cfg.SnapshotStore, codec: c, registry: reg, waiters: waiters, sink: sink,
 		bus: bus, functions: functions, snapshotter: sn, processor: proc, failures: cfg.Failures,
@@ -206,6 +209,11 @@ func (r *Engine) Start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Failures returns the recorder of event-function failures (Config.Failures
+// or a component's), nil without one: components that run functions of
+// their own record their failures there.
+func (r *Engine) Failures() event.FailureRecorder { return r.failures }
 
 // Functions returns the event functions the runtime runs: processors and
 // sagas, by the stage they signal.

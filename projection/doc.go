@@ -26,4 +26,10 @@
 // The adapters: sqlite.NewProjectionStore and postgres.NewProjectionStore
 // keep the checkpoints in the context's checkpoint table of the same
 // database as the read model.
+//
+// [NewComponent] runs projections inside an engine (engine.Config's
+// Components): the runners run from Start to Shutdown, record failures
+// with the engine's recorder, and signal PROJECTED into the engine's sink,
+// so a wait for PROJECTED returns once the projections consuming the
+// command's events committed.
 package projection
