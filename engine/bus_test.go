@@ -129,3 +129,21 @@ func TestASendWrapperSeesEverySendAndKeepsTheDispatcher(t *testing.T) {
 		t.Fatal("Dispatcher() is nil under a SendWrapper over the dispatcher")
 	}
 }
+
+// The default bus's settings beside a bus of one's own would be ignored:
+// New refuses them; and Dispatcher finds the dispatcher under any number
+// of send wrappers.
+func TestBusSettingsAndWrappers(t *testing.T) {
+	wrap := func(next command.Bus) command.Bus { return next }
+	inner := engine.DispatcherBus(command.DispatcherConfig{})
+	if _, err := engine.New(engine.Config{Storage: memory.New(), Bus: inner, Lanes: 4}, counterType(nil)); factum.CodeOf(err) != factum.CodeIllegalArgument {
+		t.Fatalf("Lanes beside Config.Bus: %v, want IllegalArgument", err)
+	}
+	rt, err := engine.New(engine.Config{Storage: memory.New(), Bus: engine.SendWrapper(engine.SendWrapper(inner, wrap), wrap)}, counterType(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Dispatcher() == nil {
+		t.Fatal("Dispatcher() is nil under two send wrappers")
+	}
+}

@@ -109,6 +109,10 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	newBus := cfg.Bus
 	if newBus == nil {
 		newBus = inProcessBus(cfg)
+	} else if cfg.Lanes != 0 || cfg.QueueSize != 0 || cfg.RejectWhenFull {
+		// They configure the default bus; a bus of one's own takes its
+		// settings where it is made (DispatcherBus's config, say).
+		return nil, factum.IllegalArgument("engine: Config.Lanes, QueueSize and RejectWhenFull configure the default bus; with Config.Bus set them where the bus is made")
 	}
 	bus, err := newBus(proc, sink)
 	if err != nil {
@@ -173,7 +177,11 @@ func (r *Engine) Signals() command.Sink { return r.sink }
 // or nil when Config.Bus made another.
 func (r *Engine) Dispatcher() *command.Dispatcher {
 	b := r.bus
-	if w, ok := b.(wrappedBus); ok {
+	for {
+		w, ok := b.(wrappedBus)
+		if !ok {
+			break
+		}
 		b = w.Bus
 	}
 	d, _ := b.(*command.Dispatcher)

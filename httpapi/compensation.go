@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -84,13 +85,24 @@ func executionFilter(r *http.Request) (compensation.Filter, query.Pagination, er
 		f.Aggregate = factum.NamedAggregate{Context: ctxName, Aggregate: name}
 	}
 	f.AggregateID, f.EventID = q.Get("aggregateId"), q.Get("eventId")
-	f.ErrorCode = factum.Code(q.Get("errorCode"))
+	if c := strings.TrimSpace(q.Get("errorCode")); c != "" {
+		// Codes are matched as stored; any case is accepted here.
+		f.ErrorCode = factum.Code(c)
+		for _, k := range factum.Codes {
+			if strings.EqualFold(string(k), c) {
+				f.ErrorCode = k
+			}
+		}
+	}
 	for _, t := range []struct {
 		name string
 		into *time.Time
 	}{{"failedFrom", &f.FailedFrom}, {"failedTo", &f.FailedTo}} {
 		if v := q.Get(t.name); v != "" {
 			at, err := time.Parse(time.RFC3339Nano, v)
+			if err == nil && at.IsZero() {
+				err = errors.New("the zero time bounds nothing")
+			}
 			if err != nil {
 				return f, query.Pagination{}, factum.IllegalArgument(fmt.Sprintf("%s %q: want an RFC 3339 time", t.name, v))
 			}

@@ -120,6 +120,8 @@ func TestCompensationRoutes(t *testing.T) {
 	wantError(t, f.do(t, "GET", "/compensation/executions?page=0", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
 	wantError(t, f.do(t, "GET", "/compensation/executions?failedFrom=yesterday", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
 	wantError(t, f.do(t, "GET", "/compensation/executions?errorCode=Oops", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
+	wantError(t, f.do(t, "GET", "/compensation/executions?failedFrom=0001-01-01T00:00:00Z", ""), http.StatusBadRequest, factum.CodeIllegalArgument)
+	wantOK(t, f.do(t, "GET", "/compensation/executions?errorCode=illegalargument", ""))
 	// The server filters by time and error code: the failure is in a
 	// window around now, and not before an hour ago.
 	from, to := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), time.Now().Add(time.Hour).UTC().Format(time.RFC3339)

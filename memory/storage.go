@@ -46,4 +46,4 @@ func New() *Storage {
 
 // Close releases the stores; later calls fail with an IllegalState error
 // wrapping factum.ErrClosed.
-func (s *Storage) Close() error { return s.CloseStores() }
+func (s *Storage) Close() error { return memo.Close(s.stores) }

@@ -13,3 +13,14 @@ func TestStorageContract(t *testing.T) {
 		return s, func() { _ = s.Close() }
 	})
 }
+
+// The zero Storage answers errors instead of panicking.
+func TestTheZeroStorageRefuses(t *testing.T) {
+	var s memory.Storage
+	if _, err := s.EventStore(t.Context(), "shop"); err == nil {
+		t.Fatal("the zero Storage served an event store")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -126,4 +126,4 @@ func (d *DB) Pool() *pgxpool.Pool { return d.pool }
 func (d *DB) Schema() string { return d.schema }
 
 // Close closes the stores the DB made (storage.go), then the pool.
-func (d *DB) Close() { _ = d.CloseStores(); d.pool.Close() }
+func (d *DB) Close() { _ = memo.Close(d.storage); d.pool.Close() }

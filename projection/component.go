@@ -2,6 +2,7 @@ package projection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -106,6 +107,9 @@ func (c *Component) Setup(env engine.Env) (engine.Parts, error) {
 // Attach makes the runners, which read the engine's log, record failures
 // with the engine's recorder and signal into its sink.
 func (c *Component) Attach(e *engine.Engine) error {
+	if c.runners != nil {
+		return factum.IllegalState("projection: the component is attached to an engine already (make one per engine)")
+	}
 	log, ok := e.Store().(event.LogReader)
 	if !ok {
 		return factum.IllegalArgument("projection: the engine's event store has no global log")
@@ -135,14 +139,15 @@ func (c *Component) Run(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, r := range c.runners {
-		wg.Go(func() { _ = r.Run(rctx) })
+	errs := make([]error, len(c.runners))
+	for i, r := range c.runners {
+		wg.Go(func() { errs[i] = r.Run(rctx) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return nil
+		return errors.Join(errs...)
 	case <-ctx.Done():
 	}
 	for _, r := range c.runners {
@@ -160,7 +165,7 @@ func (c *Component) Run(ctx context.Context) error {
 		cancel()
 		<-done
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // consumers answers which projections consume which events.

@@ -164,5 +164,5 @@ func (d *DB) Reader() *sql.DB { return d.reader }
 
 // Close closes the stores the DB made (storage.go), then both pools.
 func (d *DB) Close() error {
-	return errors.Join(d.CloseStores(), d.writer.Close(), d.reader.Close())
+	return errors.Join(memo.Close(d.storage), d.writer.Close(), d.reader.Close())
 }

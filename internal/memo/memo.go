@@ -1,6 +1,7 @@
 package memo
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -8,58 +9,105 @@ import (
 )
 
 // Set holds the values made so far, by key. The zero Set is ready to use;
-// it is safe for concurrent use.
+// it is safe for concurrent use. Making one key's value does not hold up
+// the other keys: each key has its own entry, and callers of a key being
+// made wait for it under their own context.
 type Set[K comparable] struct {
-	mu     sync.Mutex
-	values map[K]any
-	order  []K
-	closed bool
+	mu      sync.Mutex
+	entries map[K]*entry
+	order   []K // keys whose value was made, in order
+	closed  bool
 }
 
-// Get returns the value of key, making it with make the first time. A
-// failed make is not remembered: the next Get tries again. make runs under
-// the set's lock, so that two callers never make the same value twice.
-func Get[K comparable, V any](s *Set[K], key K, make func() (V, error)) (V, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// entry is one key's value, or the make in progress.
+type entry struct {
+	done chan struct{} // closed when make returned
+	v    any
+	err  error
+}
+
+// errClosed is the error of Get after Close.
+var errClosed = factum.Errorf(factum.CodeIllegalState, "storage: %w", factum.ErrClosed)
+
+// Get returns the value of key, making it with open the first time. Two
+// callers never make one key's value twice: a caller that finds it being
+// made waits for it, or for ctx to end. A failed open is not remembered:
+// the next Get tries again.
+func Get[K comparable, V any](ctx context.Context, s *Set[K], key K, open func() (V, error)) (V, error) {
 	var zero V
-	if s.closed {
-		return zero, factum.Errorf(factum.CodeIllegalState, "storage: %w", factum.ErrClosed)
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return zero, errClosed
+		}
+		if e, ok := s.entries[key]; ok {
+			s.mu.Unlock()
+			select {
+			case <-e.done:
+			case <-ctx.Done():
+				return zero, ctx.Err()
+			}
+			if e.err != nil {
+				continue // the maker's failure is its own: try again
+			}
+			return e.v.(V), nil
+		}
+		e := &entry{done: make(chan struct{})}
+		if s.entries == nil {
+			s.entries = map[K]*entry{}
+		}
+		s.entries[key] = e
+		s.mu.Unlock()
+
+		v, err := open()
+		s.mu.Lock()
+		if err != nil {
+			delete(s.entries, key)
+			e.err = err
+		} else {
+			e.v = v
+			s.order = append(s.order, key)
+		}
+		close(e.done)
+		s.mu.Unlock()
+		if err != nil {
+			return zero, err
+		}
+		return v, nil
 	}
-	if v, ok := s.values[key]; ok {
-		return v.(V), nil
-	}
-	v, err := make()
-	if err != nil {
-		return zero, err
-	}
-	if s.values == nil {
-		s.values = map[K]any{}
-	}
-	s.values[key] = v
-	s.order = append(s.order, key)
-	return v, nil
 }
 
 // Close closes every value that has a Close method, the last made first,
-// and makes later Gets fail with an IllegalState error wrapping
-// factum.ErrClosed. A second Close does nothing.
+// after the makes in progress have returned, and makes later Gets fail
+// with an IllegalState error wrapping factum.ErrClosed. A second Close
+// does nothing.
 func (s *Set[K]) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
+	var pending []*entry
+	for _, e := range s.entries {
+		pending = append(pending, e)
+	}
+	s.mu.Unlock()
+	for _, e := range pending {
+		<-e.done
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var errs []error
 	for i := len(s.order) - 1; i >= 0; i-- {
-		switch c := s.values[s.order[i]].(type) {
+		switch c := s.entries[s.order[i]].v.(type) {
 		case interface{ Close() error }:
 			errs = append(errs, c.Close())
 		case interface{ Close() }:
 			c.Close()
 		}
 	}
-	s.values, s.order = nil, nil
+	s.entries, s.order = nil, nil
 	return errors.Join(errs...)
 }

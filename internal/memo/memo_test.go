@@ -1,6 +1,7 @@
 package memo
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -24,7 +25,7 @@ func TestGetMakesOncePerKeyAndCloseReverses(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for _, k := range []string{"a", "b"} {
-				c, err := Get(&s, k, func() (*closer, error) { made.Add(1); return &closer{k, &log}, nil })
+				c, err := Get(context.Background(), &s, k, func() (*closer, error) { made.Add(1); return &closer{k, &log}, nil })
 				if err != nil || c.name != k {
 					t.Errorf("Get(%s) = %v, %v", k, c, err)
 				}
@@ -41,7 +42,7 @@ func TestGetMakesOncePerKeyAndCloseReverses(t *testing.T) {
 	if len(log) != 2 || log[0] == log[1] {
 		t.Fatalf("closed %v, want both once", log)
 	}
-	if _, err := Get(&s, "a", func() (*closer, error) { return nil, nil }); !errors.Is(err, factum.ErrClosed) {
+	if _, err := Get(context.Background(), &s, "a", func() (*closer, error) { return nil, nil }); !errors.Is(err, factum.ErrClosed) {
 		t.Fatalf("Get after Close: %v, want ErrClosed", err)
 	}
 }
@@ -49,11 +50,55 @@ func TestGetMakesOncePerKeyAndCloseReverses(t *testing.T) {
 func TestAFailedMakeIsTriedAgain(t *testing.T) {
 	var s Set[int]
 	boom := errors.New("boom")
-	if _, err := Get(&s, 1, func() (int, error) { return 0, boom }); !errors.Is(err, boom) {
+	if _, err := Get(context.Background(), &s, 1, func() (int, error) { return 0, boom }); !errors.Is(err, boom) {
 		t.Fatalf("got %v", err)
 	}
-	v, err := Get(&s, 1, func() (int, error) { return 7, nil })
+	v, err := Get(context.Background(), &s, 1, func() (int, error) { return 7, nil })
 	if err != nil || v != 7 {
 		t.Fatalf("got %d, %v", v, err)
+	}
+}
+
+// A slow open of one key holds up neither the other keys nor a waiter
+// whose context ends.
+func TestASlowOpenHoldsUpOnlyItsOwnKey(t *testing.T) {
+	var s Set[string]
+	if _, err := Get(context.Background(), &s, "b", func() (int, error) { return 2, nil }); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	started := make(chan struct{})
+	go func() {
+		_, _ = Get(context.Background(), &s, "a", func() (int, error) { close(started); <-release; return 1, nil })
+	}()
+	<-started
+	if v, err := Get(context.Background(), &s, "b", func() (int, error) { return 0, errors.New("made again") }); err != nil || v != 2 {
+		t.Fatalf("Get(b) during a's open = %v, %v", v, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Get(ctx, &s, "a", func() (int, error) { return 0, errors.New("made twice") }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a waiter with an ended context: %v, want context.Canceled", err)
+	}
+	close(release)
+	if v, err := Get(context.Background(), &s, "a", func() (int, error) { return 0, errors.New("made twice") }); err != nil || v != 1 {
+		t.Fatalf("Get(a) after its open = %v, %v", v, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The zero handle answers an error, never a nil dereference.
+func TestAZeroHandleRefuses(t *testing.T) {
+	var s *Stores
+	if _, err := s.EventStore(context.Background(), "shop"); factum.CodeOf(err) != factum.CodeIllegalState {
+		t.Fatalf("EventStore of a nil handle: %v, want IllegalState", err)
+	}
+	if _, err := s.IdempotencyStore(context.Background()); factum.CodeOf(err) != factum.CodeIllegalState {
+		t.Fatalf("IdempotencyStore of a nil handle: %v, want IllegalState", err)
+	}
+	if err := Close(s); err != nil {
+		t.Fatal(err)
 	}
 }

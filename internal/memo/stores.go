@@ -38,12 +38,19 @@ type storeKey struct{ kind, context string }
 // NewStores returns the handle over open; every opener is required.
 func NewStores(open Openers) *Stores { return &Stores{open: open} }
 
+// errNotOpened is the error of a handle that was never made by its
+// constructor (a zero value): the methods answer it instead of panicking.
+var errNotOpened = factum.IllegalState("storage: not opened: make it with its package's New or Open")
+
 // EventStore returns the event store of boundedContext.
 func (s *Stores) EventStore(ctx context.Context, boundedContext string) (eventstore.Store, error) {
+	if s == nil {
+		return nil, errNotOpened
+	}
 	if err := factum.ValidateName("context", boundedContext); err != nil {
 		return nil, err
 	}
-	return Get(&s.set, storeKey{"events", boundedContext}, func() (eventstore.Store, error) {
+	return Get(ctx, &s.set, storeKey{"events", boundedContext}, func() (eventstore.Store, error) {
 		return s.open.Events(ctx, boundedContext)
 	})
 }
@@ -51,10 +58,13 @@ func (s *Stores) EventStore(ctx context.Context, boundedContext string) (eventst
 // SnapshotStore returns the snapshot store of boundedContext, which
 // answers queries.
 func (s *Stores) SnapshotStore(ctx context.Context, boundedContext string) (snapshot.QueryStore, error) {
+	if s == nil {
+		return nil, errNotOpened
+	}
 	if err := factum.ValidateName("context", boundedContext); err != nil {
 		return nil, err
 	}
-	return Get(&s.set, storeKey{"snapshots", boundedContext}, func() (snapshot.QueryStore, error) {
+	return Get(ctx, &s.set, storeKey{"snapshots", boundedContext}, func() (snapshot.QueryStore, error) {
 		return s.open.Snapshots(ctx, boundedContext)
 	})
 }
@@ -62,10 +72,13 @@ func (s *Stores) SnapshotStore(ctx context.Context, boundedContext string) (snap
 // CheckpointStore returns the consumer-group checkpoints of
 // boundedContext.
 func (s *Stores) CheckpointStore(ctx context.Context, boundedContext string) (event.CheckpointStore, error) {
+	if s == nil {
+		return nil, errNotOpened
+	}
 	if err := factum.ValidateName("context", boundedContext); err != nil {
 		return nil, err
 	}
-	return Get(&s.set, storeKey{"checkpoints", boundedContext}, func() (event.CheckpointStore, error) {
+	return Get(ctx, &s.set, storeKey{"checkpoints", boundedContext}, func() (event.CheckpointStore, error) {
 		return s.open.Checkpoints(ctx, boundedContext)
 	})
 }
@@ -73,15 +86,28 @@ func (s *Stores) CheckpointStore(ctx context.Context, boundedContext string) (ev
 // PrepareBackend returns the prepare-key backend (unique keys such as
 // usernames, shared by every context).
 func (s *Stores) PrepareBackend(ctx context.Context) (prepare.Backend, error) {
-	return Get(&s.set, storeKey{kind: "prepare"}, func() (prepare.Backend, error) { return s.open.Prepare(ctx) })
+	if s == nil {
+		return nil, errNotOpened
+	}
+	return Get(ctx, &s.set, storeKey{kind: "prepare"}, func() (prepare.Backend, error) { return s.open.Prepare(ctx) })
 }
 
 // IdempotencyStore returns the idempotency-key store.
 func (s *Stores) IdempotencyStore(ctx context.Context) (idempotency.Store, error) {
-	return Get(&s.set, storeKey{kind: "idempotency"}, func() (idempotency.Store, error) { return s.open.Idempotency(ctx) })
+	if s == nil {
+		return nil, errNotOpened
+	}
+	return Get(ctx, &s.set, storeKey{kind: "idempotency"}, func() (idempotency.Store, error) { return s.open.Idempotency(ctx) })
 }
 
-// CloseStores closes the stores opened so far, the last first; later
-// calls of the methods fail with an IllegalState error wrapping
-// factum.ErrClosed. A second call does nothing.
-func (s *Stores) CloseStores() error { return s.set.Close() }
+// Close closes the stores s opened, the last first; later calls of its
+// methods fail with an IllegalState error wrapping factum.ErrClosed. A
+// second call, or one on a nil handle, does nothing. It is a function, not
+// a method, so that the handles embedding Stores do not export it beside
+// their own Close.
+func Close(s *Stores) error {
+	if s == nil {
+		return nil
+	}
+	return s.set.Close()
+}
