@@ -269,7 +269,7 @@ func (p *Partitions) Close(ctx context.Context) error {
 		if p.cfg.OnRelease != nil && !held[n].lapsed {
 			p.cfg.OnRelease(n)
 		}
-		if err := p.cfg.KeyValue.Delete(ctx, p.partitionKey(n), jetstream.LastRevision(held[n].rev)); err != nil {
+		if err := p.release(ctx, n, held[n].rev); err != nil {
 			errs = append(errs, fmt.Errorf("nats: release partition %d of %s: %w", n, p.cfg.Context, err))
 		}
 	}
@@ -277,6 +277,33 @@ func (p *Partitions) Close(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("nats: withdraw instance %s: %w", p.cfg.Instance, err))
 	}
 	return errors.Join(errs...)
+}
+
+// release deletes the lease of partition n, held at revision rev. A
+// renewal cut short by Close may have landed without its answer, leaving
+// the lease ours at a later revision: then it is deleted at that one. A
+// lease that names another instance is not ours to delete, and not an
+// error.
+func (p *Partitions) release(ctx context.Context, n int, rev uint64) error {
+	key := p.partitionKey(n)
+	for range 3 {
+		err := p.cfg.KeyValue.Delete(ctx, key, jetstream.LastRevision(rev))
+		if err == nil || !(errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)) {
+			return err
+		}
+		e, gerr := p.cfg.KeyValue.Get(ctx, key)
+		if errors.Is(gerr, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if gerr != nil {
+			return errors.Join(err, gerr)
+		}
+		if e.Operation() != jetstream.KeyValuePut || string(e.Value()) != p.cfg.Instance {
+			return nil
+		}
+		rev = e.Revision()
+	}
+	return fmt.Errorf("nats: the lease of partition %d keeps changing under its release", n)
 }
 
 func (p *Partitions) partitionKey(n int) string {

@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 const testLease = 400 * time.Millisecond
@@ -343,4 +345,36 @@ func TestAClosedWatchIsMadeAgain(t *testing.T) {
 	a.p.wmu.Unlock()
 	c.start("b")
 	c.await(map[string]int{"a": 4, "b": 4})
+}
+
+// A renewal that lands without its answer (cut short by Close, say)
+// leaves the lease ours at a later revision: Close still releases it, and
+// a lease that another instance holds now is not an error.
+func TestCloseReleasesALeaseAtALaterRevision(t *testing.T) {
+	onEachServer(t, func(t *testing.T, newCluster func(int) *cluster) {
+		c := newCluster(2)
+		a := c.start("a")
+		c.await(map[string]int{"a": 2})
+		_, kv := connect(t, c.url, c.bucket)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// Partition 0: the renewal landed unseen. Partition 1: another
+		// instance holds it now.
+		if _, err := kv.Put(ctx, "shop.partition.0", []byte("a")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Put(ctx, "shop.partition.1", []byte("z")); err != nil {
+			t.Fatal(err)
+		}
+		c.remove(a)
+		if err := a.p.Close(ctx); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if _, err := kv.Get(ctx, "shop.partition.0"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+			t.Fatalf("partition 0 after Close: %v, want deleted", err)
+		}
+		if e, err := kv.Get(ctx, "shop.partition.1"); err != nil || string(e.Value()) != "z" {
+			t.Fatalf("partition 1 after Close: %v; want z's lease left alone", err)
+		}
+	})
 }
