@@ -46,7 +46,11 @@ func Get[K comparable, V any](ctx context.Context, s *Set[K], key K, open func()
 			select {
 			case <-e.done:
 			case <-ctx.Done():
-				return zero, ctx.Err()
+				select {
+				case <-e.done: // made meanwhile: the value beats the deadline
+				default:
+					return zero, ctx.Err()
+				}
 			}
 			if e.err != nil {
 				continue // the maker's failure is its own: try again
