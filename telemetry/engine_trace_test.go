@@ -68,19 +68,33 @@ func TestEnginePlaceOrderThroughTheSagaIsOneTrace(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	byID := map[trace.SpanID]tracetest.SpanStub{}
-	for _, s := range spans {
-		byID[s.SpanContext.SpanID()] = s
-	}
-	var got []string
-	for s, ok := confirm, true; ok; s, ok = byID[s.Parent.SpanID()] {
-		got = append(got, s.Name)
-	}
-	slices.Reverse(got)
 	want := []string{
 		"factum.process shop.order", "factum.function shop/fulfilment/",
 		"factum.process shop.inventory", "factum.function shop/fulfilment/",
 		"factum.process shop.order",
+	}
+	// A parent span ends after its child (the saga's function sends the
+	// confirmation and ends when that returns), so the exporter may hold the
+	// confirmation before its ancestors: wait for the whole chain.
+	var byID map[trace.SpanID]tracetest.SpanStub
+	var got []string
+	for len(got) < len(want) {
+		if got != nil {
+			if time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+			spans = exp.GetSpans()
+		}
+		byID = map[trace.SpanID]tracetest.SpanStub{}
+		for _, s := range spans {
+			byID[s.SpanContext.SpanID()] = s
+		}
+		got = got[:0]
+		for s, ok := confirm, true; ok; s, ok = byID[s.Parent.SpanID()] {
+			got = append(got, s.Name)
+		}
+		slices.Reverse(got)
 	}
 	if len(got) != len(want) {
 		t.Fatalf("chain %q, want %q", got, want)
