@@ -78,18 +78,33 @@ func (p *Partitions) renew(ctx context.Context) {
 				p.acquired(n, l.token)
 				continue
 			}
-		case (errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)) && p.adopt(ctx, n, l):
-			// An earlier renewal whose answer was lost did land: the
-			// lease is still ours, at the revision the bucket shows. Its
-			// validity stays as it was; the next renewal extends it.
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists):
-			delete(p.held, n)
-			wasLapsed := l.lapsed
-			p.mu.Unlock()
-			if !wasLapsed {
-				p.released(n)
+			switch p.adopt(ctx, n, l) {
+			case leaseAdopted:
+				// An earlier renewal whose answer was lost did land: the
+				// lease is still ours, at the revision the bucket shows.
+				// Its validity stays as it was; the next renewal extends it.
+			case leaseLost:
+				delete(p.held, n)
+				wasLapsed := l.lapsed
+				p.mu.Unlock()
+				if !wasLapsed {
+					p.released(n)
+				}
+				continue
+			default:
+				// The bucket could not be read (Close cancelled the read,
+				// or the server is slow): the lease may still be ours, so
+				// it stays held for the next renewal or Close's release,
+				// and lapses at the end of its validity as any lease that
+				// cannot be renewed.
+				if !time.Now().Before(l.validUntil) && !l.lapsed {
+					l.lapsed = true
+					p.mu.Unlock()
+					p.released(n)
+					continue
+				}
 			}
-			continue
 		case !time.Now().Before(l.validUntil) && !l.lapsed:
 			l.lapsed = true
 			p.mu.Unlock()
@@ -208,19 +223,36 @@ func (p *Partitions) released(n int) {
 	}
 }
 
-// adopt reports whether partition n's key still names this instance at a
-// later revision than l's (a renewal that landed but whose answer was
-// lost), and takes that revision for l. p.mu is held; it is released
-// around the read.
-func (p *Partitions) adopt(ctx context.Context, n int, l *lease) bool {
+// adopt reads partition n's key after a renewal was refused: when it still
+// names this instance at a later revision than l's (a renewal that landed
+// but whose answer was lost) it takes that revision for l. p.mu is held;
+// it is released around the read.
+func (p *Partitions) adopt(ctx context.Context, n int, l *lease) adoption {
 	p.mu.Unlock()
 	op, cancel := p.op(ctx)
 	e, err := p.cfg.KeyValue.Get(op, p.partitionKey(n))
 	cancel()
 	p.mu.Lock()
-	if err != nil || e.Operation() != jetstream.KeyValuePut || string(e.Value()) != p.cfg.Instance || e.Revision() <= l.rev {
-		return false
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return leaseLost
+	case err != nil:
+		return leaseUnknown
+	case e.Operation() != jetstream.KeyValuePut || string(e.Value()) != p.cfg.Instance || e.Revision() <= l.rev:
+		return leaseLost
 	}
 	l.rev = e.Revision()
-	return true
+	return leaseAdopted
 }
+
+// adoption is what a read of a lease whose renewal was refused found.
+type adoption int
+
+const (
+	// leaseUnknown: the bucket could not be read.
+	leaseUnknown adoption = iota
+	// leaseAdopted: the lease names this instance at a later revision.
+	leaseAdopted
+	// leaseLost: the lease is gone or names another instance.
+	leaseLost
+)
