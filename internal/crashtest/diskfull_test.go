@@ -64,6 +64,10 @@ func TestServeDiskFull(t *testing.T) {
 	}
 	dataDir := filepath.Join(mnt, "data")
 	var proc *serveproc.Process
+	// A round in which no append needed the disk to grow (a slow,
+	// loaded machine sends less) is not a failure; a run in which the
+	// fault never struck is.
+	struck := 0
 	t.Cleanup(func() {
 		if proc != nil && !proc.Exited() {
 			proc.Kill()
@@ -107,13 +111,16 @@ func TestServeDiskFull(t *testing.T) {
 			d, err := crashtest.AwaitAck(wctx, r.Client, r.Ledger, "probe-"+strings.Repeat("x", r.Index+1))
 			r.Recovered(d)
 			t.Logf("round %d: disk full for %v (%d MiB of fillers): %d requests failed", r.Index, time.Since(full).Round(time.Millisecond), len(fillers), failed)
-			if failed == 0 {
-				t.Errorf("round %d: no request failed while the disk was full: the fault did not strike", r.Index)
+			if failed > 0 {
+				struck++
 			}
 			return err
 		},
 		Load:  crashtest.LoadConfig{OrderEvery: 8, SKUs: inventories},
 		Audit: crashtest.AuditConfig{Explain: diskFull},
 	})
+	if struck == 0 {
+		t.Error("no request failed in any round while the disk was full: the fault did not strike")
+	}
 	checkSagas(t, res)
 }
