@@ -22,15 +22,16 @@ import (
 // at 0 as serve runs it (metrics: ContinueOnly), the metrics alone
 // (metrics-only), the SDK making and dropping a span per hop at sampling 0
 // without ContinueOnly (sampled-0-only), and with every trace recorded to an in-memory exporter,
-// in batches as to a collector (traced; traced-retain to an in-memory
+// in batches as to a collector (traced, one span a command with its steps
+// as events; traced-detailed with every hop a span; traced-retain to an in-memory
 // exporter keeping the SDK's spans instead of copying each into a
 // SpanStub as tracetest's does) or synchronously as each span ends
 // (traced-sync), or to an exporter that drops them (traced-discard, the
 // instrumentation's own cost): run it with -count to alternate the three in one run, and
 // compare (docs/performance.md).
 func BenchmarkSendAndWait(b *testing.B) {
-	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-retain", "traced-sync", "traced-discard"} {
-		batch := mode == "traced" || mode == "traced-retain"
+	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-retain", "traced-sync", "traced-discard", "traced-detailed"} {
+		batch := mode == "traced" || mode == "traced-retain" || mode == "traced-detailed"
 		b.Run(mode, func(b *testing.B) {
 			var tel *telemetry.Telemetry
 			var exp interface{ Reset() }
@@ -68,7 +69,7 @@ func BenchmarkSendAndWait(b *testing.B) {
 				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
 					b.Fatal(err)
 				}
-			case "traced", "traced-retain", "traced-sync":
+			case "traced", "traced-retain", "traced-sync", "traced-detailed":
 				var spans sdktrace.SpanExporter
 				if mode == "traced-retain" {
 					r := &retain{}
@@ -82,7 +83,11 @@ func BenchmarkSendAndWait(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
+				level := telemetry.SpansPerCommand
+				if mode == "traced-detailed" {
+					level = telemetry.SpansDetailed
+				}
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry(), Spans: level}); err != nil {
 					b.Fatal(err)
 				}
 			}
