@@ -30,14 +30,23 @@ const (
 	AttrAttempt          = attribute.Key("factum.attempt")
 )
 
-// Span options and attributes made once.
+// Span options and attributes made once. The options are slices passed
+// on with "...": a variadic argument to the tracer's interface method is
+// otherwise a slice allocated per span.
 var (
-	consumerKind    = trace.WithSpanKind(trace.SpanKindConsumer)
-	producerKind    = trace.WithSpanKind(trace.SpanKindProducer)
-	clientKind      = trace.WithSpanKind(trace.SpanKindClient)
-	internalKind    = trace.WithSpanKind(trace.SpanKindInternal)
+	consumerKind    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+	producerKind    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}
+	clientKind      = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	internalKind    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	messagingSystem = attribute.String("messaging.system", "factum")
 )
+
+// tracedCommand is a traced command's copy, whose header carries its
+// span's context, and its observer, in one allocation.
+type tracedCommand struct {
+	obs cmdObs
+	cmd factum.Command
+}
 
 // Commands returns the command-pipeline middleware: per command, a span
 // continuing the trace in the command's header (with the stage, code and
@@ -62,34 +71,42 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			var start time.Time
-			var obs *cmdObs
 			if t.m != nil {
 				start = time.Now()
-				obs = &cmdObs{names: names}
 				t.m.inFlight.Inc()
 			}
 			var span trace.Span
 			if t.tracing {
 				ctx = t.Extract(ctx, cmd.Header)
 			}
+			var obs *cmdObs
 			if t.traces(ctx) {
-				ctx, span = t.tracer.Start(ctx, names.process, consumerKind)
-				if span.IsRecording() {
-					if obs == nil {
-						obs = &cmdObs{names: names}
-					}
-					obs.span, obs.t, obs.detailed = span, t, t.detailed
-				}
+				ctx, span = t.tracer.Start(ctx, names.process, consumerKind...)
 				if span.SpanContext().IsValid() {
 					// The processor copies this header to the stream, so
 					// the event functions continue from this span (and
-					// record nothing when it is not sampled).
-					c := *cmd
+					// record nothing when it is not sampled). The copy of
+					// the command and the observer share an allocation.
+					var c *factum.Command
+					if span.IsRecording() || t.m != nil {
+						tc := &tracedCommand{cmd: *cmd}
+						obs, c = &tc.obs, &tc.cmd
+					} else {
+						cp := *cmd
+						c = &cp
+					}
 					c.Header = t.Inject(ctx, cmd.Header)
-					cmd = &c
+					cmd = c
+				}
+				if span.IsRecording() {
+					obs.span, obs.t, obs.detailed = span, t, t.detailed
 				}
 			}
+			if obs == nil && t.m != nil {
+				obs = &cmdObs{}
+			}
 			if obs != nil {
+				obs.names = names
 				ctx = aggregate.WithCacheObserver(ctx, obs)
 			}
 			sig := next(ctx, cmd)
@@ -195,7 +212,7 @@ func (b *bus) Send(ctx context.Context, cmd *factum.Command) error {
 func (b *bus) sendSpan(ctx context.Context, cmd *factum.Command) error {
 	t := b.t
 	names := t.names(cmd.AggregateID.NamedAggregate)
-	ctx, span := t.tracer.Start(ctx, names.send, producerKind)
+	ctx, span := t.tracer.Start(ctx, names.send, producerKind...)
 	defer span.End()
 	if span.IsRecording() {
 		a := getAttrs()

@@ -14,8 +14,9 @@ const (
 	// handling a stream, and one per HTTP request. The command's hops are
 	// events on its span, each marking the end of its step: factum.load
 	// (a state-cache miss), factum.decide, factum.effects (a handler that
-	// bound effects), factum.append, and factum.retry at each retry; a
-	// failed step's event carries its factum.code. The bus hop is a
+	// bound effects), factum.append when the append failed (the span's
+	// end marks a successful one), and factum.retry as each retry
+	// begins; a failed step's event carries its factum.code. The bus hop is a
 	// factum.send event on the sender's span (an HTTP request, an event
 	// function), when it has one. The event store's calls outside a
 	// command's processing (a read by an HTTP handler) are spans still.

@@ -11,7 +11,8 @@ import (
 )
 
 // Event names of the per-command level: each marks the end of a step of
-// the processing on the processor's span.
+// the processing on the processor's span (an append's only when it
+// failed: the span's end marks a successful one).
 var phaseEvents = [aggregate.PhaseAppend + 1]string{
 	aggregate.PhaseLoad:    "factum.load",
 	aggregate.PhaseDecide:  "factum.decide",
@@ -57,7 +58,7 @@ func (c *cmdObs) StartPhase(ctx context.Context, p aggregate.Phase) context.Cont
 	if c.span == nil || !c.detailed || p == aggregate.PhaseAppend || int(p) >= len(c.names.phase) {
 		return ctx
 	}
-	ctx, _ = c.t.tracer.Start(ctx, c.names.phase[p], internalKind)
+	ctx, _ = c.t.tracer.Start(ctx, c.names.phase[p], internalKind...)
 	return ctx
 }
 
@@ -71,7 +72,11 @@ func (c *cmdObs) EndPhase(ctx context.Context, p aggregate.Phase, err error) {
 	}
 	if !c.detailed {
 		if err == nil {
-			c.span.AddEvent(phaseEvents[p])
+			// A successful append ends the processing: the span's end
+			// marks it, which saves the SDK an event per command.
+			if p != aggregate.PhaseAppend {
+				c.span.AddEvent(phaseEvents[p])
+			}
 			return
 		}
 		c.span.AddEvent(phaseEvents[p], trace.WithAttributes(AttrCode.String(errLabel(err))))

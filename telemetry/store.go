@@ -37,7 +37,7 @@ func (s *store) start(ctx context.Context, obs *cmdObs, name, op string, st *fac
 	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() || obs != nil && !s.t.detailed {
 		return ctx, nil
 	}
-	ctx, span := s.t.tracer.Start(ctx, name, clientKind)
+	ctx, span := s.t.tracer.Start(ctx, name, clientKind...)
 	b := getAttrs()
 	kv := append(b.kv[:0], s.system, attribute.String("db.operation.name", op))
 	if st != nil {
