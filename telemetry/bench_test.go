@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // BenchmarkSendAndWait measures SendAndWait(PROCESSED) in memory through
@@ -27,10 +28,12 @@ import (
 // exporter keeping the SDK's spans instead of copying each into a
 // SpanStub as tracetest's does) or synchronously as each span ends
 // (traced-sync), or to an exporter that drops them (traced-discard, the
-// instrumentation's own cost): run it with -count to alternate the three in one run, and
-// compare (docs/performance.md).
+// instrumentation's own cost); floor is the pipeline without telemetry
+// and one span a command, with the process span's attributes, made by the
+// benchmark itself (the SDK's share of traced): run it with -count to
+// alternate the modes in one run, and compare (docs/performance.md).
 func BenchmarkSendAndWait(b *testing.B) {
-	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-retain", "traced-sync", "traced-discard", "traced-detailed"} {
+	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-retain", "traced-sync", "traced-discard", "traced-detailed", "floor"} {
 		batch := mode == "traced" || mode == "traced-retain" || mode == "traced-detailed"
 		b.Run(mode, func(b *testing.B) {
 			var tel *telemetry.Telemetry
@@ -91,6 +94,21 @@ func BenchmarkSendAndWait(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			var floor trace.Tracer
+			if mode == "floor" {
+				// The SDK's own cost of one recorded span a command, as
+				// traced exports them, around a pipeline without
+				// telemetry: what no instrumentation recording a span per
+				// command can undercut.
+				m := tracetest.NewInMemoryExporter()
+				exp = m
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: m, Sample: 1, Batch: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				floor = tp.Tracer(telemetry.ScopeName)
+			}
 			p := newPipeline(b, tel)
 			ctx := context.Background()
 			const aggregates = 64
@@ -100,8 +118,22 @@ func BenchmarkSendAndWait(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				id := order.Inventory.ID(fmt.Sprintf("sku-%d", i%aggregates))
-				if _, err := p.gw.SendAndWait(ctx, factum.NewCommand(id, order.Restock{Qty: 1}), command.Wait(factum.StageProcessed)); err != nil {
+				cmd := factum.NewCommand(id, order.Restock{Qty: 1})
+				var span trace.Span
+				if floor != nil {
+					_, span = floor.Start(ctx, "factum.process shop.inventory", spanKind...)
+				}
+				res, err := p.gw.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed))
+				if err != nil {
 					b.Fatal(err)
+				}
+				if span != nil {
+					span.SetAttributes(
+						telemetry.AttrAggregate.String("shop.inventory"), telemetry.AttrAggregateID.String(id.ID),
+						telemetry.AttrCommandID.String(cmd.ID), telemetry.AttrCommandName.String(cmd.Name),
+						telemetry.AttrStage.String(res.Stage.String()), telemetry.AttrCode.String(string(res.Code)), telemetry.AttrAggregateVersion.Int(res.AggregateVersion),
+					)
+					span.End()
 				}
 				i++
 				if exp != nil && i%256 == 0 {
@@ -114,6 +146,8 @@ func BenchmarkSendAndWait(b *testing.B) {
 		})
 	}
 }
+
+var spanKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 
 // retain is an in-memory exporter that keeps the spans it is handed as
 // they are, where tracetest's copies each into a SpanStub.

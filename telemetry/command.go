@@ -122,7 +122,7 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 					AttrCommandName.String(cmd.Name),
 					AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.AggregateVersion),
 				)
-				if cmd.RequestID != "" {
+				if cmd.RequestID != "" && cmd.RequestID != cmd.ID { // by default the request ID is the command's
 					kv = append(kv, AttrRequestID.String(cmd.RequestID))
 				}
 				if cmd.AggregateID.Tenant != "" {
