@@ -95,24 +95,15 @@ func TestCompensationAttemptsAreSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := comp.Service()
-	var item compensation.Item
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		items, err := svc.List(ctx, compensation.Filter{Status: []compensation.Status{compensation.StatusFailed}}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(items) == 1 {
-			item = items[0]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the failure was not recorded")
-		}
-	}
+	item := waitList(t, svc, compensation.StatusFailed, 1)
 	exp.Reset()
-	if a, err := svc.ForceRetry(ctx, item.ID.ID); err != nil || a.Outcome != compensation.OutcomeFailed {
-		t.Fatalf("forced retry: %+v %v", a, err)
+	forced, err := svc.ForceRetry(ctx, item.ID.ID)
+	if err != nil || forced.Outcome != compensation.OutcomeFailed {
+		t.Fatalf("forced retry: %+v %v", forced, err)
 	}
+	// The scheduler finds due executions in the snapshots, which follow
+	// the forced retry's outcome a moment later.
+	waitList(t, svc, compensation.StatusFailed, forced.Version)
 	clk.Advance(time.Hour)
 	if rep, err := comp.NewScheduler(compensation.SchedulerConfig{}).RunOnce(ctx); err != nil || rep.Succeeded != 1 {
 		t.Fatalf("pass: %+v %v", rep, err)
@@ -162,6 +153,24 @@ func TestCompensationAttemptsAreSpans(t *testing.T) {
 		got := counted(t, reg, "factum_compensation_attempts_total", map[string]string{"function": "shop/order_counter/on_order_placed", "outcome": outcome})
 		if got != want {
 			t.Errorf("attempts %s = %v, want %v", outcome, got, want)
+		}
+	}
+}
+
+// waitList waits for the operators' list to show one execution in status
+// at version or later.
+func waitList(t *testing.T, svc *compensation.Service, status compensation.Status, version int) compensation.Item {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		items, err := svc.List(context.Background(), compensation.Filter{Status: []compensation.Status{status}}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) == 1 && items[0].Version >= version {
+			return items[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no execution %s at version %d: %+v", status, version, items)
 		}
 	}
 }
