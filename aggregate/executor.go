@@ -200,14 +200,19 @@ func fail(sig *factum.Signal, err error) {
 func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
 	e := p.cache.take(cmd.AggregateID.ID)
 	hit := e != nil && cmd.ExpectedVersion <= e.st.Version
-	if o := CacheObserverFrom(ctx); o != nil {
+	o := CacheObserverFrom(ctx)
+	if o != nil {
 		o.ObserveCache(hit)
 	}
+	po, _ := o.(PhaseObserver)
 	if !hit {
 		// A caller expecting a version the cache has not reached has seen
 		// another instance's append: the cached state is stale.
 		var err error
-		if e, err = p.load(ctx, cmd.AggregateID); err != nil {
+		lctx := startPhase(ctx, po, PhaseLoad)
+		e, err = p.load(lctx, cmd.AggregateID)
+		endPhase(lctx, po, PhaseLoad, err)
+		if err != nil {
 			if errors.Is(err, factum.ErrTenantMismatch) {
 				// A snapshot of another tenant's aggregate: answered as
 				// the gate answers another tenant.
@@ -216,13 +221,18 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 			return outcome{err: err, retrySafe: true}
 		}
 	}
-	events, effs, err := p.def.decide(ctx, &e.st, cmd)
+	dctx := startPhase(ctx, po, PhaseDecide)
+	events, effs, err := p.def.decide(dctx, &e.st, cmd)
+	endPhase(dctx, po, PhaseDecide, err)
 	if err != nil {
 		return p.rejected(ctx, cmd, e, err)
 	}
 	var applied *Applied
 	if len(effs) > 0 {
-		if applied, err = ApplyEffects(ctx, effs); err != nil {
+		ectx := startPhase(ctx, po, PhaseEffects)
+		applied, err = ApplyEffects(ectx, effs)
+		endPhase(ectx, po, PhaseEffects, err)
+		if err != nil {
 			return p.rejected(ctx, cmd, e, err)
 		}
 	}
@@ -231,7 +241,9 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 		p.cache.put(e)
 		return undone(ctx, applied, outcome{err: err})
 	}
-	err = p.store.Append(ctx, stream)
+	actx := startPhase(ctx, po, PhaseAppend)
+	err = p.store.Append(actx, stream)
+	endPhase(actx, po, PhaseAppend, err)
 	switch {
 	case err == nil:
 		// Appended: the bound effects stand.

@@ -47,6 +47,9 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives what cannot be returned (default slog.Default()).
 	Logger *slog.Logger
+	// Attempts, if set, learns of each retry of an execution as it
+	// starts and ends (telemetry's span per attempt).
+	Attempts AttemptObserver
 }
 
 // Compensation is the compensation of one bounded context: the
@@ -78,6 +81,7 @@ type Compensation struct {
 	classify func(error) Recoverability
 	now      func() time.Time
 	log      *slog.Logger
+	attempts AttemptObserver
 	bound    atomic.Pointer[bound]
 }
 
@@ -123,6 +127,7 @@ func New(cfg Config) (*Compensation, error) {
 		spec: cfg.RetrySpec.withDefaults(DefaultRetrySpec()), classify: cfg.Classify, now: cfg.Now, log: cfg.Logger,
 		specs: make(map[factum.Function]RetrySpec, len(cfg.RetrySpecs)),
 	}
+	c.attempts = cfg.Attempts
 	if err := c.spec.Validate(); err != nil {
 		return nil, fmt.Errorf("compensation: %w", err)
 	}

@@ -51,11 +51,11 @@ type Attempt struct {
 // to the lease timeout.
 const applyTimeout = 30 * time.Second
 
-// retry prepares it (forced or not) with its version as the expected
+// retryOnce prepares it (forced or not) with its version as the expected
 // version, re-delivers its event to its function, and records the
 // outcome. It returns the prepare's refusal as an error: a lost race is
 // CommandExpectVersionConflict, an execution no longer due IllegalState.
-func (c *Compensation) retry(ctx context.Context, b *bound, it Item, force bool) (Attempt, error) {
+func (c *Compensation) retryOnce(ctx context.Context, b *bound, it Item, force bool) (Attempt, error) {
 	leased := time.Now()
 	at := TimeOf(c.now())
 	var body any = prepareCompensation{At: at}

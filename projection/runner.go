@@ -43,6 +43,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock of signals and failures (default time.Now).
 	Now func() time.Time
+	// Middleware wraps the projection's function, the first outermost, as
+	// an event function of the projection's group at the PROJECTED stage
+	// (telemetry's Events, for one): it sees each stream projected and the
+	// function's error. The transaction reaches the function unchanged.
+	Middleware []event.Middleware
 }
 
 // Runner runs one projection over the log as a consumer group whose
@@ -50,6 +55,8 @@ type Config struct {
 type Runner struct {
 	p   *Projection
 	cfg Config
+	// project is the projection's function inside cfg.Middleware.
+	project Func
 
 	mu        sync.Mutex // one transaction at a time: batches and Rebuild
 	setupDone bool
@@ -87,7 +94,7 @@ func NewRunner(p *Projection, cfg Config) (*Runner, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	r := &Runner{p: p, cfg: cfg}
+	r := &Runner{p: p, cfg: cfg, project: withMiddleware(p, cfg.Middleware)}
 	r.drain, r.drainDone = context.WithCancel(context.Background())
 	return r, nil
 }
@@ -306,7 +313,7 @@ func (r *Runner) invoke(ctx context.Context, tx Tx, s *factum.EventStream) (err 
 			err = factum.Errorf(factum.CodeInternalServerError, "projection %s panicked: %v\n%s", r.p.group, v, debug.Stack())
 		}
 	}()
-	return r.p.project(ctx, tx, s)
+	return r.project(ctx, tx, s)
 }
 
 // commit saves the checkpoint at pos in tx and commits it.

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -37,12 +38,19 @@ func putAttrs(b *attrBuf) {
 type typeNames struct {
 	send    string
 	process string
-	agg     attribute.KeyValue
+	// phase holds the detailed level's span names of the processing's
+	// steps, by aggregate.Phase.
+	phase [aggregate.PhaseAppend + 1]string
+	agg   attribute.KeyValue
 }
 
 func newTypeNames(named factum.NamedAggregate) *typeNames {
 	agg := named.String()
-	return &typeNames{send: "factum.send " + agg, process: "factum.process " + agg, agg: AttrAggregate.String(agg)}
+	n := &typeNames{send: "factum.send " + agg, process: "factum.process " + agg, agg: AttrAggregate.String(agg)}
+	for p := aggregate.PhaseLoad; p <= aggregate.PhaseAppend; p++ {
+		n.phase[p] = "factum." + p.String() + " " + agg
+	}
+	return n
 }
 
 // maxTypeNames bounds the aggregate types whose names are kept: the

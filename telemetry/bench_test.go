@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // BenchmarkSendAndWait measures SendAndWait(PROCESSED) in memory through
@@ -22,15 +23,18 @@ import (
 // at 0 as serve runs it (metrics: ContinueOnly), the metrics alone
 // (metrics-only), the SDK making and dropping a span per hop at sampling 0
 // without ContinueOnly (sampled-0-only), and with every trace recorded to an in-memory exporter,
-// in batches as to a collector (traced; traced-retain to an in-memory
+// in batches as to a collector (traced, one span a command with its steps
+// as events; traced-detailed with every hop a span; traced-retain to an in-memory
 // exporter keeping the SDK's spans instead of copying each into a
 // SpanStub as tracetest's does) or synchronously as each span ends
 // (traced-sync), or to an exporter that drops them (traced-discard, the
-// instrumentation's own cost): run it with -count to alternate the three in one run, and
-// compare (docs/performance.md).
+// instrumentation's own cost); floor is the pipeline without telemetry
+// and one span a command, with the process span's attributes, made by the
+// benchmark itself (the SDK's share of traced): run it with -count to
+// alternate the modes in one run, and compare (docs/performance.md).
 func BenchmarkSendAndWait(b *testing.B) {
-	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-retain", "traced-sync", "traced-discard"} {
-		batch := mode == "traced" || mode == "traced-retain"
+	for _, mode := range []string{"off", "metrics", "metrics-only", "sampled-0-only", "traced", "traced-retain", "traced-sync", "traced-discard", "traced-detailed", "floor"} {
+		batch := mode == "traced" || mode == "traced-retain" || mode == "traced-detailed"
 		b.Run(mode, func(b *testing.B) {
 			var tel *telemetry.Telemetry
 			var exp interface{ Reset() }
@@ -68,7 +72,7 @@ func BenchmarkSendAndWait(b *testing.B) {
 				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
 					b.Fatal(err)
 				}
-			case "traced", "traced-retain", "traced-sync":
+			case "traced", "traced-retain", "traced-sync", "traced-detailed":
 				var spans sdktrace.SpanExporter
 				if mode == "traced-retain" {
 					r := &retain{}
@@ -82,9 +86,28 @@ func BenchmarkSendAndWait(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry()}); err != nil {
+				level := telemetry.SpansPerCommand
+				if mode == "traced-detailed" {
+					level = telemetry.SpansDetailed
+				}
+				if tel, err = telemetry.New(telemetry.Config{TracerProvider: tp, Registerer: prometheus.NewRegistry(), Spans: level}); err != nil {
 					b.Fatal(err)
 				}
+			}
+			var floor trace.Tracer
+			if mode == "floor" {
+				// The SDK's own cost of one recorded span a command, as
+				// traced exports them, around a pipeline without
+				// telemetry: what no instrumentation recording a span per
+				// command can undercut.
+				m := tracetest.NewInMemoryExporter()
+				exp = m
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: m, Sample: 1, Batch: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				floor = tp.Tracer(telemetry.ScopeName)
 			}
 			p := newPipeline(b, tel)
 			ctx := context.Background()
@@ -95,8 +118,22 @@ func BenchmarkSendAndWait(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				id := order.Inventory.ID(fmt.Sprintf("sku-%d", i%aggregates))
-				if _, err := p.gw.SendAndWait(ctx, factum.NewCommand(id, order.Restock{Qty: 1}), command.Wait(factum.StageProcessed)); err != nil {
+				cmd := factum.NewCommand(id, order.Restock{Qty: 1})
+				var span trace.Span
+				if floor != nil {
+					_, span = floor.Start(ctx, "factum.process shop.inventory", spanKind...)
+				}
+				res, err := p.gw.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed))
+				if err != nil {
 					b.Fatal(err)
+				}
+				if span != nil {
+					span.SetAttributes(
+						telemetry.AttrAggregate.String("shop.inventory"), telemetry.AttrAggregateID.String(id.ID),
+						telemetry.AttrCommandID.String(cmd.ID), telemetry.AttrCommandName.String(cmd.Name),
+						telemetry.AttrStage.String(res.Stage.String()), telemetry.AttrCode.String(string(res.Code)), telemetry.AttrAggregateVersion.Int(res.AggregateVersion),
+					)
+					span.End()
 				}
 				i++
 				if exp != nil && i%256 == 0 {
@@ -109,6 +146,8 @@ func BenchmarkSendAndWait(b *testing.B) {
 		})
 	}
 }
+
+var spanKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 
 // retain is an in-memory exporter that keeps the spans it is handed as
 // they are, where tracetest's copies each into a SpanStub.

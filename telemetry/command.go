@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -28,44 +27,36 @@ const (
 	AttrFunction         = attribute.Key("factum.function")
 	AttrRetries          = attribute.Key("factum.retries")
 	AttrEvents           = attribute.Key("factum.events")
+	AttrAttempt          = attribute.Key("factum.attempt")
 )
 
-// Span options and attributes made once.
+// Span options and attributes made once. The options are slices passed
+// on with "...": a variadic argument to the tracer's interface method is
+// otherwise a slice allocated per span.
 var (
-	consumerKind    = trace.WithSpanKind(trace.SpanKindConsumer)
-	producerKind    = trace.WithSpanKind(trace.SpanKindProducer)
-	clientKind      = trace.WithSpanKind(trace.SpanKindClient)
+	consumerKind    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+	producerKind    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}
+	clientKind      = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	internalKind    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	messagingSystem = attribute.String("messaging.system", "factum")
 )
 
-// cmdCounter counts, for one command's processing, the appends it makes
-// (the retries after a version conflict are the appends past the first)
-// and the state cache's hits and misses. It travels in the context as the
-// processor's aggregate.CacheObserver, where the Store decorator finds it
-// too: one context value a command.
-type cmdCounter struct{ appends, hits, misses atomic.Int32 }
-
-// ObserveCache implements aggregate.CacheObserver.
-func (c *cmdCounter) ObserveCache(hit bool) {
-	if hit {
-		c.hits.Add(1)
-	} else {
-		c.misses.Add(1)
-	}
-}
-
-func countAppend(ctx context.Context) {
-	if c, ok := aggregate.CacheObserverFrom(ctx).(*cmdCounter); ok {
-		c.appends.Add(1)
-	}
+// tracedCommand is a traced command's copy, whose header carries its
+// span's context, and its observer, in one allocation.
+type tracedCommand struct {
+	obs cmdObs
+	cmd factum.Command
 }
 
 // Commands returns the command-pipeline middleware: per command, a span
 // continuing the trace in the command's header (with the stage, code and
-// version reached), the processing latency by aggregate type and code,
-// conflicts by code, and retries. The span's context is written into the
-// header the processor copies to the stream, so the event functions that
-// handle the stream continue from it.
+// version reached, and the steps of the processing as events on it or, at
+// SpansDetailed, as child spans), the processing latency by aggregate
+// type and code, conflicts by code, retries, and the state cache's hits
+// and misses, which the executor reports to the aggregate.CacheObserver
+// this middleware puts in the command's context. The span's context is
+// written into the header the processor copies to the stream, so the
+// event functions that handle the stream continue from it.
 func (t *Telemetry) Commands() aggregate.Middleware {
 	return func(named factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
 		names := t.names(named)
@@ -80,26 +71,43 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			var start time.Time
-			var counter *cmdCounter
 			if t.m != nil {
 				start = time.Now()
-				counter = &cmdCounter{}
-				ctx = aggregate.WithCacheObserver(ctx, counter)
 				t.m.inFlight.Inc()
 			}
 			var span trace.Span
 			if t.tracing {
 				ctx = t.Extract(ctx, cmd.Header)
 			}
+			var obs *cmdObs
 			if t.traces(ctx) {
-				ctx, span = t.tracer.Start(ctx, names.process, consumerKind)
-				// The processor copies this header to the stream, so the
-				// event functions continue from this span.
-				if span.IsRecording() {
-					c := *cmd
+				ctx, span = t.tracer.Start(ctx, names.process, consumerKind...)
+				if span.SpanContext().IsValid() {
+					// The processor copies this header to the stream, so
+					// the event functions continue from this span (and
+					// record nothing when it is not sampled). The copy of
+					// the command and the observer share an allocation.
+					var c *factum.Command
+					if span.IsRecording() || t.m != nil {
+						tc := &tracedCommand{cmd: *cmd}
+						obs, c = &tc.obs, &tc.cmd
+					} else {
+						cp := *cmd
+						c = &cp
+					}
 					c.Header = t.Inject(ctx, cmd.Header)
-					cmd = &c
+					cmd = c
 				}
+				if span.IsRecording() {
+					obs.span, obs.t, obs.detailed = span, t, t.detailed
+				}
+			}
+			if obs == nil && t.m != nil {
+				obs = &cmdObs{}
+			}
+			if obs != nil {
+				obs.names = names
+				ctx = aggregate.WithCacheObserver(ctx, obs)
 			}
 			sig := next(ctx, cmd)
 			// Attributes are made only for a span that records them, at
@@ -114,14 +122,14 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 					AttrCommandName.String(cmd.Name),
 					AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.AggregateVersion),
 				)
-				if cmd.RequestID != "" {
+				if cmd.RequestID != "" && cmd.RequestID != cmd.ID { // by default the request ID is the command's
 					kv = append(kv, AttrRequestID.String(cmd.RequestID))
 				}
 				if cmd.AggregateID.Tenant != "" {
 					kv = append(kv, AttrTenant.String(cmd.AggregateID.Tenant))
 				}
-				if counter != nil && counter.appends.Load() > 1 {
-					kv = append(kv, AttrRetries.Int(int(counter.appends.Load()-1)))
+				if n := obs.appends.Load(); n > 1 {
+					kv = append(kv, AttrRetries.Int(int(n-1)))
 				}
 				span.SetAttributes(kv...)
 				putAttrs(b)
@@ -143,13 +151,13 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 						t.m.conflicts.WithLabelValues(agg, code).Inc()
 					}
 				}
-				if n := counter.appends.Load(); n > 1 {
+				if n := obs.appends.Load(); n > 1 {
 					t.m.retries.WithLabelValues(agg).Add(float64(n - 1))
 				}
-				if n := counter.hits.Load(); n > 0 {
+				if n := obs.hits.Load(); n > 0 {
 					hits.Add(float64(n))
 				}
-				if n := counter.misses.Load(); n > 0 {
+				if n := obs.misses.Load(); n > 0 {
 					misses.Add(float64(n))
 				}
 			}
@@ -158,10 +166,14 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 	}
 }
 
-// Bus returns next instrumented: a producer span per send, a child of the
-// sender's span (an HTTP request, a saga's event function), whose context
-// is written into the command's header before the bus carries it, and a
-// count of sends by outcome. The command is copied, never changed.
+// Bus returns next instrumented: the sender's trace context (an HTTP
+// request's span, a saga's event function's) written into the command's
+// header before the bus carries it, so that the processor continues the
+// sender's trace, and a count of sends by outcome. At the per-command
+// level the send is a factum.send event on the sender's span; at the
+// detailed level it is a producer span of its own, a child of the
+// sender's, whose context the header carries. The command is copied,
+// never changed.
 func (t *Telemetry) Bus(next command.Bus) command.Bus {
 	return &bus{t: t, next: next}
 }
@@ -174,28 +186,51 @@ type bus struct {
 // Send implements command.Bus.
 func (b *bus) Send(ctx context.Context, cmd *factum.Command) error {
 	t := b.t
-	if t.traces(ctx) {
-		names := t.names(cmd.AggregateID.NamedAggregate)
-		var span trace.Span
-		ctx, span = t.tracer.Start(ctx, names.send, producerKind)
-		defer span.End()
-		if span.IsRecording() { // an unsampled trace needs no continuation
-			b := getAttrs()
-			span.SetAttributes(append(b.kv[:0], names.agg, AttrCommandID.String(cmd.ID), AttrCommandName.String(cmd.Name))...)
-			putAttrs(b)
+	if t.detailed && t.traces(ctx) {
+		return b.sendSpan(ctx, cmd)
+	}
+	if t.tracing {
+		if caller := trace.SpanFromContext(ctx); caller.SpanContext().IsValid() {
+			// The caller's decision travels, recorded or not.
+			if caller.IsRecording() {
+				a := getAttrs()
+				caller.AddEvent("factum.send", trace.WithAttributes(append(a.kv[:0],
+					t.names(cmd.AggregateID.NamedAggregate).agg, AttrCommandID.String(cmd.ID), AttrCommandName.String(cmd.Name))...))
+				putAttrs(a)
+			}
 			c := *cmd
 			c.Header = t.Inject(ctx, cmd.Header)
 			cmd = &c
 		}
-		err := b.next.Send(ctx, cmd)
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, errLabel(err))
-		}
-		t.countSend(err)
-		return err
 	}
 	err := b.next.Send(ctx, cmd)
+	t.countSend(err)
+	return err
+}
+
+// sendSpan sends cmd under a producer span of its own (SpansDetailed).
+func (b *bus) sendSpan(ctx context.Context, cmd *factum.Command) error {
+	t := b.t
+	names := t.names(cmd.AggregateID.NamedAggregate)
+	ctx, span := t.tracer.Start(ctx, names.send, producerKind...)
+	defer span.End()
+	if span.IsRecording() {
+		a := getAttrs()
+		span.SetAttributes(append(a.kv[:0], names.agg, AttrCommandID.String(cmd.ID), AttrCommandName.String(cmd.Name))...)
+		putAttrs(a)
+	}
+	if span.SpanContext().IsValid() {
+		// An unsampled trace travels too: the processor then records
+		// nothing, where it would otherwise sample a trace of its own.
+		c := *cmd
+		c.Header = t.Inject(ctx, cmd.Header)
+		cmd = &c
+	}
+	err := b.next.Send(ctx, cmd)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, errLabel(err))
+	}
 	t.countSend(err)
 	return err
 }

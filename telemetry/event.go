@@ -31,7 +31,7 @@ func (t *Telemetry) Events() event.Middleware {
 				ctx = t.Extract(ctx, s.Header)
 			}
 			if t.traces(ctx) {
-				ctx, span = t.tracer.Start(ctx, spanName, consumerKind)
+				ctx, span = t.tracer.Start(ctx, spanName, consumerKind...)
 				if span.IsRecording() {
 					b := getAttrs()
 					span.SetAttributes(append(b.kv[:0],

@@ -39,6 +39,8 @@ type metrics struct {
 
 	functionSeconds  *prometheus.HistogramVec // function, stage, outcome
 	functionFailures *prometheus.CounterVec   // function, stage
+
+	compensationAttempts *prometheus.CounterVec // function, outcome
 }
 
 func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
@@ -94,11 +96,14 @@ func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 		functionFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_function_failures_total", Help: "Event function attempts that failed, by function and stage.",
 		}, []string{"function", "stage"}),
+		compensationAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "factum_compensation_attempts_total", Help: "Compensation retries of failed event functions, by function and outcome (SUCCEEDED, FAILED, SKIPPED: another scheduler took it or it is no longer due; or the error's code when the retry itself failed).",
+		}, []string{"function", "outcome"}),
 	}
 	for _, c := range []prometheus.Collector{
 		m.httpRequests, m.httpSeconds, m.httpInFlight, m.waitSeconds, m.waiting,
 		m.processSeconds, m.conflicts, m.retries, m.inFlight, m.cacheLookups, m.idempotency, m.prepare, m.sends,
-		m.appendSeconds, m.appendEvents, m.functionSeconds, m.functionFailures,
+		m.appendSeconds, m.appendEvents, m.functionSeconds, m.functionFailures, m.compensationAttempts,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, factum.Errorf(factum.CodeIllegalArgument, "telemetry: register metrics: %w", err)

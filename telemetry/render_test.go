@@ -92,7 +92,7 @@ func renderTimeline(spans tracetest.SpanStubs) []byte {
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="10" fill="#333" text-anchor="%s">%v</text>`+"\n", lx, y+14, anchor, r.s.EndTime.Sub(r.s.StartTime).Round(time.Microsecond))
 	}
-	fmt.Fprintf(&b, `<text x="10" y="%.0f" font-size="10" fill="#555">orange: send (producer) · blue: process / function (consumer) · green: store (client) · red: error</text>`+"\n", h-10)
+	fmt.Fprintf(&b, `<text x="10" y="%.0f" font-size="10" fill="#555">orange: send (producer) · blue: process / function (consumer) · green: store (client) · grey: load, decide (internal) · red: error</text>`+"\n", h-10)
 	b.WriteString("</svg>\n")
 	return b.Bytes()
 }

@@ -11,11 +11,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Store returns next instrumented: a client span per call made inside a
-// recorded trace (a call without a span in its context, such as a
-// consumer's log poll, starts none), the append latency by backend and outcome, and the
-// events per appended stream. A version conflict is recorded as an event
-// on the caller's span too, which marks the processor's retries.
+// Store returns next instrumented: the append latency by backend and
+// outcome, the events per appended stream, and a client span per call
+// made inside a recorded trace (a call without a span in its context,
+// such as a consumer's log poll, starts none). Inside a command's
+// processing the calls are spans at SpansDetailed only; at the
+// per-command level the processor's span has them as events.
 func (t *Telemetry) Store(next eventstore.Store) eventstore.Store {
 	return &store{t: t, next: next, system: attribute.String("db.system.name", t.backend)}
 }
@@ -27,14 +28,16 @@ type store struct {
 }
 
 // start begins a span for op when ctx is inside a recorded trace (a
-// child of an unrecorded span would not be recorded either).
+// child of an unrecorded span would not be recorded either) and, at the
+// per-command level, outside a command's processing; obs is the
+// command's observer, if any.
 // The span name is "factum.store " and op, written out by each caller so
 // that no call concatenates it.
-func (s *store) start(ctx context.Context, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
-	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
+func (s *store) start(ctx context.Context, obs *cmdObs, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
+	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() || obs != nil && !s.t.detailed {
 		return ctx, nil
 	}
-	ctx, span := s.t.tracer.Start(ctx, name, clientKind)
+	ctx, span := s.t.tracer.Start(ctx, name, clientKind...)
 	b := getAttrs()
 	kv := append(b.kv[:0], s.system, attribute.String("db.operation.name", op))
 	if st != nil {
@@ -43,6 +46,15 @@ func (s *store) start(ctx context.Context, name, op string, st *factum.EventStre
 	span.SetAttributes(kv...)
 	putAttrs(b)
 	return ctx, span
+}
+
+// startCall is start for a call that counts nothing: it looks the
+// command's observer up only when a span may be started.
+func (s *store) startCall(ctx context.Context, name, op string) (context.Context, trace.Span) {
+	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, nil
+	}
+	return s.start(ctx, cmdObsFrom(ctx), name, op, nil)
 }
 
 func end(span trace.Span, err error) {
@@ -58,19 +70,17 @@ func end(span trace.Span, err error) {
 
 // Append implements eventstore.Store.
 func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
-	countAppend(ctx)
-	caller := trace.SpanFromContext(ctx)
+	obs := cmdObsFrom(ctx)
+	if obs != nil {
+		obs.appends.Add(1)
+	}
 	var start time.Time
 	if s.t.m != nil {
 		start = time.Now()
 	}
-	sctx, span := s.start(ctx, "factum.store Append", "Append", st)
+	sctx, span := s.start(ctx, obs, "factum.store Append", "Append", st)
 	err := s.next.Append(sctx, st)
 	end(span, err)
-	code := factum.CodeOf(err)
-	if conflict(code) && caller.IsRecording() {
-		caller.AddEvent("factum.append.conflict", trace.WithAttributes(AttrCode.String(string(code)), AttrAggregateVersion.Int(st.Version)))
-	}
 	if s.t.m != nil {
 		if err == nil {
 			s.t.m.appendOk.Observe(time.Since(start).Seconds())
@@ -84,7 +94,7 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 
 // Load implements eventstore.Store.
 func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "factum.store Load", "Load", nil)
+	ctx, span := s.startCall(ctx, "factum.store Load", "Load")
 	out, err := s.next.Load(ctx, id, from, to)
 	if span != nil {
 		span.SetAttributes(attribute.Int("factum.streams", len(out)))
@@ -95,7 +105,7 @@ func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) (
 
 // LoadByTime implements eventstore.Store.
 func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to time.Time) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "factum.store LoadByTime", "LoadByTime", nil)
+	ctx, span := s.startCall(ctx, "factum.store LoadByTime", "LoadByTime")
 	out, err := s.next.LoadByTime(ctx, id, from, to)
 	end(span, err)
 	return out, err
@@ -103,7 +113,7 @@ func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to 
 
 // RequestExists implements eventstore.Store.
 func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
-	ctx, span := s.start(ctx, "factum.store RequestExists", "RequestExists", nil)
+	ctx, span := s.startCall(ctx, "factum.store RequestExists", "RequestExists")
 	ok, err := s.next.RequestExists(ctx, id, requestID)
 	end(span, err)
 	return ok, err
@@ -111,7 +121,7 @@ func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, reques
 
 // Lookup implements eventstore.Store.
 func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
-	ctx, span := s.start(ctx, "factum.store Lookup", "Lookup", nil)
+	ctx, span := s.startCall(ctx, "factum.store Lookup", "Lookup")
 	out, err := s.next.Lookup(ctx, id, requestID)
 	end(span, err)
 	return out, err
@@ -119,7 +129,7 @@ func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID str
 
 // ScanAggregateIDs implements eventstore.Store.
 func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
-	ctx, span := s.start(ctx, "factum.store ScanAggregateIDs", "ScanAggregateIDs", nil)
+	ctx, span := s.startCall(ctx, "factum.store ScanAggregateIDs", "ScanAggregateIDs")
 	out, err := s.next.ScanAggregateIDs(ctx, named, afterID, limit)
 	end(span, err)
 	return out, err
@@ -127,7 +137,7 @@ func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregat
 
 // ReadLog implements eventstore.Store.
 func (s *store) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	ctx, span := s.start(ctx, "factum.store ReadLog", "ReadLog", nil)
+	ctx, span := s.startCall(ctx, "factum.store ReadLog", "ReadLog")
 	out, err := s.next.ReadLog(ctx, after, limit)
 	end(span, err)
 	return out, err

@@ -2,10 +2,12 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 
+	"github.com/factum-go/factum"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -37,6 +39,9 @@ type Config struct {
 	// Backend names the event store's backend in metric labels and the
 	// db.system.name attribute, such as "postgresql" (default "memory").
 	Backend string
+	// Spans is how many spans a command's processing records (default
+	// SpansPerCommand: one, with its hops as events on it).
+	Spans SpanLevel
 }
 
 // Telemetry is the instrumentation of one service. It is safe for
@@ -47,6 +52,7 @@ type Telemetry struct {
 	prop          propagation.TextMapPropagator
 	tracing       bool
 	continueOnly  bool
+	detailed      bool
 	m             *metrics // nil when metrics are off
 	log           *slog.Logger
 	backend       string
@@ -58,7 +64,11 @@ type Telemetry struct {
 // with cfg.Registerer; a registration refused (a name registered twice)
 // is returned.
 func New(cfg Config) (*Telemetry, error) {
-	t := &Telemetry{tp: cfg.TracerProvider, prop: cfg.Propagator, log: cfg.Logger, backend: cfg.Backend, continueOnly: cfg.ContinueOnly}
+	if cfg.Spans > SpansDetailed {
+		return nil, factum.IllegalArgument(fmt.Sprintf("telemetry: unknown span level %d", cfg.Spans))
+	}
+	t := &Telemetry{tp: cfg.TracerProvider, prop: cfg.Propagator, log: cfg.Logger, backend: cfg.Backend, continueOnly: cfg.ContinueOnly,
+		detailed: cfg.Spans == SpansDetailed}
 	if t.tp == nil {
 		t.tp = noop.NewTracerProvider()
 	} else {

@@ -25,13 +25,19 @@ import (
 // exporter.
 func newTraced(t testing.TB, sample float64) (*telemetry.Telemetry, *tracetest.InMemoryExporter, *sdktrace.TracerProvider) {
 	t.Helper()
+	return newTracedAt(t, sample, telemetry.SpansPerCommand)
+}
+
+// newTracedAt is newTraced recording the spans of level.
+func newTracedAt(t testing.TB, sample float64, level telemetry.SpanLevel) (*telemetry.Telemetry, *tracetest.InMemoryExporter, *sdktrace.TracerProvider) {
+	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: exp, Sample: sample})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	tel, err := telemetry.New(telemetry.Config{TracerProvider: tp})
+	tel, err := telemetry.New(telemetry.Config{TracerProvider: tp, Spans: level})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +61,9 @@ func attr(s tracetest.SpanStub, key attribute.Key) (attribute.Value, bool) {
 // placeOrderTrace runs one place_order through the saga (the order, the
 // reservation, the confirmation) under a client span and returns that
 // trace's spans.
-func placeOrderTrace(t *testing.T) (tracetest.SpanStubs, trace.SpanContext) {
+func placeOrderTrace(t *testing.T, level telemetry.SpanLevel) (tracetest.SpanStubs, trace.SpanContext) {
 	t.Helper()
-	tel, exp, tp := newTraced(t, 1)
+	tel, exp, tp := newTracedAt(t, 1, level)
 	p := newPipeline(t, tel)
 	ctx := context.Background()
 	// Stock, outside the trace.
@@ -82,8 +88,8 @@ func placeOrderTrace(t *testing.T) (tracetest.SpanStubs, trace.SpanContext) {
 	return spans, client.SpanContext()
 }
 
-func TestPlaceOrderThroughTheSagaIsOneTrace(t *testing.T) {
-	spans, root := placeOrderTrace(t)
+func TestPlaceOrderThroughTheSagaIsOneTraceInDetail(t *testing.T) {
+	spans, root := placeOrderTrace(t, telemetry.SpansDetailed)
 	byID := map[trace.SpanID]tracetest.SpanStub{}
 	for _, s := range spans {
 		byID[s.SpanContext.SpanID()] = s
@@ -149,6 +155,26 @@ func TestPlaceOrderThroughTheSagaIsOneTrace(t *testing.T) {
 	}
 	if appends != 3 {
 		t.Errorf("%d appends in the trace, want 3", appends)
+	}
+	// The processing's steps are children of the process span: the new
+	// order is a cache miss, loaded (the store's Load under the load
+	// span); every command is decided.
+	steps := map[string]int{}
+	for _, s := range spans {
+		switch {
+		case strings.HasPrefix(s.Name, "factum.load "), strings.HasPrefix(s.Name, "factum.decide "):
+			steps[s.Name]++
+			if !strings.HasPrefix(parent(s), "factum.process ") {
+				t.Errorf("%s under %q", s.Name, parent(s))
+			}
+		case s.Name == "factum.store Load":
+			if !strings.HasPrefix(parent(s), "factum.load ") {
+				t.Errorf("store Load under %q", parent(s))
+			}
+		}
+	}
+	if steps["factum.load shop.order"] != 1 || steps["factum.decide shop.order"] != 2 || steps["factum.decide shop.inventory"] != 1 {
+		t.Errorf("step spans %v, want one load and two decides of the order, one decide of the inventory", steps)
 	}
 	// The first process span names the command, aggregate, version, stage.
 	first := processes[0]

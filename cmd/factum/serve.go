@@ -138,7 +138,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	comp := compensation.NewComponent(compensation.Config{Logger: obs.log}, compensation.SchedulerConfig{Logger: obs.log})
+	comp := compensation.NewComponent(compensation.Config{Logger: obs.log, Attempts: obs.attempts()}, compensation.SchedulerConfig{Logger: obs.log})
 	rt, err := engine.New(engine.Config{
 		Storage: st.storage, Store: obs.store(events), Codec: codec.NewRegistry(),
 		Events: event.Config{Logger: obs.log}, Sagas: ex.sagas, Processors: ex.processors,

@@ -45,6 +45,8 @@ type observeOptions struct {
 	OTLPEndpoint string
 	// TraceSample is the fraction of new traces recorded.
 	TraceSample float64
+	// TraceSpans is the span level: per-command or detailed.
+	TraceSpans string
 	// Pprof, if set, serves net/http/pprof on this loopback address.
 	Pprof string
 	// spans, if set (tests), receives every span instead of OTLP.
@@ -61,6 +63,7 @@ func addObserveFlags(f *pflag.FlagSet, o *observeOptions) {
 	f.BoolVar(&o.Metrics, "metrics", true, "serve Prometheus metrics at GET /metrics")
 	f.StringVar(&o.OTLPEndpoint, "otlp-endpoint", envOr("FACTUM_OTLP_ENDPOINT", ""), "export traces to this OTLP/HTTP collector, such as http://127.0.0.1:4318 (off when empty; FACTUM_OTLP_ENDPOINT)")
 	f.Float64Var(&o.TraceSample, "trace-sample", 1, "fraction of new traces recorded when traces are exported, 0 to 1")
+	f.StringVar(&o.TraceSpans, "trace-spans", envOr("FACTUM_TRACE_SPANS", "per-command"), "spans of a command: per-command (one, its steps as events) or detailed (every hop a span; several times the cost) (FACTUM_TRACE_SPANS)")
 	f.StringVar(&o.Pprof, "pprof", "", "serve net/http/pprof on this loopback address, such as 127.0.0.1:6060 (off when empty)")
 }
 
@@ -97,8 +100,12 @@ func (so serveOptions) observe(ctx context.Context, out io.Writer, st *openedSto
 	if err != nil {
 		return nil, err
 	}
+	spans, err := telemetry.ParseSpanLevel(o.TraceSpans)
+	if err != nil {
+		return nil, err
+	}
 	obs := &observer{log: logger}
-	cfg := telemetry.Config{Backend: backend}
+	cfg := telemetry.Config{Backend: backend, Spans: spans}
 	if o.AccessLog {
 		cfg.Logger = logger
 	}
@@ -177,6 +184,10 @@ func (obs *observer) prepare(b prepare.Backend) prepare.Backend { return obs.tel
 func (obs *observer) bus() engine.NewBus {
 	return engine.SendWrapper(engine.DispatcherBus(command.DispatcherConfig{}), obs.tel.Bus)
 }
+
+// attempts observes the compensation's retries: a span per attempt and
+// the attempts counted by outcome.
+func (obs *observer) attempts() compensation.AttemptObserver { return obs.tel.Compensation() }
 
 // commands and events are the telemetry middleware of the engine's two
 // pipelines: a span and the metrics per command and per event function.

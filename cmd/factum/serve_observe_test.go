@@ -290,3 +290,21 @@ func TestPprofOnlyOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// --trace-spans takes the two levels and refuses anything else before the
+// service starts.
+func TestServeRefusesAnUnknownSpanLevel(t *testing.T) {
+	opts := serveOptions{
+		Addr: "127.0.0.1:0", storeOptions: storeOptions{Memory: true},
+		observeOptions: observeOptions{LogLevel: "info", LogFormat: "json", Metrics: true, TraceSample: 1, TraceSpans: "everything", spans: tracetest.NewInMemoryExporter()},
+	}
+	var logs syncBuffer
+	s, err := startServer(context.Background(), opts, &logs)
+	if err == nil {
+		stopServer(t, s)
+		t.Fatal("serve started with --trace-spans everything")
+	}
+	if !strings.Contains(err.Error(), "everything") {
+		t.Errorf("error %q does not name the level", err)
+	}
+}

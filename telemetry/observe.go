@@ -1,0 +1,106 @@
+package telemetry
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Event names of the per-command level: each marks the end of a step of
+// the processing on the processor's span (an append's only when it
+// failed: the span's end marks a successful one).
+var phaseEvents = [aggregate.PhaseAppend + 1]string{
+	aggregate.PhaseLoad:    "factum.load",
+	aggregate.PhaseDecide:  "factum.decide",
+	aggregate.PhaseEffects: "factum.effects",
+	aggregate.PhaseAppend:  "factum.append",
+}
+
+// cmdObs observes one command's processing. It counts the appends it
+// makes (the retries after a version conflict are the appends past the
+// first) and the state cache's hits and misses, and, when the command's
+// span records, marks each step of the processing on it: an event at the
+// per-command level, a child span at the detailed one. It travels in the
+// context as the executor's aggregate.CacheObserver (and PhaseObserver),
+// where the Store decorator finds it too: one context value a command.
+type cmdObs struct {
+	appends, hits, misses, attempts atomic.Int32
+	// span is the command's span when it records, else nil.
+	span     trace.Span
+	t        *Telemetry
+	names    *typeNames
+	detailed bool
+}
+
+var _ aggregate.PhaseObserver = (*cmdObs)(nil)
+
+// ObserveCache implements aggregate.CacheObserver: each attempt makes one
+// lookup, so the lookups past the first are the retries.
+func (c *cmdObs) ObserveCache(hit bool) {
+	if hit {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+	if n := c.attempts.Add(1); n > 1 && c.span != nil {
+		c.span.AddEvent("factum.retry", trace.WithAttributes(AttrAttempt.Int(int(n))))
+	}
+}
+
+// StartPhase implements aggregate.PhaseObserver: at the detailed level a
+// child span for each step but the append, which the Store decorator's
+// span covers.
+func (c *cmdObs) StartPhase(ctx context.Context, p aggregate.Phase) context.Context {
+	if c.span == nil || !c.detailed || p == aggregate.PhaseAppend || int(p) >= len(c.names.phase) {
+		return ctx
+	}
+	ctx, _ = c.t.tracer.Start(ctx, c.names.phase[p], internalKind...)
+	return ctx
+}
+
+// EndPhase implements aggregate.PhaseObserver: it ends the step's span
+// (detailed) or adds the step's event (per-command), with the error's
+// code when it failed; a version conflict on an append is an event at
+// the detailed level too.
+func (c *cmdObs) EndPhase(ctx context.Context, p aggregate.Phase, err error) {
+	if c.span == nil || int(p) >= len(phaseEvents) {
+		return
+	}
+	if !c.detailed {
+		if err == nil {
+			// A successful append ends the processing: the span's end
+			// marks it, which saves the SDK an event per command.
+			if p != aggregate.PhaseAppend {
+				c.span.AddEvent(phaseEvents[p])
+			}
+			return
+		}
+		c.span.AddEvent(phaseEvents[p], trace.WithAttributes(AttrCode.String(errLabel(err))))
+		return
+	}
+	if p == aggregate.PhaseAppend {
+		if code := factum.CodeOf(err); err != nil && conflict(code) {
+			c.span.AddEvent("factum.append.conflict", trace.WithAttributes(AttrCode.String(string(code))))
+		}
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if span == c.span {
+		return // no span of its own was started
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, errLabel(err))
+	}
+	span.End()
+}
+
+// cmdObsFrom returns the observer of the command whose processing ctx is
+// in, or nil.
+func cmdObsFrom(ctx context.Context) *cmdObs {
+	c, _ := aggregate.CacheObserverFrom(ctx).(*cmdObs)
+	return c
+}

@@ -1,0 +1,100 @@
+package telemetry_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/examples/order"
+	"github.com/factum-go/factum/telemetry"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// A command whose append conflicts (another executor moved the aggregate
+// behind this one's cache) is retried: its span shows the failed append
+// with its code, the retry, the reload and the second decision, as events
+// (per command) or as spans and events (detailed).
+func TestARetryIsMarkedOnTheCommandsSpan(t *testing.T) {
+	for _, tc := range []struct {
+		level  telemetry.SpanLevel
+		events []string
+		spans  []string // the process span's children, by name
+	}{
+		{telemetry.SpansPerCommand,
+			[]string{"factum.decide", "factum.append", "factum.retry", "factum.load", "factum.decide"}, nil},
+		{telemetry.SpansDetailed,
+			[]string{"factum.append.conflict", "factum.retry"},
+			[]string{"factum.decide shop.inventory", "factum.store Append", "factum.load shop.inventory", "factum.decide shop.inventory", "factum.store Append"}},
+	} {
+		t.Run(tc.level.String(), func(t *testing.T) {
+			tel, exp, _ := newTracedAt(t, 1, tc.level)
+			mem := eventstore.NewMemory()
+			traced, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{
+				Store: tel.Store(mem), Codec: codec.NewRegistry(), Backoff: 1, Middleware: []aggregate.Middleware{tel.Commands()},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := order.Inventory.ID("sku-1")
+			restock := func(p aggregate.Executor) {
+				t.Helper()
+				cmd := factum.NewCommand(id, order.Restock{Qty: 1})
+				cmd.AllowCreate = true
+				if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
+					t.Fatalf("%+v", sig)
+				}
+			}
+			restock(traced) // cached at version 1
+			restock(other)  // version 2, behind the cache
+			exp.Reset()
+			restock(traced) // conflicts at version 2, retried at 3
+			var process tracetest.SpanStub
+			var children []tracetest.SpanStub
+			for _, s := range exp.GetSpans() {
+				if s.Name == "factum.process shop.inventory" {
+					process = s
+				}
+			}
+			for _, s := range exp.GetSpans() {
+				if s.Parent.SpanID() == process.SpanContext.SpanID() {
+					children = append(children, s)
+				}
+			}
+			slices.SortFunc(children, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
+			var got, gotSpans []string
+			for _, e := range process.Events {
+				got = append(got, e.Name)
+			}
+			for _, s := range children {
+				gotSpans = append(gotSpans, s.Name)
+			}
+			if !slices.Equal(got, tc.events) || !slices.Equal(gotSpans, tc.spans) {
+				t.Fatalf("events %q, children %q; want %q, %q", got, gotSpans, tc.events, tc.spans)
+			}
+			if v, _ := attr(process, telemetry.AttrRetries); v.AsInt64() != 1 {
+				t.Errorf("factum.retries = %v, want 1", v.AsInt64())
+			}
+			if v, _ := attr(process, telemetry.AttrAggregateVersion); v.AsInt64() != 3 {
+				t.Errorf("version %v, want 3", v.AsInt64())
+			}
+			for _, e := range process.Events {
+				if e.Name == "factum.append" || e.Name == "factum.append.conflict" {
+					if !slices.ContainsFunc(e.Attributes, func(kv attribute.KeyValue) bool {
+						return kv.Key == telemetry.AttrCode && kv.Value.AsString() == string(factum.CodeEventVersionConflict)
+					}) {
+						t.Errorf("%s attributes %v, want the conflict's code", e.Name, e.Attributes)
+					}
+				}
+			}
+		})
+	}
+}
