@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	natsgo "github.com/nats-io/nats.go"
@@ -272,7 +273,10 @@ type Bus struct {
 	proc   command.Executor
 	sink   command.Sink
 	origin OriginSink // sink, when it routes by origin
-	guard  time.Duration
+	// forgetter drops the cached states of a partition given up; nil when
+	// the executor caches none.
+	forgetter aggregate.Forgetter
+	guard     time.Duration
 
 	seed  maphash.Seed
 	lanes []lane
@@ -307,6 +311,7 @@ func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink 
 		consumers: map[int]*partConsumer{}, stopping: make(chan struct{}),
 	}
 	b.origin, _ = sink.(OriginSink)
+	b.forgetter, _ = proc.(aggregate.Forgetter)
 	for i := range b.lanes {
 		b.lanes[i].q = make(chan job, cfg.QueueSize)
 	}

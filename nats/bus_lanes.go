@@ -35,10 +35,12 @@ type job struct {
 // never acted on again by this instance, and release waits for the ones
 // already started.
 type partState struct {
-	mu       sync.Mutex
-	token    uint64 // 0 while this instance does not act on the partition
-	running  int
-	inflight map[uint64]struct{} // stream sequences delivered and not yet finished
+	mu        sync.Mutex
+	token     uint64 // 0 while this instance does not act on the partition
+	running   int
+	inflight  map[uint64]struct{}             // stream sequences delivered and not yet finished
+	touched   map[factum.AggregateID]struct{} // aggregates processed under token
+	delivered uint64                          // the highest stream sequence delivered here
 }
 
 // ownsNow reports whether this instance acts on partition n now, with
@@ -75,6 +77,12 @@ func (b *Bus) leave(j *job) {
 	st := &b.state[j.n]
 	st.mu.Lock()
 	st.running--
+	if b.forgetter != nil {
+		if st.touched == nil {
+			st.touched = map[factum.AggregateID]struct{}{}
+		}
+		st.touched[j.cmd.AggregateID] = struct{}{}
+	}
 	if j.msg != nil {
 		delete(st.inflight, j.seq)
 	}

@@ -45,6 +45,9 @@ func (b *Bus) acquire(n int, token uint64) {
 	}
 	st := &b.state[n]
 	st.mu.Lock()
+	if st.token != token {
+		st.delivered = 0
+	}
 	st.token = token
 	if st.inflight == nil {
 		st.inflight = map[uint64]struct{}{}
@@ -88,9 +91,18 @@ func (b *Bus) release(n int) {
 		running := st.running
 		st.mu.Unlock()
 		if running == 0 || time.Now().After(deadline) {
-			return
+			break
 		}
 		time.Sleep(100 * time.Microsecond)
+	}
+	// The states cached here go stale while another instance owns the
+	// partition: the next tenure loads them afresh.
+	st.mu.Lock()
+	touched := st.touched
+	st.touched = nil
+	st.mu.Unlock()
+	for id := range touched {
+		b.forgetter.Forget(id)
 	}
 }
 
@@ -201,6 +213,7 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 		if !dup {
 			st.inflight[seq] = struct{}{}
 		}
+		st.delivered = max(st.delivered, seq)
 		st.mu.Unlock()
 		if dup {
 			continue
