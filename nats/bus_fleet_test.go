@@ -140,13 +140,14 @@ type fleet struct {
 	mu      sync.Mutex
 	engines map[string]*engine.Engine
 	nodes   map[string]*node
+	crashed map[string]bool
 	order   []string
 }
 
 func newFleet(t *testing.T, w *world, local LocalMode) *fleet {
 	return &fleet{t: t, w: w, store: &countingStore{Store: eventstore.NewMemory()}, probe: newProbe(),
 		router: &router{sinks: map[string]command.Sink{}}, local: local,
-		engines: map[string]*engine.Engine{}, nodes: map[string]*node{}}
+		engines: map[string]*engine.Engine{}, nodes: map[string]*node{}, crashed: map[string]bool{}}
 }
 
 // start starts an instance: its partitions, bus and engine.
@@ -181,7 +182,7 @@ func (f *fleet) start(name string) *engine.Engine {
 // its partitions, given up for the others.
 func (f *fleet) stop(name string) {
 	f.mu.Lock()
-	e, n := f.engines[name], f.nodes[name]
+	e, n, crashed := f.engines[name], f.nodes[name], f.crashed[name]
 	delete(f.engines, name)
 	delete(f.nodes, name)
 	f.mu.Unlock()
@@ -190,12 +191,31 @@ func (f *fleet) stop(name string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	if crashed {
+		// What is left of a crashed instance: stopped without a word.
+		sctx, scancel := context.WithTimeout(ctx, time.Second)
+		defer scancel()
+		_ = e.Shutdown(sctx)
+		_ = n.parts.Close(sctx)
+		return
+	}
 	if err := e.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
 		f.t.Errorf("shutdown %s: %v", name, err)
 	}
 	if err := n.parts.Close(ctx); err != nil {
 		f.t.Errorf("close partitions of %s: %v", name, err)
 	}
+}
+
+// crash cuts an instance off NATS for good, as if its process died: it
+// can neither acknowledge nor renew. Its engine stays for the test to
+// release what it holds; cleanup stops it without checks.
+func (f *fleet) crash(name string) {
+	f.mu.Lock()
+	n := f.nodes[name]
+	f.crashed[name] = true
+	f.mu.Unlock()
+	n.nc.Close()
 }
 
 func (f *fleet) engine(name string) *engine.Engine {

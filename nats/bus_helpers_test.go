@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,9 @@ func (w *world) node(t *testing.T, name string, cfg BusConfig) *node {
 		}
 	})
 	cfg.JetStream, cfg.Partitions, cfg.Stream, cfg.SubjectPrefix = js, parts, w.stream, w.prefix
+	if cfg.Logger == nil && !testing.Verbose() {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	nb, err := NewBus(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -120,6 +120,7 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	}
 	fresh := true
 	backoff := b.guard
+	failing := false
 	for pc.ctx.Err() == nil {
 		cons, err := b.consumer(pc, fresh)
 		if err == nil {
@@ -132,8 +133,14 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 		if pc.ctx.Err() != nil {
 			return
 		}
-		if err != nil {
-			b.cfg.Logger.Warn("nats: command consumer failed; making it again", "context", b.parts.cfg.Context, "partition", pc.n, "err", err)
+		switch {
+		case err != nil && !failing:
+			// Once per run of failures: a lost connection fails every
+			// attempt until it is back.
+			b.cfg.Logger.Warn("nats: command consumer failed; making it again until it works", "context", b.parts.cfg.Context, "partition", pc.n, "err", err)
+			failing = true
+		case err == nil:
+			failing = false
 		}
 		t := time.NewTimer(backoff)
 		select {
