@@ -31,12 +31,12 @@ func kitBus(local LocalMode, newWorld func(t *testing.T) *world) bustest.NewBus 
 
 // The bus contract holds on the JetStream bus, with commands processed
 // locally (LocalFirst) and with every command through JetStream
-// (LocalNever), on a server in process and on the machine's.
+// (LocalNever), and with stored commands processed locally (LocalDurable), on a server in process and on the machine's.
 func TestBusContract(t *testing.T) {
 	for _, mode := range []struct {
 		name  string
 		local LocalMode
-	}{{"LocalFirst", LocalFirst}, {"LocalNever", LocalNever}} {
+	}{{"LocalFirst", LocalFirst}, {"LocalNever", LocalNever}, {"LocalDurable", LocalDurable}} {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Run("in-process", func(t *testing.T) {
 				bustest.Run(t, kitBus(mode.local, func(t *testing.T) *world { return inProcessWorld(t, 4, time.Second) }))

@@ -16,7 +16,7 @@ import (
 // partitions cross to it. Every command is processed exactly once, by the
 // owner of its partition, with no version conflict.
 func TestCommandsCrossToTheirOwner(t *testing.T) {
-	for _, local := range []LocalMode{LocalFirst, LocalNever} {
+	for _, local := range []LocalMode{LocalFirst, LocalNever, LocalDurable} {
 		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
 			f := newFleet(t, sharedWorld(t, 8, time.Second), local)
 			f.start("a")

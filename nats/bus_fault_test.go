@@ -231,3 +231,33 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 		})
 	}
 }
+
+// LocalDurable: a command SENT by its partition's owner is stored before
+// it is processed locally, so the crash of that owner before processing
+// loses nothing: the next owner processes it once.
+func TestLocalDurableSurvivesTheCrashOfItsInstance(t *testing.T) {
+	f := newFleet(t, inProcessWorld(t, 2, time.Second), LocalDurable)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	f.probe.before = func(instance string, cmd *factum.Command) {
+		if instance == "a" && cmd.RequestID == "sent" {
+			close(entered)
+			<-release // the process dies before the command is appended
+		}
+	}
+	a := f.start("a")
+	f.balanced()
+	if _, err := a.Gateway().Send(context.Background(), tallyCommand("t-1", "sent")); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	f.crash("a")
+	f.start("b")
+	waitFor(t, 30*time.Second, "b to process the command", func() bool {
+		f.probe.mu.Lock()
+		defer f.probe.mu.Unlock()
+		return f.probe.by["sent"]["b"] == 1
+	})
+	close(release) // a's processing goes on into a dead connection
+	f.checkStored(map[string][]string{"t-1": {"sent"}})
+}

@@ -55,6 +55,7 @@ type probe struct {
 	by      map[string]map[string]int // request ID -> instance -> times
 	errs    []string
 	hold    func(instance string, cmd *factum.Command) // called inside the processing, after next
+	before  func(instance string, cmd *factum.Command) // called inside the processing, before next
 	delay   time.Duration
 	started atomic.Int64
 }
@@ -76,9 +77,12 @@ func (p *probe) middleware(instance string) aggregate.Middleware {
 				p.by[cmd.RequestIDOrID()] = map[string]int{}
 			}
 			p.by[cmd.RequestIDOrID()][instance]++
-			hold, delay := p.hold, p.delay
+			hold, before, delay := p.hold, p.before, p.delay
 			p.mu.Unlock()
 			p.started.Add(1)
+			if before != nil {
+				before(instance, cmd)
+			}
 			if delay > 0 {
 				time.Sleep(delay)
 			}
@@ -96,7 +100,7 @@ func (p *probe) middleware(instance string) aggregate.Middleware {
 	}
 }
 
-func (p *probe) check(t *testing.T) {
+func (p *probe) check(t testing.TB) {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -131,12 +135,13 @@ func (s routedSink) SignalOrigin(origin string, sig factum.Signal) {
 // fleet is a set of engines on one event store, each with a bus of its
 // own, sharing one NATS server.
 type fleet struct {
-	t       *testing.T
+	t       testing.TB
 	w       *world
 	store   *countingStore
 	probe   *probe
 	router  *router
 	local   LocalMode
+	noProbe bool // benchmarks: no probe middleware
 	mu      sync.Mutex
 	engines map[string]*engine.Engine
 	nodes   map[string]*node
@@ -144,7 +149,7 @@ type fleet struct {
 	order   []string
 }
 
-func newFleet(t *testing.T, w *world, local LocalMode) *fleet {
+func newFleet(t testing.TB, w *world, local LocalMode) *fleet {
 	return &fleet{t: t, w: w, store: &countingStore{Store: eventstore.NewMemory()}, probe: newProbe(),
 		router: &router{sinks: map[string]command.Sink{}}, local: local,
 		engines: map[string]*engine.Engine{}, nodes: map[string]*node{}, crashed: map[string]bool{}}
@@ -155,8 +160,12 @@ func (f *fleet) start(name string) *engine.Engine {
 	t := f.t
 	t.Helper()
 	n := f.w.node(t, name, BusConfig{Local: f.local, Lanes: 16})
+	var mw []aggregate.Middleware
+	if !f.noProbe {
+		mw = append(mw, f.probe.middleware(name))
+	}
 	e, err := engine.New(engine.Config{
-		Store: f.store, Bus: n.newBus, CommandMiddleware: []aggregate.Middleware{f.probe.middleware(name)},
+		Store: f.store, Bus: n.newBus, CommandMiddleware: mw,
 		Signals: func(local command.Sink) (command.Sink, error) {
 			f.router.mu.Lock()
 			f.router.sinks[name] = local

@@ -17,7 +17,7 @@ import (
 // world is one NATS server with a lease bucket, a command stream and a
 // subject prefix of its own, for the instances of one test.
 type world struct {
-	t          *testing.T
+	t          testing.TB
 	url        string
 	bucket     string
 	stream     string
@@ -29,7 +29,7 @@ type world struct {
 
 // newWorld makes names unique to the test on the server at url; on a
 // shared server it deletes the stream and the bucket at cleanup.
-func newWorld(t *testing.T, url string, shared bool, partitions int, lease time.Duration) *world {
+func newWorld(t testing.TB, url string, shared bool, partitions int, lease time.Duration) *world {
 	t.Helper()
 	id := strings.ReplaceAll(factum.NewID(), "-", "")
 	w := &world{t: t, url: url, bucket: "factum_bus_" + id, stream: "FACTUM_CMD_" + id, prefix: "t" + id + ".cmd",
@@ -52,12 +52,12 @@ func newWorld(t *testing.T, url string, shared bool, partitions int, lease time.
 }
 
 // inProcessWorld is a world on a server of the test's own.
-func inProcessWorld(t *testing.T, partitions int, lease time.Duration) *world {
+func inProcessWorld(t testing.TB, partitions int, lease time.Duration) *world {
 	return newWorld(t, startServer(t).ClientURL(), false, partitions, lease)
 }
 
 // sharedWorld is a world on the machine's server (FACTUM_NATS_URL).
-func sharedWorld(t *testing.T, partitions int, lease time.Duration) *world {
+func sharedWorld(t testing.TB, partitions int, lease time.Duration) *world {
 	return newWorld(t, servicetest.NATSURL(t), true, partitions, lease)
 }
 
@@ -73,7 +73,7 @@ type node struct {
 // node starts an instance named name with the bus configured by cfg (the
 // world's names filled in). Cleanup closes its partitions, then its
 // connection; register the bus's shutdown after calling node.
-func (w *world) node(t *testing.T, name string, cfg BusConfig) *node {
+func (w *world) node(t testing.TB, name string, cfg BusConfig) *node {
 	t.Helper()
 	nc, err := natsgo.Connect(w.url, natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
 	if err != nil {
@@ -112,7 +112,7 @@ func (w *world) node(t *testing.T, name string, cfg BusConfig) *node {
 }
 
 // waitFor polls cond until it holds, failing the test after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -124,7 +124,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // waitOwns waits until the node owns n partitions.
-func (n *node) waitOwns(t *testing.T, count int) {
+func (n *node) waitOwns(t testing.TB, count int) {
 	t.Helper()
 	waitFor(t, 30*time.Second, n.name+" to own its partitions", func() bool { return len(n.parts.Owned()) == count })
 }

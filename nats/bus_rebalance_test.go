@@ -17,7 +17,7 @@ import (
 // stored exactly once with contiguous versions, and no aggregate is ever
 // processed by two instances (or two commands) at once.
 func TestRebalancingUnderLoadKeepsOneWriterPerAggregate(t *testing.T) {
-	for _, local := range []LocalMode{LocalFirst, LocalNever} {
+	for _, local := range []LocalMode{LocalFirst, LocalNever, LocalDurable} {
 		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
 			f := newFleet(t, sharedWorld(t, 12, time.Second), local)
 			f.probe.delay = 5 * time.Millisecond // widens every window a second writer could use

@@ -100,6 +100,7 @@ func (b *Bus) release(n int) {
 	st.mu.Lock()
 	touched := st.touched
 	st.touched = nil
+	st.copies = nil // the next owner processes what was not done here
 	st.mu.Unlock()
 	for id := range touched {
 		b.forgetter.Forget(id)
@@ -223,6 +224,9 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 		st.delivered = max(st.delivered, seq)
 		st.mu.Unlock()
 		if dup {
+			continue
+		}
+		if b.cfg.Local == LocalDurable && b.copyDelivered(pc.n, m.Headers().Get(HeaderCommandID), m, seq) {
 			continue
 		}
 		cmd, err := decodeCommand(m.Data())
