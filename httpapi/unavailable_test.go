@@ -16,7 +16,7 @@ import (
 // try again after a while.
 type downErr struct{ after time.Duration }
 
-func (e downErr) Error() string              { return "the command bus cannot reach its owner" }
+func (e downErr) Error() string             { return "the command bus cannot reach its owner" }
 func (e downErr) RetryAfter() time.Duration { return e.after }
 
 type refusingBus struct{ err error }
