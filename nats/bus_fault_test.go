@@ -186,7 +186,7 @@ func TestSendWhileNATSIsDownFailsFastAndRecovers(t *testing.T) {
 func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 	for _, local := range []LocalMode{LocalFirst, LocalNever} {
 		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
-			f := newFleet(t, inProcessWorld(t, 2, time.Second), local)
+			f := newFleet(t, inProcessWorld(t, 2, 3*time.Second), local)
 			entered := make(chan struct{})
 			release := make(chan struct{})
 			f.probe.hold = func(instance string, cmd *factum.Command) {
