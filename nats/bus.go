@@ -356,13 +356,17 @@ func (b *Bus) Start(ctx context.Context) {
 }
 
 // Send implements command.Bus. A command for a partition this instance
-// owns goes to its lanes (LocalFirst, unless the command is void); any
-// other is published to JetStream and Send returns once JetStream stored
-// it. It fails with an UnavailableError (code TooManyRequests, retryable)
-// while NATS is unreachable or when the partition's owner is, with
-// TooManyRequests when the partition's subject or the local lane is full,
-// and with TooManyRequests wrapping factum.ErrClosed once Shutdown began.
-// The bus owns cmd afterwards: it sets HeaderOrigin in its header.
+// owns goes to its lanes (LocalFirst, unless the command is void; while
+// the claim waits for a late renewal, Send waits too, so that no command
+// overtakes one queued here); any other is published to JetStream and
+// Send returns once JetStream stored it, waiting for that answer up to
+// PublishTimeout even past ctx's end, so that an error means the command
+// was not accepted. It fails with an UnavailableError (code
+// TooManyRequests, retryable) while NATS is unreachable or when the
+// partition's owner is, with TooManyRequests when the partition's subject
+// or the local lane is full, and with TooManyRequests wrapping
+// factum.ErrClosed once Shutdown began. The bus owns cmd afterwards: it
+// sets HeaderOrigin in its header.
 func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	if !b.started.Load() {
 		return factum.Errorf(factum.CodeIllegalState, "nats: %w", command.ErrNotStarted)
