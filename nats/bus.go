@@ -356,9 +356,9 @@ func (b *Bus) Start(ctx context.Context) {
 }
 
 // Send implements command.Bus. A command for a partition this instance
-// owns goes to its lanes (LocalFirst, unless the command is void; while
-// the claim waits for a late renewal, Send waits too, so that no command
-// overtakes one queued here); any other is published to JetStream and
+// owns goes to its lanes (LocalFirst, unless the command is void), even
+// while its claim waits for a late renewal, so that no command overtakes
+// one queued here; any other is published to JetStream and
 // Send returns once JetStream stored it, waiting for that answer up to
 // PublishTimeout even past ctx's end, so that an error means the command
 // was not accepted. It fails with an UnavailableError (code
@@ -384,9 +384,11 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	setOrigin(cmd, b.parts.Instance())
 	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
 	if b.cfg.Local != LocalNever && !cmd.IsVoid {
-		// A claim short of time is waited for, not bypassed: a command
-		// sent around the local lanes could overtake one queued in them.
-		if token := b.claimOf(n); token != 0 && b.awaitClaim(ctx, n, token) {
+		// While the claim is this instance's, its commands queue here,
+		// even when the claim is short of time: one sent around the lanes
+		// could overtake one queued in them. The lane waits for the
+		// renewal, or refuses the command once the claim is given up.
+		if token := b.claimOf(n); token != 0 {
 			if b.cfg.Local == LocalDurable {
 				return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
 			}

@@ -43,6 +43,10 @@ func (b *Bus) acquire(n int, token uint64) {
 	if b.closed.Load() || n >= len(b.state) {
 		return
 	}
+	if cur, ok := b.parts.Owns(n); !ok || cur != token {
+		// Start's look at the partitions held raced with their release.
+		return
+	}
 	st := &b.state[n]
 	st.mu.Lock()
 	if st.token != token {
