@@ -1,0 +1,285 @@
+package nats
+
+import (
+	"context"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// lane is one lane's queue; mu guards sending on q against its closing, as
+// in the in-process dispatcher.
+type lane struct {
+	mu sync.RWMutex
+	q  chan job
+	_  [64 - 32]byte
+}
+
+// job is one command on its way through a lane: accepted here (msg nil) or
+// delivered by a partition's consumer (msg set, acknowledged once
+// processed).
+type job struct {
+	cmd   *factum.Command
+	n     int    // partition
+	token uint64 // the claim it was admitted under
+	msg   jetstream.Msg
+	seq   uint64     // the message's stream sequence
+	copy  *localCopy // LocalDurable: the stored copy of a command accepted here
+}
+
+// partState is what the bus knows of one partition: the claim it acts
+// under and the commands of it in process. A command starts only under
+// the claim it was admitted under, so a partition given up or lost is
+// never acted on again by this instance, and release waits for the ones
+// already started.
+type partState struct {
+	mu        sync.Mutex
+	token     uint64 // 0 while this instance does not act on the partition
+	running   int
+	inflight  map[uint64]jetstream.Msg        // stream sequence -> its latest delivery, not yet finished
+	touched   map[factum.AggregateID]struct{} // aggregates processed under token
+	delivered uint64                          // the highest stream sequence delivered here
+	copies    map[string]*localCopy           // LocalDurable: by command ID
+}
+
+// ownsNow reports whether this instance acts on partition n now, with
+// enough of the lease left to start a command, and under which claim.
+func (b *Bus) ownsNow(n int) (uint64, bool) {
+	st := &b.state[n]
+	st.mu.Lock()
+	t := st.token
+	st.mu.Unlock()
+	if t == 0 {
+		return 0, false
+	}
+	token, until, ok := b.parts.Lease(n)
+	if !ok || token != t || time.Until(until) <= b.guard {
+		return 0, false
+	}
+	return t, true
+}
+
+// claimOf returns the claim this instance acts on partition n under, 0
+// for none.
+func (b *Bus) claimOf(n int) uint64 {
+	st := &b.state[n]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.token
+}
+
+// enter marks j's command as started if its claim still holds, waiting
+// while the claim is short of time (a renewal is due): a job skipped
+// while the partition is still this instance's would let later commands
+// of its aggregate pass it.
+func (b *Bus) enter(j *job) bool {
+	if !b.awaitClaim(b.runCtx, j.n, j.token) {
+		return false
+	}
+	st := &b.state[j.n]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.token != j.token {
+		return false
+	}
+	st.running++
+	return true
+}
+
+// awaitClaim reports whether this instance may act on partition n under
+// the claim token, with more than the guard left of its lease. While the
+// lease is short of time but not given up (its renewal is late), it waits:
+// until a renewal extends it (true), or the claim is released, lost or
+// replaced (false, which the lease goroutine reports within a quarter
+// lease), or ctx ends or the shutdown is cut short (false).
+func (b *Bus) awaitClaim(ctx context.Context, n int, token uint64) bool {
+	st := &b.state[n]
+	for {
+		st.mu.Lock()
+		cur := st.token
+		st.mu.Unlock()
+		if token == 0 || cur != token {
+			return false
+		}
+		if t, until, ok := b.parts.Lease(n); ok && t == token && time.Until(until) > b.guard {
+			return true
+		}
+		if ctx.Err() != nil || b.aborted.Load() {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (b *Bus) leave(j *job) {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	st.running--
+	if b.forgetter != nil {
+		if st.touched == nil {
+			st.touched = map[factum.AggregateID]struct{}{}
+		}
+		st.touched[j.cmd.AggregateID] = struct{}{}
+	}
+	if j.msg != nil {
+		delete(st.inflight, j.seq)
+	}
+	st.mu.Unlock()
+}
+
+// laneOf returns the lane of an aggregate.
+func (b *Bus) laneOf(id *factum.AggregateID) *lane {
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	h.WriteString(id.Aggregate)
+	h.WriteByte(0)
+	h.WriteString(id.ID)
+	return &b.lanes[h.Sum64()%uint64(len(b.lanes))]
+}
+
+// enqueueLocal queues a command accepted here, as the dispatcher's Send
+// does: waiting for room until ctx ends, or refusing at once if so
+// configured.
+func (b *Bus) enqueueLocal(ctx context.Context, j job) error {
+	ln := b.laneOf(&j.cmd.AggregateID)
+	ln.mu.RLock()
+	defer ln.mu.RUnlock()
+	if b.closed.Load() {
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
+	}
+	b.busy.Add(1)
+	select {
+	case ln.q <- j:
+		return nil
+	default:
+	}
+	if b.cfg.RejectWhenFull {
+		b.busy.Add(-1)
+		return factum.NewError(factum.CodeTooManyRequests, "command lane is full").With(j.cmd.AggregateID, 0, j.cmd.ID, j.cmd.RequestIDOrID())
+	}
+	select {
+	case ln.q <- j:
+		return nil
+	case <-ctx.Done():
+		b.busy.Add(-1)
+		return factum.Errorf(factum.CodeTooManyRequests, "command lane stayed full: %w", ctx.Err())
+	case <-b.stopping:
+		b.busy.Add(-1)
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
+	}
+}
+
+// enqueueDelivered queues a command a consumer delivered, waiting for room
+// until ctx (the consumer's) ends. Lanes close only after every consumer
+// stopped.
+func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
+	ln := b.laneOf(&j.cmd.AggregateID)
+	b.busy.Add(1)
+	select {
+	case ln.q <- j:
+		return true
+	case <-ctx.Done():
+		b.busy.Add(-1)
+		return false
+	}
+}
+
+// run is one lane: it processes its jobs in order. A job whose claim no
+// longer holds is not processed (see skip).
+func (b *Bus) run(q chan job) {
+	defer b.lwg.Done()
+	for j := range q {
+		switch {
+		case b.aborted.Load():
+			b.dropped.Add(1)
+			b.skip(&j, "shut down before the command was processed; it was not appended")
+		case !b.enter(&j):
+			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended")
+		default:
+			sig := b.proc.Process(b.runCtx, j.cmd)
+			if j.msg != nil {
+				// Processed, whatever the outcome: a redelivery would
+				// find the same request in the event store. The latest
+				// delivery is acknowledged: a consumer made anew meanwhile
+				// delivered it again.
+				_ = b.latest(&j).Ack()
+			}
+			b.leave(&j)
+			if j.copy != nil {
+				b.copyDone(&j)
+			}
+			b.emit(j.cmd, sig)
+		}
+		b.finished.Add(1)
+		b.busy.Add(-1)
+	}
+}
+
+// skip drops a job that is not processed here. A delivered command, or
+// the stored copy of one accepted here (LocalDurable), stays
+// unacknowledged on the stream for the partition's next owner, which
+// signals its outcome; a command accepted here and stored nowhere gets a
+// failed, retryable PROCESSED signal saying why.
+func (b *Bus) skip(j *job, why string) {
+	switch {
+	case j.copy != nil:
+		st := &b.state[j.n]
+		st.mu.Lock()
+		delete(st.copies, j.cmd.ID)
+		if j.copy.msg != nil {
+			delete(st.inflight, j.copy.seq)
+		}
+		st.mu.Unlock()
+	case j.msg != nil:
+		b.forget(j)
+	default:
+		b.emit(j.cmd, notProcessed(j.cmd, why))
+	}
+}
+
+// latest returns the latest delivery of j's message.
+func (b *Bus) latest(j *job) jetstream.Msg {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if m := st.inflight[j.seq]; m != nil {
+		return m
+	}
+	return j.msg
+}
+
+// forget drops a delivered job that is not processed here: it stays
+// unacknowledged on the stream.
+func (b *Bus) forget(j *job) {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	delete(st.inflight, j.seq)
+	st.mu.Unlock()
+}
+
+// emit hands a PROCESSED signal to the sink, by the command's origin when
+// the sink routes by it.
+func (b *Bus) emit(cmd *factum.Command, s factum.Signal) {
+	if b.origin != nil {
+		if o := cmd.Header[HeaderOrigin]; o != "" {
+			b.origin.SignalOrigin(o, s)
+			return
+		}
+	}
+	b.sink.Signal(s)
+}
+
+func notProcessed(cmd *factum.Command, msg string) factum.Signal {
+	return factum.Signal{
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		Stage:       factum.StageProcessed,
+		AggregateID: cmd.AggregateID,
+		Code:        factum.CodeTooManyRequests,
+		Message:     msg,
+		SignalTime:  time.Now(),
+	}
+}

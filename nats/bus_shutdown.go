@@ -1,0 +1,143 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// Shutdown stops admission at once (Send fails with TooManyRequests
+// wrapping factum.ErrClosed), keeps consuming the partitions this
+// instance owns until their consumers have nothing left to deliver or
+// acknowledge and the lanes are empty, then stops the consumers and the
+// lanes. If ctx ends first, the command in progress on each lane is
+// cancelled, the commands accepted here and still queued get a failed
+// PROCESSED signal (TooManyRequests: not appended), and the delivered ones
+// stay on the stream for the partition's next owner; Shutdown returns an
+// error wrapping ctx's. It does not give the partitions up: close the
+// Partitions after the engine shut down.
+func (b *Bus) Shutdown(ctx context.Context) error {
+	if b.closed.Swap(true) {
+		return factum.Errorf(factum.CodeIllegalState, "nats: %w: already shut down", factum.ErrClosed)
+	}
+	close(b.stopping)
+	if !b.started.Load() {
+		return nil
+	}
+	// A send that passed admission may still be publishing: what it
+	// stores is accepted, so the drain must see it.
+	for b.sending.Load() != 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	drained := b.drain(ctx)
+	b.mu.Lock()
+	if b.unsub != nil {
+		b.unsub()
+	}
+	for n, pc := range b.consumers {
+		pc.cancel()
+		delete(b.consumers, n)
+	}
+	b.mu.Unlock()
+	b.cwg.Wait()
+	for i := range b.lanes {
+		ln := &b.lanes[i]
+		ln.mu.Lock() // waits for senders between their check and their send
+		close(ln.q)
+		ln.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() {
+		b.lwg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		b.cancel()
+		if drained != nil {
+			return drained
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	b.aborted.Store(true)
+	b.cancel()
+	<-done
+	return fmt.Errorf("nats: command bus: shutdown deadline passed, %d queued commands not processed here: %w", b.dropped.Load(), ctx.Err())
+}
+
+// drain waits until every partition consumed here has processed the
+// commands stored before the drain began, and the lanes are empty, or
+// until ctx ends. Commands other instances keep sending meanwhile do not
+// hold it: they stay on the stream for the next owner.
+func (b *Bus) drain(ctx context.Context) error {
+	ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+	info, err := b.stream.Info(ictx)
+	cancel()
+	var last uint64
+	if err == nil {
+		last = info.State.LastSeq
+	}
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b.quiet(ctx, last) {
+			return nil
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("nats: command bus: commands of owned partitions still pending at the shutdown deadline (they stay on the stream): %w", ctx.Err())
+		}
+	}
+}
+
+// quiet reports whether the lanes are empty and every running consumer
+// has processed every command of its partition up to stream sequence last:
+// none of them is in a lane, and the consumer delivered past last or has
+// nothing left to deliver.
+func (b *Bus) quiet(ctx context.Context, last uint64) bool {
+	if b.busy.Load() != 0 {
+		return false
+	}
+	b.mu.Lock()
+	pcs := make([]*partConsumer, 0, len(b.consumers))
+	for _, pc := range b.consumers {
+		pcs = append(pcs, pc)
+	}
+	b.mu.Unlock()
+	for _, pc := range pcs {
+		if _, ok := b.ownsNow(pc.n); !ok {
+			continue // no longer ours: the next owner's
+		}
+		st := &b.state[pc.n]
+		st.mu.Lock()
+		delivered := st.delivered
+		for seq := range st.inflight {
+			if seq <= last {
+				st.mu.Unlock()
+				return false
+			}
+		}
+		st.mu.Unlock()
+		if last != 0 && delivered >= last {
+			continue
+		}
+		cons := pc.consumer()
+		if cons == nil {
+			return false // not made yet
+		}
+		ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+		info, err := cons.Info(ictx)
+		cancel()
+		if err != nil || info.NumPending != 0 {
+			return false
+		}
+		if last == 0 && info.NumAckPending != 0 {
+			return false
+		}
+	}
+	return b.busy.Load() == 0
+}
