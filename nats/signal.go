@@ -193,6 +193,16 @@ func (s *Signals) Signal(sig factum.Signal) {
 	s.sent.Add(1)
 }
 
+// SignalOrigin routes sig to origin, the instance that sent its command,
+// as Signal does with sig.Origin set to it: a bus that knows a command's
+// origin from its message (the JetStream bus's OriginSink) calls it.
+func (s *Signals) SignalOrigin(origin string, sig factum.Signal) {
+	if origin != "" {
+		sig.Origin = origin
+	}
+	s.Signal(sig)
+}
+
 func (s *Signals) localSink() command.Sink {
 	s.mu.Lock()
 	defer s.mu.Unlock()
