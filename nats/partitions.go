@@ -64,6 +64,9 @@ type Partitions struct {
 	held map[int]*lease      // the partitions this instance holds
 	view map[string]observed // the bucket's keys of this context, as watched
 
+	smu  sync.Mutex // guards subs
+	subs []*ownership
+
 	wmu     sync.Mutex // guards watcher, which watch replaces when it closes
 	watcher jetstream.KeyWatcher
 	stop    context.CancelFunc
@@ -266,8 +269,8 @@ func (p *Partitions) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	var errs []error
 	for _, n := range sortedKeys(held) {
-		if p.cfg.OnRelease != nil && !held[n].lapsed {
-			p.cfg.OnRelease(n)
+		if !held[n].lapsed {
+			p.released(n)
 		}
 		if err := p.release(ctx, n, held[n].rev); err != nil {
 			errs = append(errs, fmt.Errorf("nats: release partition %d of %s: %w", n, p.cfg.Context, err))

@@ -200,11 +200,21 @@ func (p *Partitions) acquired(n int, token uint64) {
 	if p.cfg.OnAcquire != nil {
 		p.cfg.OnAcquire(n, token)
 	}
+	for _, s := range p.subscribers() {
+		if s.acquire != nil {
+			s.acquire(n, token)
+		}
+	}
 }
 
 func (p *Partitions) released(n int) {
 	if p.cfg.OnRelease != nil {
 		p.cfg.OnRelease(n)
+	}
+	for _, s := range p.subscribers() {
+		if s.release != nil {
+			s.release(n)
+		}
 	}
 }
 

@@ -1,0 +1,397 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Defaults of BusConfig.
+const (
+	// DefaultCommandStream is the JetStream stream commands travel on.
+	DefaultCommandStream = "FACTUM_COMMANDS"
+	// DefaultCommandSubjectPrefix starts every command subject.
+	DefaultCommandSubjectPrefix = "factum.cmd"
+	// DefaultCommandDuplicates is the stream's de-duplication window: a
+	// command sent again with the same command ID within it is stored once.
+	DefaultCommandDuplicates = 2 * time.Minute
+	// DefaultMaxPending bounds the commands waiting on one subject (one
+	// aggregate type's partition); a send beyond it is TooManyRequests.
+	DefaultMaxPending = 10_000
+	// DefaultMaxAckPending bounds the commands of one partition delivered
+	// to its owner and not yet processed.
+	DefaultMaxAckPending = 1024
+	// DefaultPublishTimeout bounds the wait for JetStream's acknowledgement
+	// of one command.
+	DefaultPublishTimeout = 5 * time.Second
+	// DefaultAckWait is how long JetStream waits for the owner's
+	// acknowledgement of a command before it delivers it again.
+	DefaultAckWait = time.Minute
+	// DefaultRetryAfter is the retry hint of an UnavailableError.
+	DefaultRetryAfter = time.Second
+)
+
+// The headers of a command message, beside Nats-Msg-Id (the command ID),
+// HeaderTenant and HeaderAggregateID.
+const (
+	HeaderCommandID   = "Factum-Command-Id"
+	HeaderRequestID   = "Factum-Request-Id"
+	HeaderCommandName = "Factum-Command-Name"
+	// HeaderOrigin names the instance whose gateway accepted the command:
+	// the one whose callers wait for its signals. The bus sets it in the
+	// command's own header too (factum.Command.Header), so the streams the
+	// command appends, and every event function's signal about them, carry
+	// it.
+	HeaderOrigin = "Factum-Origin"
+)
+
+// LocalMode says what the bus does with a command for a partition this
+// instance owns.
+type LocalMode int
+
+const (
+	// LocalFirst (the default) hands the command straight to this
+	// instance's lanes, with no message: SENT means the owner admitted it,
+	// as with the in-process dispatcher, and the command is durable once
+	// PROCESSED. A crash between the two loses it; the caller's wait ends
+	// unknown and Lookup settles it. Void commands never take this path.
+	LocalFirst LocalMode = iota
+	// LocalNever sends every command through JetStream, owned or not:
+	// SENT means durably accepted for every command.
+	LocalNever
+)
+
+// OriginSink is a sink that routes a signal to the instance named by the
+// command's HeaderOrigin. When the engine's signal sink (engine.Config.
+// Signals) implements it, the bus emits each PROCESSED signal through
+// SignalOrigin, with the origin of the command (this instance's name for a
+// command accepted here); otherwise through Signal.
+type OriginSink interface {
+	command.Sink
+	SignalOrigin(origin string, s factum.Signal)
+}
+
+// BusConfig configures the JetStream command bus. JetStream and Partitions
+// are required; zero fields take the defaults.
+type BusConfig struct {
+	// JetStream is the connection commands travel on; its NATS connection
+	// tells the bus whether NATS is reachable.
+	JetStream jetstream.JetStream
+	// Partitions is this instance's share of the bounded context's
+	// partitions (StartPartitions): the bus serves that context, processes
+	// the commands of the partitions it owns, and sends the others to their
+	// owners. Close it after the engine shut down.
+	Partitions *Partitions
+	// Stream is the JetStream stream; DefaultCommandStream if empty. Every
+	// instance of a context must use the same one. NewBus creates it
+	// (work-queue retention, file storage) if it does not exist.
+	Stream string
+	// SubjectPrefix starts the subjects; DefaultCommandSubjectPrefix if
+	// empty. The stream takes prefix.>.
+	SubjectPrefix string
+	// Replicas of the stream when NewBus creates it; 1 if 0.
+	Replicas int
+	// Duplicates is the stream's de-duplication window when NewBus creates
+	// it; DefaultCommandDuplicates if 0.
+	Duplicates time.Duration
+	// MaxPending bounds the commands waiting on one subject when NewBus
+	// creates the stream; DefaultMaxPending if 0.
+	MaxPending int
+	// MaxAckPending bounds each partition's commands delivered and not yet
+	// processed; DefaultMaxAckPending if 0.
+	MaxAckPending int
+	// AckWait is how long JetStream waits for a delivered command's
+	// acknowledgement before delivering it again; DefaultAckWait if 0.
+	AckWait time.Duration
+	// PublishTimeout bounds a send's wait for JetStream's
+	// acknowledgement; DefaultPublishTimeout if 0.
+	PublishTimeout time.Duration
+	// RetryAfter is the hint of the UnavailableError a send fails with
+	// when NATS or the partition's owner is unreachable; DefaultRetryAfter
+	// if 0.
+	RetryAfter time.Duration
+	// Local says what to do with commands for partitions this instance
+	// owns; LocalFirst if zero.
+	Local LocalMode
+	// Lanes, QueueSize and RejectWhenFull configure this instance's lanes,
+	// as command.DispatcherConfig's do the in-process dispatcher: one
+	// aggregate's commands run one at a time in order, different
+	// aggregates in parallel.
+	Lanes          int
+	QueueSize      int
+	RejectWhenFull bool
+	// Logger receives what the bus cannot return (a consumer that fails
+	// and is made again, an undecodable message); slog.Default() if nil.
+	Logger *slog.Logger
+}
+
+// NewBus ensures the command stream and returns the engine's bus maker
+// (engine.Config.Bus): a durable command bus on JetStream for the context
+// of cfg.Partitions.
+//
+// A command for a partition this instance owns is processed here (see
+// LocalMode). Any other is published on subject
+// prefix.context.aggregate.partition ([CommandSubject]) and Send returns
+// once JetStream has stored it: it is processed by the partition's owner
+// even if this instance dies the next moment. Each owner consumes its
+// partitions in stream order, one aggregate's commands at a time and
+// different aggregates in parallel, through the same executor the
+// in-process dispatcher runs, and acknowledges each command once it was
+// processed; a command delivered again (its owner died first) is
+// recognised by its request ID in the event store. A send for a partition
+// whose owner is unreachable, or while NATS is, fails at once with an
+// UnavailableError.
+func NewBus(ctx context.Context, cfg BusConfig) (engine.NewBus, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	stream, err := ensureCommands(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	var once atomic.Bool
+	return func(proc command.Executor, signals command.Sink) (engine.Bus, error) {
+		if proc == nil || signals == nil {
+			return nil, factum.IllegalArgument("nats: the bus needs an executor and a sink")
+		}
+		if once.Swap(true) {
+			// Two buses on one Partitions would both act on its partitions.
+			return nil, factum.IllegalArgument("nats: a bus config makes one bus; call NewBus per engine")
+		}
+		return newBus(cfg, stream, proc, signals), nil
+	}, nil
+}
+
+func (c *BusConfig) defaults() error {
+	if c.JetStream == nil || c.Partitions == nil {
+		return factum.IllegalArgument("nats: the bus needs JetStream and Partitions")
+	}
+	if c.Stream == "" {
+		c.Stream = DefaultCommandStream
+	}
+	if c.SubjectPrefix == "" {
+		c.SubjectPrefix = DefaultCommandSubjectPrefix
+	}
+	if strings.ContainsAny(c.Stream, ". *>") || strings.ContainsAny(c.SubjectPrefix, " *>") {
+		return factum.IllegalArgument(fmt.Sprintf("nats: stream %q or subject prefix %q holds a character NATS reserves", c.Stream, c.SubjectPrefix))
+	}
+	if c.Replicas < 0 || c.Duplicates < 0 || c.MaxPending < 0 || c.MaxAckPending < 0 || c.AckWait < 0 ||
+		c.PublishTimeout < 0 || c.RetryAfter < 0 || c.Lanes < 0 || c.QueueSize < 0 {
+		return factum.IllegalArgument("nats: negative bus setting")
+	}
+	if c.Local != LocalFirst && c.Local != LocalNever {
+		return factum.IllegalArgument(fmt.Sprintf("nats: unknown local mode %d", c.Local))
+	}
+	c.Replicas = max(c.Replicas, 1)
+	if c.Duplicates == 0 {
+		c.Duplicates = DefaultCommandDuplicates
+	}
+	if c.MaxPending == 0 {
+		c.MaxPending = DefaultMaxPending
+	}
+	if c.MaxAckPending == 0 {
+		c.MaxAckPending = DefaultMaxAckPending
+	}
+	if c.AckWait == 0 {
+		c.AckWait = DefaultAckWait
+	}
+	if c.PublishTimeout == 0 {
+		c.PublishTimeout = DefaultPublishTimeout
+	}
+	if c.RetryAfter == 0 {
+		c.RetryAfter = DefaultRetryAfter
+	}
+	if c.Lanes == 0 {
+		c.Lanes = 16 * runtime.GOMAXPROCS(0)
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = 1024
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// CommandSubject returns the subject a command of the aggregate type for
+// the partition travels on: prefix.context.aggregate.partition.
+func CommandSubject(prefix string, named factum.NamedAggregate, partition int) string {
+	return prefix + "." + named.Context + "." + named.Aggregate + "." + strconv.Itoa(partition)
+}
+
+// ensureCommands creates the command stream if it does not exist, and
+// checks that one that does is a work queue.
+func ensureCommands(ctx context.Context, cfg *BusConfig) (jetstream.Stream, error) {
+	sc := jetstream.StreamConfig{
+		Name:                 cfg.Stream,
+		Description:          "factum commands, one subject per context, aggregate type and partition",
+		Subjects:             []string{cfg.SubjectPrefix + ".>"},
+		Retention:            jetstream.WorkQueuePolicy,
+		Storage:              jetstream.FileStorage,
+		Replicas:             cfg.Replicas,
+		Duplicates:           cfg.Duplicates,
+		MaxMsgsPerSubject:    int64(cfg.MaxPending),
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+	}
+	s, err := cfg.JetStream.CreateStream(ctx, sc)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = cfg.JetStream.Stream(ctx, cfg.Stream)
+		if err == nil && s.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy {
+			return nil, factum.IllegalArgument(fmt.Sprintf("nats: stream %s exists and is not a work queue", cfg.Stream))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nats: command stream %s: %w", cfg.Stream, err)
+	}
+	return s, nil
+}
+
+// Bus is the JetStream command bus of one engine (see NewBus). It is safe
+// for concurrent use.
+type Bus struct {
+	cfg    BusConfig
+	js     jetstream.JetStream
+	nc     *natsgo.Conn
+	parts  *Partitions
+	stream jetstream.Stream
+	proc   command.Executor
+	sink   command.Sink
+	origin OriginSink // sink, when it routes by origin
+	guard  time.Duration
+
+	seed  maphash.Seed
+	lanes []lane
+	state []partState // by partition
+
+	mu        sync.Mutex // guards consumers and unsub
+	consumers map[int]*partConsumer
+	unsub     func()
+
+	started  atomic.Bool
+	closed   atomic.Bool
+	busy     atomic.Int64  // jobs queued or in process
+	finished atomic.Uint64 // jobs finished since Start
+	stopping chan struct{} // closed when admission stops
+
+	runCtx  context.Context
+	cancel  context.CancelFunc
+	aborted atomic.Bool
+	lwg     sync.WaitGroup // lanes
+	cwg     sync.WaitGroup // consumers
+	once    sync.Once
+	dropped atomic.Int64
+}
+
+var _ engine.Bus = (*Bus)(nil)
+
+func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink command.Sink) *Bus {
+	b := &Bus{
+		cfg: cfg, js: cfg.JetStream, nc: cfg.JetStream.Conn(), parts: cfg.Partitions, stream: stream,
+		proc: proc, sink: sink, guard: cfg.Partitions.LeaseDuration() / 10,
+		seed: maphash.MakeSeed(), lanes: make([]lane, cfg.Lanes), state: make([]partState, cfg.Partitions.Count()),
+		consumers: map[int]*partConsumer{}, stopping: make(chan struct{}),
+	}
+	b.origin, _ = sink.(OriginSink)
+	for i := range b.lanes {
+		b.lanes[i].q = make(chan job, cfg.QueueSize)
+	}
+	return b
+}
+
+// Instance returns the name of this instance, the origin of the commands
+// it accepts.
+func (b *Bus) Instance() string { return b.parts.Instance() }
+
+// Start starts the lanes and the consumption of the partitions this
+// instance owns, now and as it gains them. Commands are processed with a
+// context derived from ctx without its cancellation. Start is idempotent.
+func (b *Bus) Start(ctx context.Context) {
+	b.once.Do(func() {
+		b.runCtx, b.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		for i := range b.lanes {
+			b.lwg.Add(1)
+			go b.run(b.lanes[i].q)
+		}
+		b.started.Store(true)
+		b.mu.Lock()
+		b.unsub = b.parts.Subscribe(b.acquire, b.release)
+		b.mu.Unlock()
+		// Partitions held before the subscription: a later acquire with
+		// the same token is a no-op.
+		for _, n := range b.parts.Owned() {
+			if token, ok := b.parts.Owns(n); ok {
+				b.acquire(n, token)
+			}
+		}
+	})
+}
+
+// Send implements command.Bus. A command for a partition this instance
+// owns goes to its lanes (LocalFirst, unless the command is void); any
+// other is published to JetStream and Send returns once JetStream stored
+// it. It fails with an UnavailableError (code TooManyRequests, retryable)
+// while NATS is unreachable or when the partition's owner is, with
+// TooManyRequests when the partition's subject or the local lane is full,
+// and with TooManyRequests wrapping factum.ErrClosed once Shutdown began.
+// The bus owns cmd afterwards: it sets HeaderOrigin in its header.
+func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
+	if !b.started.Load() {
+		return factum.Errorf(factum.CodeIllegalState, "nats: %w", command.ErrNotStarted)
+	}
+	if b.closed.Load() {
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
+	}
+	if cmd.AggregateID.Context != b.parts.cfg.Context {
+		return factum.IllegalArgument(fmt.Sprintf("nats: this bus carries the commands of context %s, not %s", b.parts.cfg.Context, cmd.AggregateID.Context))
+	}
+	setOrigin(cmd, b.parts.Instance())
+	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
+	if b.cfg.Local == LocalFirst && !cmd.IsVoid {
+		if token, ok := b.ownsNow(n); ok {
+			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
+		}
+	}
+	return b.publish(ctx, cmd, n)
+}
+
+// setOrigin sets HeaderOrigin in cmd's header, in a map of its own: the
+// caller's map may be shared.
+func setOrigin(cmd *factum.Command, origin string) {
+	if cmd.Header[HeaderOrigin] == origin {
+		return
+	}
+	h := make(map[string]string, len(cmd.Header)+1)
+	for k, v := range cmd.Header {
+		h[k] = v
+	}
+	h[HeaderOrigin] = origin
+	cmd.Header = h
+}
+
+// Idle reports whether no command is queued in this instance's lanes or in
+// process there.
+func (b *Bus) Idle() bool { return b.busy.Load() == 0 }
+
+// Done returns how many commands the lanes finished since Start.
+func (b *Bus) Done() uint64 { return b.finished.Load() }
+
+// Unavailable answers a send that cannot reach the partition's owner.
+func (b *Bus) unavailable(cmd *factum.Command, n int, owner, reason string, cause error) error {
+	ue := &UnavailableError{Partition: n, Owner: owner, Reason: reason, After: b.cfg.RetryAfter, Err: cause}
+	return factum.Errorf(factum.CodeTooManyRequests, "%w", ue).With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+}

@@ -1,0 +1,207 @@
+package nats
+
+import (
+	"context"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// lane is one lane's queue; mu guards sending on q against its closing, as
+// in the in-process dispatcher.
+type lane struct {
+	mu sync.RWMutex
+	q  chan job
+	_  [64 - 32]byte
+}
+
+// job is one command on its way through a lane: accepted here (msg nil) or
+// delivered by a partition's consumer (msg set, acknowledged once
+// processed).
+type job struct {
+	cmd   *factum.Command
+	n     int    // partition
+	token uint64 // the claim it was admitted under
+	msg   jetstream.Msg
+	seq   uint64 // the message's stream sequence
+}
+
+// partState is what the bus knows of one partition: the claim it acts
+// under and the commands of it in process. A command starts only under
+// the claim it was admitted under, so a partition given up or lost is
+// never acted on again by this instance, and release waits for the ones
+// already started.
+type partState struct {
+	mu       sync.Mutex
+	token    uint64 // 0 while this instance does not act on the partition
+	running  int
+	inflight map[uint64]struct{} // stream sequences delivered and not yet finished
+}
+
+// ownsNow reports whether this instance acts on partition n now, with
+// enough of the lease left to start a command, and under which claim.
+func (b *Bus) ownsNow(n int) (uint64, bool) {
+	st := &b.state[n]
+	st.mu.Lock()
+	t := st.token
+	st.mu.Unlock()
+	if t == 0 {
+		return 0, false
+	}
+	token, until, ok := b.parts.Lease(n)
+	if !ok || token != t || time.Until(until) <= b.guard {
+		return 0, false
+	}
+	return t, true
+}
+
+// enter marks j's command as started if its claim still holds.
+func (b *Bus) enter(j *job) bool {
+	st := &b.state[j.n]
+	token, until, ok := b.parts.Lease(j.n)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.token == 0 || st.token != j.token || !ok || token != j.token || time.Until(until) <= b.guard {
+		return false
+	}
+	st.running++
+	return true
+}
+
+func (b *Bus) leave(j *job) {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	st.running--
+	if j.msg != nil {
+		delete(st.inflight, j.seq)
+	}
+	st.mu.Unlock()
+}
+
+// laneOf returns the lane of an aggregate.
+func (b *Bus) laneOf(id *factum.AggregateID) *lane {
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	h.WriteString(id.Aggregate)
+	h.WriteByte(0)
+	h.WriteString(id.ID)
+	return &b.lanes[h.Sum64()%uint64(len(b.lanes))]
+}
+
+// enqueueLocal queues a command accepted here, as the dispatcher's Send
+// does: waiting for room until ctx ends, or refusing at once if so
+// configured.
+func (b *Bus) enqueueLocal(ctx context.Context, j job) error {
+	ln := b.laneOf(&j.cmd.AggregateID)
+	ln.mu.RLock()
+	defer ln.mu.RUnlock()
+	if b.closed.Load() {
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
+	}
+	b.busy.Add(1)
+	select {
+	case ln.q <- j:
+		return nil
+	default:
+	}
+	if b.cfg.RejectWhenFull {
+		b.busy.Add(-1)
+		return factum.NewError(factum.CodeTooManyRequests, "command lane is full").With(j.cmd.AggregateID, 0, j.cmd.ID, j.cmd.RequestIDOrID())
+	}
+	select {
+	case ln.q <- j:
+		return nil
+	case <-ctx.Done():
+		b.busy.Add(-1)
+		return factum.Errorf(factum.CodeTooManyRequests, "command lane stayed full: %w", ctx.Err())
+	case <-b.stopping:
+		b.busy.Add(-1)
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
+	}
+}
+
+// enqueueDelivered queues a command a consumer delivered, waiting for room
+// until ctx (the consumer's) ends. Lanes close only after every consumer
+// stopped.
+func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
+	ln := b.laneOf(&j.cmd.AggregateID)
+	b.busy.Add(1)
+	select {
+	case ln.q <- j:
+		return true
+	case <-ctx.Done():
+		b.busy.Add(-1)
+		return false
+	}
+}
+
+// run is one lane: it processes its jobs in order. A job whose claim no
+// longer holds is not processed: a delivered one stays on the stream for
+// the partition's next owner, one accepted here fails retryably.
+func (b *Bus) run(q chan job) {
+	defer b.lwg.Done()
+	for j := range q {
+		switch {
+		case b.aborted.Load():
+			b.dropped.Add(1)
+			if j.msg == nil {
+				b.emit(j.cmd, notProcessed(j.cmd, "shut down before the command was processed; it was not appended"))
+			} else {
+				b.forget(&j)
+			}
+		case !b.enter(&j):
+			if j.msg == nil {
+				b.emit(j.cmd, notProcessed(j.cmd, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"))
+			} else {
+				b.forget(&j)
+			}
+		default:
+			sig := b.proc.Process(b.runCtx, j.cmd)
+			if j.msg != nil {
+				// Processed, whatever the outcome: a redelivery would
+				// find the same request in the event store.
+				_ = j.msg.Ack()
+			}
+			b.leave(&j)
+			b.emit(j.cmd, sig)
+		}
+		b.finished.Add(1)
+		b.busy.Add(-1)
+	}
+}
+
+// forget drops a delivered job that is not processed here: it stays
+// unacknowledged on the stream.
+func (b *Bus) forget(j *job) {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	delete(st.inflight, j.seq)
+	st.mu.Unlock()
+}
+
+// emit hands a PROCESSED signal to the sink, by the command's origin when
+// the sink routes by it.
+func (b *Bus) emit(cmd *factum.Command, s factum.Signal) {
+	if b.origin != nil {
+		if o := cmd.Header[HeaderOrigin]; o != "" {
+			b.origin.SignalOrigin(o, s)
+			return
+		}
+	}
+	b.sink.Signal(s)
+}
+
+func notProcessed(cmd *factum.Command, msg string) factum.Signal {
+	return factum.Signal{
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		Stage:       factum.StageProcessed,
+		AggregateID: cmd.AggregateID,
+		Code:        factum.CodeTooManyRequests,
+		Message:     msg,
+		SignalTime:  time.Now(),
+	}
+}

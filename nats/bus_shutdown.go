@@ -1,0 +1,111 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// Shutdown stops admission at once (Send fails with TooManyRequests
+// wrapping factum.ErrClosed), keeps consuming the partitions this
+// instance owns until their consumers have nothing left to deliver or
+// acknowledge and the lanes are empty, then stops the consumers and the
+// lanes. If ctx ends first, the command in progress on each lane is
+// cancelled, the commands accepted here and still queued get a failed
+// PROCESSED signal (TooManyRequests: not appended), and the delivered ones
+// stay on the stream for the partition's next owner; Shutdown returns an
+// error wrapping ctx's. It does not give the partitions up: close the
+// Partitions after the engine shut down.
+func (b *Bus) Shutdown(ctx context.Context) error {
+	if b.closed.Swap(true) {
+		return factum.Errorf(factum.CodeIllegalState, "nats: %w: already shut down", factum.ErrClosed)
+	}
+	close(b.stopping)
+	if !b.started.Load() {
+		return nil
+	}
+	drained := b.drain(ctx)
+	b.mu.Lock()
+	if b.unsub != nil {
+		b.unsub()
+	}
+	for n, pc := range b.consumers {
+		pc.cancel()
+		delete(b.consumers, n)
+	}
+	b.mu.Unlock()
+	b.cwg.Wait()
+	for i := range b.lanes {
+		ln := &b.lanes[i]
+		ln.mu.Lock() // waits for senders between their check and their send
+		close(ln.q)
+		ln.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() {
+		b.lwg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		b.cancel()
+		if drained != nil {
+			return drained
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	b.aborted.Store(true)
+	b.cancel()
+	<-done
+	return fmt.Errorf("nats: command bus: shutdown deadline passed, %d queued commands not processed here: %w", b.dropped.Load(), ctx.Err())
+}
+
+// drain waits until every partition consumed here has no command left to
+// deliver or to acknowledge, and the lanes are empty, or until ctx ends.
+func (b *Bus) drain(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b.quiet(ctx) {
+			return nil
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("nats: command bus: commands of owned partitions still pending at the shutdown deadline (they stay on the stream): %w", ctx.Err())
+		}
+	}
+}
+
+// quiet reports whether the lanes are empty and every running consumer
+// has delivered and seen acknowledged all its partition holds.
+func (b *Bus) quiet(ctx context.Context) bool {
+	if b.busy.Load() != 0 {
+		return false
+	}
+	b.mu.Lock()
+	pcs := make([]*partConsumer, 0, len(b.consumers))
+	for _, pc := range b.consumers {
+		pcs = append(pcs, pc)
+	}
+	b.mu.Unlock()
+	for _, pc := range pcs {
+		if _, ok := b.ownsNow(pc.n); !ok {
+			continue // no longer ours: the next owner's
+		}
+		cons := pc.consumer()
+		if cons == nil {
+			return false // not made yet
+		}
+		ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+		info, err := cons.Info(ictx)
+		cancel()
+		if err != nil || info.NumPending != 0 || info.NumAckPending != 0 {
+			return false
+		}
+	}
+	return b.busy.Load() == 0
+}

@@ -1,0 +1,220 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// partConsumer consumes one partition's commands under one claim.
+type partConsumer struct {
+	n      int
+	token  uint64
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex
+	cons jetstream.Consumer // the consumer once made, for the drain
+}
+
+func (pc *partConsumer) consumer() jetstream.Consumer {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc.cons
+}
+
+// consumerName is the durable consumer of a partition: one per context
+// and partition, whoever owns it.
+func (b *Bus) consumerName(n int) string {
+	return "factum_" + b.parts.cfg.Context + "_" + strconv.Itoa(n)
+}
+
+// acquire starts acting on partition n under the claim token: it starts
+// the partition's consumer. It runs on the lease goroutine and does not
+// block.
+func (b *Bus) acquire(n int, token uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Load() || n >= len(b.state) {
+		return
+	}
+	st := &b.state[n]
+	st.mu.Lock()
+	st.token = token
+	if st.inflight == nil {
+		st.inflight = map[uint64]struct{}{}
+	}
+	st.mu.Unlock()
+	old := b.consumers[n]
+	if old != nil && old.token == token {
+		return
+	}
+	if old != nil {
+		old.cancel()
+	}
+	ctx, cancel := context.WithCancel(b.runCtx)
+	pc := &partConsumer{n: n, token: token, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	b.consumers[n] = pc
+	b.cwg.Add(1)
+	go b.consume(pc, old)
+}
+
+// release stops acting on partition n: no command of it starts here any
+// more, its consumer stops, and release waits (up to a tenth of the lease)
+// for the commands already started, so that they end before the lease is
+// deleted or can lapse and anyone else takes the partition.
+func (b *Bus) release(n int) {
+	if n >= len(b.state) {
+		return
+	}
+	st := &b.state[n]
+	st.mu.Lock()
+	st.token = 0
+	st.mu.Unlock()
+	b.mu.Lock()
+	if pc := b.consumers[n]; pc != nil {
+		pc.cancel()
+		delete(b.consumers, n)
+	}
+	b.mu.Unlock()
+	deadline := time.Now().Add(b.guard)
+	for {
+		st.mu.Lock()
+		running := st.running
+		st.mu.Unlock()
+		if running == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// consume delivers partition pc.n's commands to the lanes in stream order
+// until pc's context ends. It first waits for the consumer of an earlier
+// claim, then makes the partition's durable consumer anew: a fresh
+// consumer delivers every command not yet acknowledged, in order, at once,
+// where the old one would hold back the ones an earlier owner had in hand
+// until their acknowledgement wait ran out, and deliver later ones first.
+func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
+	defer b.cwg.Done()
+	defer close(pc.done)
+	if old != nil {
+		<-old.done
+	}
+	fresh := true
+	backoff := b.guard
+	for pc.ctx.Err() == nil {
+		cons, err := b.consumer(pc, fresh)
+		if err == nil {
+			fresh = false
+			pc.mu.Lock()
+			pc.cons = cons
+			pc.mu.Unlock()
+			err = b.pull(pc, cons)
+		}
+		if pc.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			b.cfg.Logger.Warn("nats: command consumer failed; making it again", "context", b.parts.cfg.Context, "partition", pc.n, "err", err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-pc.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// consumer returns the partition's durable consumer: made anew when fresh
+// (after a claim), the existing one otherwise (after an error of the
+// pull, say a lost connection).
+func (b *Bus) consumer(pc *partConsumer, fresh bool) (jetstream.Consumer, error) {
+	ctx, cancel := context.WithTimeout(pc.ctx, b.cfg.PublishTimeout)
+	defer cancel()
+	name := b.consumerName(pc.n)
+	if !fresh {
+		c, err := b.stream.Consumer(ctx, name)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil, err
+		}
+	}
+	if _, ok := b.ownsNow(pc.n); !ok {
+		return nil, errors.New("nats: the partition's claim no longer holds")
+	}
+	if err := b.stream.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, err
+	}
+	return b.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       name,
+		Description:   "factum commands of " + b.parts.cfg.Context + " partition " + strconv.Itoa(pc.n),
+		FilterSubject: b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(pc.n),
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       b.cfg.AckWait,
+		MaxAckPending: b.cfg.MaxAckPending,
+		MaxDeliver:    -1,
+	})
+}
+
+// pull delivers the consumer's messages to the lanes until pc's context
+// ends (nil) or the pull fails. Each message is handed over only while the
+// claim holds; one already in a lane (delivered again) is skipped.
+func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(b.cfg.MaxAckPending, 256)))
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(pc.ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	st := &b.state[pc.n]
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if pc.ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			return err
+		}
+		if _, ok := b.ownsNow(pc.n); !ok {
+			return nil // the claim lapses: leave the rest to the next owner
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			_ = m.Term()
+			continue
+		}
+		seq := meta.Sequence.Stream
+		st.mu.Lock()
+		_, dup := st.inflight[seq]
+		if !dup {
+			st.inflight[seq] = struct{}{}
+		}
+		st.mu.Unlock()
+		if dup {
+			continue
+		}
+		cmd, err := decodeCommand(m.Data())
+		if err != nil {
+			b.cfg.Logger.Error("nats: dropping a command message that does not decode", "subject", m.Subject(), "seq", seq, "err", err)
+			_ = m.Term()
+			b.forget(&job{n: pc.n, seq: seq})
+			continue
+		}
+		if !b.enqueueDelivered(pc.ctx, job{cmd: cmd, n: pc.n, token: pc.token, msg: m, seq: seq}) {
+			b.forget(&job{n: pc.n, seq: seq})
+			return nil
+		}
+	}
+}
