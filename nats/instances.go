@@ -1,9 +1,6 @@
 package nats
 
-import (
-	"slices"
-	"time"
-)
+import "slices"
 
 // ClusterView is the cluster as one instance sees it in the lease bucket:
 // the live instances and the partitions each holds. Instances see the
@@ -14,8 +11,8 @@ type ClusterView struct {
 	Context string `json:"context"`
 	// Partitions is the number of partitions.
 	Partitions int `json:"partitions"`
-	// Lease is the partition lease's length.
-	Lease time.Duration `json:"lease"`
+	// LeaseMillis is the partition lease's length in milliseconds.
+	LeaseMillis int64 `json:"leaseMillis"`
 	// Instance is the instance that made the view.
 	Instance string `json:"instance"`
 	// Instances lists the instances, by name: those announced within a
@@ -43,7 +40,7 @@ func (p *Partitions) View() ClusterView {
 	owned := p.Owned()
 	owners := p.Owners()
 	alive := p.Instances()
-	v := ClusterView{Context: p.cfg.Context, Partitions: p.cfg.Partitions, Lease: p.cfg.Lease, Instance: p.cfg.Instance,
+	v := ClusterView{Context: p.cfg.Context, Partitions: p.cfg.Partitions, LeaseMillis: p.cfg.Lease.Milliseconds(), Instance: p.cfg.Instance,
 		Instances: []InstanceView{}, Unowned: []int{}}
 	byName := map[string]*InstanceView{}
 	add := func(name string, live bool) *InstanceView {

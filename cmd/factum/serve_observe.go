@@ -175,7 +175,12 @@ func (obs *observer) prepare(b prepare.Backend) prepare.Backend { return obs.tel
 
 // bus is the engine's in-process bus with the send hop traced.
 func (obs *observer) bus() engine.NewBus {
-	return engine.SendWrapper(engine.DispatcherBus(command.DispatcherConfig{}), obs.tel.Bus)
+	return obs.wrapBus(engine.DispatcherBus(command.DispatcherConfig{}))
+}
+
+// wrapBus traces the send hop of the buses next makes.
+func (obs *observer) wrapBus(next engine.NewBus) engine.NewBus {
+	return engine.SendWrapper(next, obs.tel.Bus)
 }
 
 // commands and events are the telemetry middleware of the engine's two
@@ -263,6 +268,9 @@ func (s *server) readiness(ctx context.Context) error {
 	}
 	if s.store.ping != nil {
 		checks = append(checks, storeCheck{"database", s.pingStore})
+	}
+	if s.cluster != nil {
+		checks = append(checks, storeCheck{"nats", s.cluster.ready})
 	}
 	var mu sync.Mutex
 	var failed []string
