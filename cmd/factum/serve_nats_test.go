@@ -113,6 +113,12 @@ func TestTwoServeInstancesShareTheWork(t *testing.T) {
 		t.Fatalf("cluster view %s", body)
 	}
 
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"cluster", "--url", a.URL}, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "instances") || !strings.Contains(out.String(), "unowned") {
+		t.Fatalf("factum cluster: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+
 	waitHeaders := func(stage, req string) []string {
 		return []string{"Command-Wait-Stage", stage, "Command-Request-Id", req, "Command-Wait-Timeout", "10s"}
 	}
