@@ -65,8 +65,13 @@ func statusOf(err error) int {
 	return Status(factum.CodeOf(err))
 }
 
-// writeError writes err as an ErrorBody with its status.
+// writeError writes err as an ErrorBody with its status: 503 with
+// Retry-After for an error that says a dependency is unreachable.
 func writeError(w http.ResponseWriter, err error) {
+	if status := unavailableStatus(w, err); status != 0 {
+		writeJSON(w, status, bodyOf(err))
+		return
+	}
 	writeJSON(w, statusOf(err), bodyOf(err))
 }
 

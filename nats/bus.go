@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	natsgo "github.com/nats-io/nats.go"
@@ -73,6 +74,14 @@ const (
 	// LocalNever sends every command through JetStream, owned or not:
 	// SENT means durably accepted for every command.
 	LocalNever
+	// LocalDurable publishes the command to JetStream, as LocalNever, and
+	// once JetStream stored it (SENT: durably accepted) processes it here
+	// at once instead of waiting for the partition's consumer to deliver
+	// it; the delivered copy is then only acknowledged. A copy whose local
+	// processing did not happen (the instance died, or gave the partition
+	// up first) is processed by the partition's owner. It is factum's form
+	// of the seed's LocalFirst with its distributed copy.
+	LocalDurable
 )
 
 // OriginSink is a sink that routes a signal to the instance named by the
@@ -193,7 +202,7 @@ func (c *BusConfig) defaults() error {
 		c.PublishTimeout < 0 || c.RetryAfter < 0 || c.Lanes < 0 || c.QueueSize < 0 {
 		return factum.IllegalArgument("nats: negative bus setting")
 	}
-	if c.Local != LocalFirst && c.Local != LocalNever {
+	if c.Local != LocalFirst && c.Local != LocalNever && c.Local != LocalDurable {
 		return factum.IllegalArgument(fmt.Sprintf("nats: unknown local mode %d", c.Local))
 	}
 	c.Replicas = max(c.Replicas, 1)
@@ -272,7 +281,10 @@ type Bus struct {
 	proc   command.Executor
 	sink   command.Sink
 	origin OriginSink // sink, when it routes by origin
-	guard  time.Duration
+	// forgetter drops the cached states of a partition given up; nil when
+	// the executor caches none.
+	forgetter aggregate.Forgetter
+	guard     time.Duration
 
 	seed  maphash.Seed
 	lanes []lane
@@ -307,6 +319,7 @@ func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink 
 		consumers: map[int]*partConsumer{}, stopping: make(chan struct{}),
 	}
 	b.origin, _ = sink.(OriginSink)
+	b.forgetter, _ = proc.(aggregate.Forgetter)
 	for i := range b.lanes {
 		b.lanes[i].q = make(chan job, cfg.QueueSize)
 	}
@@ -361,8 +374,11 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	}
 	setOrigin(cmd, b.parts.Instance())
 	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
-	if b.cfg.Local == LocalFirst && !cmd.IsVoid {
+	if b.cfg.Local != LocalNever && !cmd.IsVoid {
 		if token, ok := b.ownsNow(n); ok {
+			if b.cfg.Local == LocalDurable {
+				return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
+			}
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
 	}

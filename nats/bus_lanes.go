@@ -26,7 +26,8 @@ type job struct {
 	n     int    // partition
 	token uint64 // the claim it was admitted under
 	msg   jetstream.Msg
-	seq   uint64 // the message's stream sequence
+	seq   uint64     // the message's stream sequence
+	copy  *localCopy // LocalDurable: the stored copy of a command accepted here
 }
 
 // partState is what the bus knows of one partition: the claim it acts
@@ -35,10 +36,13 @@ type job struct {
 // never acted on again by this instance, and release waits for the ones
 // already started.
 type partState struct {
-	mu       sync.Mutex
-	token    uint64 // 0 while this instance does not act on the partition
-	running  int
-	inflight map[uint64]struct{} // stream sequences delivered and not yet finished
+	mu        sync.Mutex
+	token     uint64 // 0 while this instance does not act on the partition
+	running   int
+	inflight  map[uint64]struct{}             // stream sequences delivered and not yet finished
+	touched   map[factum.AggregateID]struct{} // aggregates processed under token
+	delivered uint64                          // the highest stream sequence delivered here
+	copies    map[string]*localCopy           // LocalDurable: by command ID
 }
 
 // ownsNow reports whether this instance acts on partition n now, with
@@ -75,6 +79,12 @@ func (b *Bus) leave(j *job) {
 	st := &b.state[j.n]
 	st.mu.Lock()
 	st.running--
+	if b.forgetter != nil {
+		if st.touched == nil {
+			st.touched = map[factum.AggregateID]struct{}{}
+		}
+		st.touched[j.cmd.AggregateID] = struct{}{}
+	}
 	if j.msg != nil {
 		delete(st.inflight, j.seq)
 	}
@@ -139,25 +149,16 @@ func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
 }
 
 // run is one lane: it processes its jobs in order. A job whose claim no
-// longer holds is not processed: a delivered one stays on the stream for
-// the partition's next owner, one accepted here fails retryably.
+// longer holds is not processed (see skip).
 func (b *Bus) run(q chan job) {
 	defer b.lwg.Done()
 	for j := range q {
 		switch {
 		case b.aborted.Load():
 			b.dropped.Add(1)
-			if j.msg == nil {
-				b.emit(j.cmd, notProcessed(j.cmd, "shut down before the command was processed; it was not appended"))
-			} else {
-				b.forget(&j)
-			}
+			b.skip(&j, "shut down before the command was processed; it was not appended")
 		case !b.enter(&j):
-			if j.msg == nil {
-				b.emit(j.cmd, notProcessed(j.cmd, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"))
-			} else {
-				b.forget(&j)
-			}
+			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended")
 		default:
 			sig := b.proc.Process(b.runCtx, j.cmd)
 			if j.msg != nil {
@@ -166,10 +167,35 @@ func (b *Bus) run(q chan job) {
 				_ = j.msg.Ack()
 			}
 			b.leave(&j)
+			if j.copy != nil {
+				b.copyDone(&j)
+			}
 			b.emit(j.cmd, sig)
 		}
 		b.finished.Add(1)
 		b.busy.Add(-1)
+	}
+}
+
+// skip drops a job that is not processed here. A delivered command, or
+// the stored copy of one accepted here (LocalDurable), stays
+// unacknowledged on the stream for the partition's next owner, which
+// signals its outcome; a command accepted here and stored nowhere gets a
+// failed, retryable PROCESSED signal saying why.
+func (b *Bus) skip(j *job, why string) {
+	switch {
+	case j.copy != nil:
+		st := &b.state[j.n]
+		st.mu.Lock()
+		delete(st.copies, j.cmd.ID)
+		if j.copy.msg != nil {
+			delete(st.inflight, j.copy.seq)
+		}
+		st.mu.Unlock()
+	case j.msg != nil:
+		b.forget(j)
+	default:
+		b.emit(j.cmd, notProcessed(j.cmd, why))
 	}
 }
 

@@ -17,7 +17,10 @@ import (
 var traceHeaders = [...]string{"traceparent", "tracestate", "baggage"}
 
 // publish sends cmd to its partition's owner through JetStream and returns
-// once JetStream stored it.
+// once JetStream stored it. An error means the command was not stored,
+// except an UnavailableError after no answer came within PublishTimeout:
+// then it may be, and sending it again with the same command ID stores it
+// at most once.
 func (b *Bus) publish(ctx context.Context, cmd *factum.Command, n int) error {
 	if st := b.nc.Status(); st != natsgo.CONNECTED {
 		return b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
@@ -30,7 +33,14 @@ func (b *Bus) publish(ctx context.Context, cmd *factum.Command, n int) error {
 	if err != nil {
 		return err
 	}
-	pctx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+	if err := ctx.Err(); err != nil {
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: the sender gave up before the command was sent: %w", err).
+			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+	}
+	// Once the message is on its way, the answer is awaited past ctx's
+	// end (up to PublishTimeout): a send that fails must mean that the
+	// command was not accepted, and only JetStream's answer tells.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.PublishTimeout)
 	defer cancel()
 	_, err = b.js.PublishMsg(pctx, msg, jetstream.WithMsgID(cmd.ID), jetstream.WithExpectStream(b.cfg.Stream))
 	if err == nil {
@@ -46,9 +56,6 @@ func (b *Bus) publish(ctx context.Context, cmd *factum.Command, n int) error {
 		return b.unavailable(cmd, n, owner, "JetStream could not store the command", err)
 	case errors.As(err, &apiErr):
 		return factum.Errorf(factum.CodeIllegalState, "nats: the command stream refused the command: %w", err).
-			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
-	case ctx.Err() != nil:
-		return factum.Errorf(factum.CodeTooManyRequests, "nats: the sender gave up before JetStream acknowledged the command (send it again with the same command ID): %w", ctx.Err()).
 			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 	default:
 		return b.unavailable(cmd, n, owner, "no acknowledgement from JetStream (the command may be stored: send it again with the same command ID, which JetStream de-duplicates)", err)

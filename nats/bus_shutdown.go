@@ -63,13 +63,22 @@ func (b *Bus) Shutdown(ctx context.Context) error {
 	return fmt.Errorf("nats: command bus: shutdown deadline passed, %d queued commands not processed here: %w", b.dropped.Load(), ctx.Err())
 }
 
-// drain waits until every partition consumed here has no command left to
-// deliver or to acknowledge, and the lanes are empty, or until ctx ends.
+// drain waits until every partition consumed here has processed the
+// commands stored before the drain began, and the lanes are empty, or
+// until ctx ends. Commands other instances keep sending meanwhile do not
+// hold it: they stay on the stream for the next owner.
 func (b *Bus) drain(ctx context.Context) error {
+	ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+	info, err := b.stream.Info(ictx)
+	cancel()
+	var last uint64
+	if err == nil {
+		last = info.State.LastSeq
+	}
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if b.quiet(ctx) {
+		if b.quiet(ctx, last) {
 			return nil
 		}
 		select {
@@ -81,8 +90,10 @@ func (b *Bus) drain(ctx context.Context) error {
 }
 
 // quiet reports whether the lanes are empty and every running consumer
-// has delivered and seen acknowledged all its partition holds.
-func (b *Bus) quiet(ctx context.Context) bool {
+// has processed every command of its partition up to stream sequence last:
+// none of them is in a lane, and the consumer delivered past last or has
+// nothing left to deliver.
+func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 	if b.busy.Load() != 0 {
 		return false
 	}
@@ -96,6 +107,19 @@ func (b *Bus) quiet(ctx context.Context) bool {
 		if _, ok := b.ownsNow(pc.n); !ok {
 			continue // no longer ours: the next owner's
 		}
+		st := &b.state[pc.n]
+		st.mu.Lock()
+		delivered := st.delivered
+		for seq := range st.inflight {
+			if seq <= last {
+				st.mu.Unlock()
+				return false
+			}
+		}
+		st.mu.Unlock()
+		if last != 0 && delivered >= last {
+			continue
+		}
 		cons := pc.consumer()
 		if cons == nil {
 			return false // not made yet
@@ -103,7 +127,10 @@ func (b *Bus) quiet(ctx context.Context) bool {
 		ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
 		info, err := cons.Info(ictx)
 		cancel()
-		if err != nil || info.NumPending != 0 || info.NumAckPending != 0 {
+		if err != nil || info.NumPending != 0 {
+			return false
+		}
+		if last == 0 && info.NumAckPending != 0 {
 			return false
 		}
 	}

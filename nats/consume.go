@@ -45,6 +45,9 @@ func (b *Bus) acquire(n int, token uint64) {
 	}
 	st := &b.state[n]
 	st.mu.Lock()
+	if st.token != token {
+		st.delivered = 0
+	}
 	st.token = token
 	if st.inflight == nil {
 		st.inflight = map[uint64]struct{}{}
@@ -88,9 +91,19 @@ func (b *Bus) release(n int) {
 		running := st.running
 		st.mu.Unlock()
 		if running == 0 || time.Now().After(deadline) {
-			return
+			break
 		}
 		time.Sleep(100 * time.Microsecond)
+	}
+	// The states cached here go stale while another instance owns the
+	// partition: the next tenure loads them afresh.
+	st.mu.Lock()
+	touched := st.touched
+	st.touched = nil
+	st.copies = nil // the next owner processes what was not done here
+	st.mu.Unlock()
+	for id := range touched {
+		b.forgetter.Forget(id)
 	}
 }
 
@@ -108,6 +121,7 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	}
 	fresh := true
 	backoff := b.guard
+	failing := false
 	for pc.ctx.Err() == nil {
 		cons, err := b.consumer(pc, fresh)
 		if err == nil {
@@ -120,8 +134,14 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 		if pc.ctx.Err() != nil {
 			return
 		}
-		if err != nil {
-			b.cfg.Logger.Warn("nats: command consumer failed; making it again", "context", b.parts.cfg.Context, "partition", pc.n, "err", err)
+		switch {
+		case err != nil && !failing:
+			// Once per run of failures: a lost connection fails every
+			// attempt until it is back.
+			b.cfg.Logger.Warn("nats: command consumer failed; making it again until it works", "context", b.parts.cfg.Context, "partition", pc.n, "err", err)
+			failing = true
+		case err == nil:
+			failing = false
 		}
 		t := time.NewTimer(backoff)
 		select {
@@ -201,8 +221,12 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 		if !dup {
 			st.inflight[seq] = struct{}{}
 		}
+		st.delivered = max(st.delivered, seq)
 		st.mu.Unlock()
 		if dup {
+			continue
+		}
+		if b.cfg.Local == LocalDurable && b.copyDelivered(pc.n, m.Headers().Get(HeaderCommandID), m, seq) {
 			continue
 		}
 		cmd, err := decodeCommand(m.Data())

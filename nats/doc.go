@@ -1,6 +1,7 @@
 // Package nats runs factum on NATS JetStream: partitions of each bounded
 // context's aggregates with one owner each, by leases in a JetStream
-// key-value bucket, and the publication of the global log to a JetStream
+// key-value bucket, a durable command bus that delivers each command to
+// its partition's owner, and the publication of the global log to a JetStream
 // stream for subscribers outside factum.
 //
 // # Partitions and ownership
@@ -27,6 +28,25 @@
 // The claim's revision is the partition's fencing token: it grows with
 // every new owner, so a downstream system can refuse a stale holder.
 // factum's own safety net stays the event store's version check.
+//
+// # The command bus
+//
+// [NewBus] makes the engine's command bus (engine.Config.Bus) for the
+// context of a [Partitions]. A command for a partition this instance owns
+// is processed here ([LocalMode]: at once, or stored first); any other is
+// published to a JetStream work-queue stream on subject
+// prefix.context.aggregate.partition ([CommandSubject]), with the command
+// ID as Nats-Msg-Id, and Send returns once JetStream stored it. Each owner
+// consumes its partitions with a durable consumer made anew per claim, in
+// stream order, through lanes that run one aggregate's commands one at a
+// time, and acknowledges a command once the executor processed it; a
+// redelivery is recognised by its request ID in the event store. A
+// command starts only while its claim holds, so an instance that gives a
+// partition up or loses it stops acting on it first. Every command carries
+// its origin instance ([HeaderOrigin]) in the message and in its header;
+// an [OriginSink] routes its PROCESSED signal there. A send that cannot
+// reach NATS or the partition's owner fails at once with an
+// [UnavailableError] (retryable; HTTP 503 with Retry-After).
 //
 // # The global log for others
 //

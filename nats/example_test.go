@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/nats"
 	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
@@ -54,9 +57,10 @@ func ExampleStartPartitions() {
 	// Output: [0 1 2 3] true
 }
 
-func ExampleSignals() {
-	// A NATS server in process; in production, the cluster's URL.
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+func ExampleNewBus() {
+	dir, _ := os.MkdirTemp("", "factum-nats-bus-example")
+	defer os.RemoveAll(dir)
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -64,36 +68,49 @@ func ExampleSignals() {
 	defer s.Shutdown()
 	s.ReadyForConnections(5 * time.Second)
 
-	// Two instances, each with its own connection and signal transport;
-	// the local sinks stand for their engines' waiters.
-	connect := func(name string, local command.Sink) *nats.Signals {
-		nc, err := natsgo.Connect(s.ClientURL())
-		if err != nil {
-			log.Fatal(err)
-		}
-		sig, err := nats.NewSignals(nats.SignalsConfig{Conn: nc, Instance: name})
-		if err != nil {
-			log.Fatal(err)
-		}
-		if _, err := sig.Sink(local); err != nil { // engine.Config.Signals
-			log.Fatal(err)
-		}
-		return sig
+	ctx := context.Background()
+	nc, err := natsgo.Connect(s.ClientURL())
+	if err != nil {
+		log.Fatal(err)
 	}
-	got := make(chan factum.Signal, 1)
-	web1 := connect("web-1", sinkFunc(func(s factum.Signal) { got <- s }))
-	web2 := connect("web-2", sinkFunc(func(factum.Signal) {}))
-	defer web1.Close()
-	defer web2.Close()
-
-	// web-2 holds the snapshotter's lease; web-1 sent the command.
-	web2.Signal(factum.Signal{Stage: factum.StageSnapshot, CommandID: "cmd-1", Origin: "web-1", SignalTime: time.Now()})
-	sig := <-got
-	fmt.Println(sig.Stage, sig.CommandID, web2.Stats().Sent, web1.Stats().Received)
-	// Output: SNAPSHOT cmd-1 1 1
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := nats.OpenLeaseBucket(ctx, js, "factum_leases", 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	parts, err := nats.StartPartitions(ctx, nats.PartitionsConfig{KeyValue: kv, Context: "shop", Instance: "instance-1", Lease: time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer parts.Close(ctx) // after the engine's shutdown
+	// Every command goes through JetStream here, to show the path a
+	// command for another instance's partition takes.
+	bus, err := nats.NewBus(ctx, nats.BusConfig{JetStream: js, Partitions: parts, Local: nats.LocalNever})
+	if err != nil {
+		log.Fatal(err)
+	}
+	type add struct{ N int }
+	type added struct{ N int }
+	type counter struct{ Total int }
+	counters := aggregate.New[counter]("shop", "counter",
+		aggregate.Source(func(c *counter, e added) { c.Total += e.N }),
+		aggregate.Handle(func(_ context.Context, _ counter, a add) ([]any, error) { return []any{added(a)}, nil }, aggregate.AllowCreate()),
+	)
+	e, err := engine.New(engine.Config{Store: eventstore.NewMemory(), Bus: bus}, counters)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = e.Start(ctx)
+	defer e.Shutdown(ctx)
+	for len(parts.Owned()) < parts.Count() { // alone, it soon owns every partition
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd := factum.NewCommand(factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "counter"}, ID: "c-1"}, add{N: 2})
+	res, err := e.Gateway().SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Stage, res.AggregateVersion)
+	// Output: PROCESSED 1
 }
-
-// sinkFunc is a command.Sink of a function.
-type sinkFunc func(factum.Signal)
-
-func (f sinkFunc) Signal(s factum.Signal) { f(s) }

@@ -12,7 +12,7 @@ import (
 
 // startServer runs a JetStream server in process on a random port, with
 // its storage in a temporary directory, until the test ends.
-func startServer(t *testing.T) *server.Server {
+func startServer(t testing.TB) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,

@@ -1,0 +1,315 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/eventstore"
+)
+
+// The fleet's aggregate: a counter of the world's context.
+type tally struct{ Total int }
+
+type addN struct{ N int }
+
+type added struct{ N int }
+
+func tallyType(boundedContext string) *aggregate.Definition[tally] {
+	return aggregate.New[tally](boundedContext, "tally",
+		aggregate.Source(func(s *tally, e added) { s.Total += e.N }),
+		aggregate.Handle(func(_ context.Context, _ tally, a addN) ([]any, error) {
+			return []any{added(a)}, nil
+		}, aggregate.AllowCreate()),
+	)
+}
+
+// countingStore counts the version conflicts of appends.
+type countingStore struct {
+	eventstore.Store
+	conflicts atomic.Int64
+}
+
+func (s *countingStore) Append(ctx context.Context, st *factum.EventStream) error {
+	err := s.Store.Append(ctx, st)
+	if factum.CodeOf(err) == factum.CodeEventVersionConflict {
+		s.conflicts.Add(1)
+	}
+	return err
+}
+
+// probe records which instance processed which request and fails the
+// test when one aggregate is processed by two commands at once, on any
+// instance.
+type probe struct {
+	mu      sync.Mutex
+	busy    map[string]string         // aggregate ID -> instance processing it
+	by      map[string]map[string]int // request ID -> instance -> times
+	errs    []string
+	hold    func(instance string, cmd *factum.Command) // called inside the processing, after next
+	before  func(instance string, cmd *factum.Command) // called inside the processing, before next
+	delay   time.Duration
+	started atomic.Int64
+}
+
+func newProbe() *probe {
+	return &probe{busy: map[string]string{}, by: map[string]map[string]int{}}
+}
+
+func (p *probe) middleware(instance string) aggregate.Middleware {
+	return func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
+		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
+			id := cmd.AggregateID.ID
+			p.mu.Lock()
+			if other, ok := p.busy[id]; ok {
+				p.errs = append(p.errs, fmt.Sprintf("aggregate %s processed on %s while %s processes it", id, instance, other))
+			}
+			p.busy[id] = instance
+			if p.by[cmd.RequestIDOrID()] == nil {
+				p.by[cmd.RequestIDOrID()] = map[string]int{}
+			}
+			p.by[cmd.RequestIDOrID()][instance]++
+			hold, before, delay := p.hold, p.before, p.delay
+			p.mu.Unlock()
+			p.started.Add(1)
+			if before != nil {
+				before(instance, cmd)
+			}
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			s := next(ctx, cmd)
+			if hold != nil {
+				hold(instance, cmd)
+			}
+			p.mu.Lock()
+			if p.busy[id] == instance {
+				delete(p.busy, id)
+			}
+			p.mu.Unlock()
+			return s
+		}
+	}
+}
+
+func (p *probe) check(t testing.TB) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.errs {
+		t.Error(e)
+	}
+}
+
+// router stands in for the cross-instance signal sink: it delivers each
+// PROCESSED signal to the waiters of the command's origin.
+type router struct {
+	mu    sync.Mutex
+	sinks map[string]command.Sink
+}
+
+type routedSink struct {
+	r     *router
+	local command.Sink
+}
+
+func (s routedSink) Signal(sig factum.Signal) { s.local.Signal(sig) }
+
+func (s routedSink) SignalOrigin(origin string, sig factum.Signal) {
+	s.r.mu.Lock()
+	dst := s.r.sinks[origin]
+	s.r.mu.Unlock()
+	if dst != nil {
+		dst.Signal(sig)
+	}
+}
+
+// fleet is a set of engines on one event store, each with a bus of its
+// own, sharing one NATS server.
+type fleet struct {
+	t       testing.TB
+	w       *world
+	store   *countingStore
+	probe   *probe
+	router  *router
+	local   LocalMode
+	noProbe bool // benchmarks: no probe middleware
+	mu      sync.Mutex
+	engines map[string]*engine.Engine
+	nodes   map[string]*node
+	crashed map[string]bool
+	order   []string
+}
+
+func newFleet(t testing.TB, w *world, local LocalMode) *fleet {
+	return &fleet{t: t, w: w, store: &countingStore{Store: eventstore.NewMemory()}, probe: newProbe(),
+		router: &router{sinks: map[string]command.Sink{}}, local: local,
+		engines: map[string]*engine.Engine{}, nodes: map[string]*node{}, crashed: map[string]bool{}}
+}
+
+// start starts an instance: its partitions, bus and engine.
+func (f *fleet) start(name string) *engine.Engine {
+	t := f.t
+	t.Helper()
+	n := f.w.node(t, name, BusConfig{Local: f.local, Lanes: 16})
+	var mw []aggregate.Middleware
+	if !f.noProbe {
+		mw = append(mw, f.probe.middleware(name))
+	}
+	e, err := engine.New(engine.Config{
+		Store: f.store, Bus: n.newBus, CommandMiddleware: mw,
+		Signals: func(local command.Sink) (command.Sink, error) {
+			f.router.mu.Lock()
+			f.router.sinks[name] = local
+			f.router.mu.Unlock()
+			return routedSink{r: f.router, local: local}, nil
+		},
+	}, tallyType(f.w.context))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.stop(name) })
+	f.mu.Lock()
+	f.engines[name], f.nodes[name] = e, n
+	f.order = append(f.order, name)
+	f.mu.Unlock()
+	return e
+}
+
+// stop shuts an instance down in order: the engine (its bus drains), then
+// its partitions, given up for the others.
+func (f *fleet) stop(name string) {
+	f.mu.Lock()
+	e, n, crashed := f.engines[name], f.nodes[name], f.crashed[name]
+	delete(f.engines, name)
+	delete(f.nodes, name)
+	f.mu.Unlock()
+	if e == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if crashed {
+		// What is left of a crashed instance: stopped without a word.
+		sctx, scancel := context.WithTimeout(ctx, time.Second)
+		defer scancel()
+		_ = e.Shutdown(sctx)
+		_ = n.parts.Close(sctx)
+		return
+	}
+	if err := e.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
+		f.t.Errorf("shutdown %s: %v", name, err)
+	}
+	if err := n.parts.Close(ctx); err != nil {
+		f.t.Errorf("close partitions of %s: %v", name, err)
+	}
+}
+
+// crash cuts an instance off NATS for good, as if its process died: it
+// can neither acknowledge nor renew. Its engine stays for the test to
+// release what it holds; cleanup stops it without checks.
+func (f *fleet) crash(name string) {
+	f.mu.Lock()
+	n := f.nodes[name]
+	f.crashed[name] = true
+	f.mu.Unlock()
+	n.nc.Close()
+}
+
+func (f *fleet) engine(name string) *engine.Engine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.engines[name]
+}
+
+// balanced waits until the running instances own fair shares that add up
+// to every partition.
+func (f *fleet) balanced() {
+	f.t.Helper()
+	waitFor(f.t, 60*time.Second, "fair shares", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		total := 0
+		lo, hi := f.w.partitions, 0
+		for _, n := range f.nodes {
+			k := len(n.parts.Owned())
+			total += k
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		return total == f.w.partitions && hi-lo <= 1
+	})
+}
+
+// owner returns the instance owning the aggregate's partition.
+func (f *fleet) owner(id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for name, n := range f.nodes {
+		if _, ok := n.parts.OwnsAggregate(id); ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// send sends addN{1} to the aggregate through the engine and waits for
+// PROCESSED, retrying with the same request ID while the outcome is
+// retryable or unknown, until it succeeds or d passes.
+func send(ctx context.Context, e func() *engine.Engine, id, requestID string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		cmd := factum.NewCommand(factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id}, addN{N: 1})
+		cmd.ID, cmd.RequestID = "", requestID
+		eng := e()
+		var err error
+		if eng == nil {
+			err = factum.NewError(factum.CodeTooManyRequests, "no instance")
+		} else {
+			_, err = eng.Gateway().SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed).Within(5*time.Second))
+		}
+		if err == nil || !factum.IsRetryable(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkStored asserts that every request was appended exactly once, and
+// that each aggregate's versions are contiguous with its request count.
+func (f *fleet) checkStored(requests map[string][]string) {
+	f.t.Helper()
+	ctx := context.Background()
+	for id, reqs := range requests {
+		aid := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
+		streams, err := f.store.Load(ctx, aid, 1, eventstore.MaxVersion)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if len(streams) != len(reqs) {
+			f.t.Errorf("aggregate %s: %d streams stored, %d requests acknowledged", id, len(streams), len(reqs))
+		}
+		seen := map[string]int{}
+		for i, s := range streams {
+			if s.Version != i+1 {
+				f.t.Errorf("aggregate %s: version %d at position %d", id, s.Version, i+1)
+			}
+			seen[s.RequestID]++
+		}
+		for _, r := range reqs {
+			if seen[r] != 1 {
+				f.t.Errorf("aggregate %s: request %s stored %d times", id, r, seen[r])
+			}
+		}
+	}
+}

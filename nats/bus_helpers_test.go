@@ -1,0 +1,130 @@
+package nats
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/internal/servicetest"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// world is one NATS server with a lease bucket, a command stream and a
+// subject prefix of its own, for the instances of one test.
+type world struct {
+	t          testing.TB
+	url        string
+	bucket     string
+	stream     string
+	prefix     string
+	context    string
+	partitions int
+	lease      time.Duration
+}
+
+// newWorld makes names unique to the test on the server at url; on a
+// shared server it deletes the stream and the bucket at cleanup.
+func newWorld(t testing.TB, url string, shared bool, partitions int, lease time.Duration) *world {
+	t.Helper()
+	id := strings.ReplaceAll(factum.NewID(), "-", "")
+	w := &world{t: t, url: url, bucket: "factum_bus_" + id, stream: "FACTUM_CMD_" + id, prefix: "t" + id + ".cmd",
+		context: "shop", partitions: partitions, lease: lease}
+	if shared {
+		t.Cleanup(func() {
+			nc, err := natsgo.Connect(url)
+			if err != nil {
+				return
+			}
+			defer nc.Close()
+			js, _ := jetstream.New(nc)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = js.DeleteStream(ctx, w.stream)
+			_ = js.DeleteKeyValue(ctx, w.bucket)
+		})
+	}
+	return w
+}
+
+// inProcessWorld is a world on a server of the test's own.
+func inProcessWorld(t testing.TB, partitions int, lease time.Duration) *world {
+	return newWorld(t, startServer(t).ClientURL(), false, partitions, lease)
+}
+
+// sharedWorld is a world on the machine's server (FACTUM_NATS_URL).
+func sharedWorld(t testing.TB, partitions int, lease time.Duration) *world {
+	return newWorld(t, servicetest.NATSURL(t), true, partitions, lease)
+}
+
+// node is one instance: its own connection, partitions and bus maker.
+type node struct {
+	name   string
+	nc     *natsgo.Conn
+	js     jetstream.JetStream
+	parts  *Partitions
+	newBus engine.NewBus
+}
+
+// node starts an instance named name with the bus configured by cfg (the
+// world's names filled in). Cleanup closes its partitions, then its
+// connection; register the bus's shutdown after calling node.
+func (w *world) node(t testing.TB, name string, cfg BusConfig) *node {
+	t.Helper()
+	nc, err := natsgo.Connect(w.url, natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := OpenLeaseBucket(ctx, js, w.bucket, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := StartPartitions(ctx, PartitionsConfig{KeyValue: kv, Context: w.context, Partitions: w.partitions, Instance: name, Lease: w.lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = parts.Close(context.Background())
+		}
+	})
+	cfg.JetStream, cfg.Partitions, cfg.Stream, cfg.SubjectPrefix = js, parts, w.stream, w.prefix
+	if cfg.Logger == nil && !testing.Verbose() {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	nb, err := NewBus(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &node{name: name, nc: nc, js: js, parts: parts, newBus: nb}
+}
+
+// waitFor polls cond until it holds, failing the test after d.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitOwns waits until the node owns n partitions.
+func (n *node) waitOwns(t testing.TB, count int) {
+	t.Helper()
+	waitFor(t, 30*time.Second, n.name+" to own its partitions", func() bool { return len(n.parts.Owned()) == count })
+}

@@ -1,0 +1,81 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum/engine"
+)
+
+// One instance, then three, then two, under load from many clients across
+// many aggregates: shares converge each time, every acknowledged command is
+// stored exactly once with contiguous versions, and no aggregate is ever
+// processed by two instances (or two commands) at once.
+func TestRebalancingUnderLoadKeepsOneWriterPerAggregate(t *testing.T) {
+	for _, local := range []LocalMode{LocalFirst, LocalNever, LocalDurable} {
+		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
+			f := newFleet(t, sharedWorld(t, 12, time.Second), local)
+			f.probe.delay = 5 * time.Millisecond // widens every window a second writer could use
+			f.start("a")
+			f.balanced()
+
+			var mu sync.Mutex
+			requests := map[string][]string{}
+			var stop atomic.Bool
+			var sent atomic.Int64
+			var wg sync.WaitGroup
+			const clients, aggregates = 16, 24
+			for c := range clients {
+				wg.Go(func() {
+					for i := 0; !stop.Load(); i++ {
+						id := fmt.Sprintf("tally-%d", rand.IntN(aggregates))
+						req := fmt.Sprintf("c%d-%d", c, i)
+						pick := func() *engine.Engine {
+							f.mu.Lock()
+							defer f.mu.Unlock()
+							names := make([]string, 0, len(f.engines))
+							for name := range f.engines {
+								names = append(names, name)
+							}
+							if len(names) == 0 {
+								return nil
+							}
+							return f.engines[names[rand.IntN(len(names))]]
+						}
+						if err := send(context.Background(), pick, id, req, 60*time.Second); err != nil {
+							t.Errorf("%s: %v", req, err)
+							return
+						}
+						mu.Lock()
+						requests[id] = append(requests[id], req)
+						mu.Unlock()
+						sent.Add(1)
+					}
+				})
+			}
+			progress := func() {
+				t.Helper()
+				from := sent.Load()
+				waitFor(t, 60*time.Second, "commands to go on", func() bool { return sent.Load() >= from+50 })
+			}
+			progress()
+			f.start("b")
+			f.start("c")
+			f.balanced()
+			progress()
+			f.stop("a")
+			f.balanced()
+			progress()
+			stop.Store(true)
+			wg.Wait()
+			f.checkStored(requests)
+			f.probe.check(t)
+			t.Logf("%d commands; %d version conflicts during the rebalancing", sent.Load(), f.store.conflicts.Load())
+		})
+	}
+}
