@@ -203,7 +203,7 @@ func TestKillOneOfThreeInstances(t *testing.T) {
 	survivor := (victim + 1) % len(procs)
 	clients[victim].SetBase(procs[survivor].URL)
 	t.Logf("killed %s after %v; its clients turn to %s", names[victim], delay.Round(time.Millisecond), names[survivor])
-	time.Sleep(4 * time.Second) // the survivors take its partitions and leases over
+	time.Sleep(6 * time.Second) // the survivors take its partitions and leases over
 	stopLoad()
 	wg.Wait()
 	total := 0
