@@ -76,9 +76,11 @@ func instance(t *testing.T, st engine.Storage, url, prefix, name string) (*engin
 	if !ok {
 		t.Fatalf("%T has no leases", cps)
 	}
+	// The lease outlasts any stall of a loaded machine: a must hold the
+	// consumers throughout, or b would answer its own waits.
 	cfg := engine.Config{
 		Storage: st, Sagas: []*saga.Saga{order.Fulfilment},
-		Events:         event.Config{Leases: leases, Holder: name, LeaseTTL: time.Second, PollInterval: 50 * time.Millisecond},
+		Events:         event.Config{Leases: leases, Holder: name, LeaseTTL: 10 * time.Second, PollInterval: 50 * time.Millisecond},
 		DefaultTimeout: 5 * time.Second,
 	}
 	var sig *nats.Signals

@@ -52,10 +52,13 @@ func deleteNamespace(t *testing.T, url, namespace string) {
 	_ = js.DeleteKeyValue(ctx, namespace+"_leases")
 }
 
+// clusterOpts are an instance's options: a lease long enough that a
+// loaded machine's stalls do not let partitions lapse (a command for a
+// lapsed partition is a 503 until it is claimed again).
 func clusterOpts(pgURL, natsURL, namespace, instance string) serveOptions {
 	return serveOptions{
 		Addr: "127.0.0.1:0", storeOptions: storeOptions{PostgresURL: pgURL}, DrainTimeout: 10 * time.Second,
-		clusterOptions: clusterOptions{NATSURL: natsURL, Instance: instance, Partitions: 8, Lease: time.Second, Namespace: namespace},
+		clusterOptions: clusterOptions{NATSURL: natsURL, Instance: instance, Partitions: 8, Lease: 3 * time.Second, Namespace: namespace},
 	}
 }
 
