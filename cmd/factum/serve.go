@@ -51,6 +51,7 @@ PostgreSQL; see docs/scale-out.md#running-a-cluster.
 Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL, FACTUM_NATS_URL.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.fromEnv = opts.NATSURL != "" && !cmd.Flags().Changed("nats-url")
 			return serve(cmd.Context(), opts, cmd.OutOrStdout())
 		},
 	}

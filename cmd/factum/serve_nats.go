@@ -34,10 +34,14 @@ type clusterOptions struct {
 	// Namespace prefixes the NATS subjects, the stream and the bucket, so
 	// that services (or tests) sharing a NATS server stay apart.
 	Namespace string
+	// fromEnv says NATSURL came from FACTUM_NATS_URL, not the flag: then
+	// SQLite and --memory win over it, as --memory wins over
+	// FACTUM_POSTGRES_URL, instead of being refused.
+	fromEnv bool
 }
 
 func addClusterFlags(f *pflag.FlagSet, o *clusterOptions) {
-	f.StringVar(&o.NATSURL, "nats-url", envOr("FACTUM_NATS_URL", ""), "run clustered on NATS JetStream at this URL, with the other instances on the same PostgreSQL database (FACTUM_NATS_URL)")
+	f.StringVar(&o.NATSURL, "nats-url", envOr("FACTUM_NATS_URL", ""), "run clustered on NATS JetStream at this URL, with the other instances on the same PostgreSQL database (FACTUM_NATS_URL, which --memory and SQLite win over)")
 	f.StringVar(&o.NATSCreds, "nats-creds", envOr("FACTUM_NATS_CREDS", ""), "NATS credentials file (FACTUM_NATS_CREDS); a user and password or token may also be in --nats-url")
 	f.StringVar(&o.Instance, "instance", envOr("FACTUM_INSTANCE", ""), "this instance's name, unique in the cluster: letters, digits, '-' and '_' (FACTUM_INSTANCE; default hostname-pid)")
 	f.IntVar(&o.Partitions, "partitions", nats.DefaultPartitions, "partitions of the context's aggregates; every instance must use the same number")
@@ -86,6 +90,10 @@ func (so serveOptions) checkCluster() (clusterOptions, error) {
 		return o, nil
 	}
 	if so.Memory || so.PostgresURL == "" {
+		if o.fromEnv {
+			o.NATSURL = ""
+			return o, nil
+		}
 		return o, factum.IllegalArgument("--nats-url runs the service clustered, which needs the instances' shared database: give --postgres-url (SQLite and --memory belong to one process)")
 	}
 	if o.Instance == "" {
@@ -115,6 +123,9 @@ func (so serveOptions) checkCluster() (clusterOptions, error) {
 func (so serveOptions) startCluster(ctx context.Context, cfg *engine.Config, checkpoints event.CheckpointStore, wrapBus func(engine.NewBus) engine.NewBus, out io.Writer) (*cluster, error) {
 	o, err := so.checkCluster()
 	if err != nil || o.NATSURL == "" {
+		if err == nil && so.NATSURL != "" {
+			fmt.Fprintln(out, "factum: FACTUM_NATS_URL ignored: a cluster shares a PostgreSQL database (--postgres-url), not SQLite or memory")
+		}
 		return nil, err
 	}
 	leases, ok := checkpoints.(event.LeaseStore)

@@ -171,6 +171,18 @@ func TestServeClusteredIsChecked(t *testing.T) {
 			t.Errorf("sqlite: %v does not name the fix", err)
 		}
 	}
+	// A URL from the environment gives way to SQLite and memory.
+	o := serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{Memory: true},
+		clusterOptions: clusterOptions{NATSURL: "nats://127.0.0.1:1", Partitions: 4, Lease: time.Second, Namespace: "f", fromEnv: true}}
+	var log bytes.Buffer
+	s, err := startServer(context.Background(), o, &log)
+	if err != nil {
+		t.Fatalf("memory with FACTUM_NATS_URL set: %v", err)
+	}
+	stopServer(t, s)
+	if s.cluster != nil || !strings.Contains(log.String(), "FACTUM_NATS_URL ignored") {
+		t.Fatalf("memory with FACTUM_NATS_URL set: clustered %v, said %q", s.cluster != nil, log.String())
+	}
 	if name := defaultInstance(); name == "" || strings.ContainsAny(name, ". *>") {
 		t.Fatalf("default instance name %q", name)
 	}
