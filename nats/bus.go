@@ -296,6 +296,7 @@ type Bus struct {
 
 	started  atomic.Bool
 	closed   atomic.Bool
+	sending  atomic.Int64  // sends past the closed check and not returned
 	busy     atomic.Int64  // jobs queued or in process
 	finished atomic.Uint64 // jobs finished since Start
 	stopping chan struct{} // closed when admission stops
@@ -355,17 +356,25 @@ func (b *Bus) Start(ctx context.Context) {
 }
 
 // Send implements command.Bus. A command for a partition this instance
-// owns goes to its lanes (LocalFirst, unless the command is void); any
-// other is published to JetStream and Send returns once JetStream stored
-// it. It fails with an UnavailableError (code TooManyRequests, retryable)
-// while NATS is unreachable or when the partition's owner is, with
-// TooManyRequests when the partition's subject or the local lane is full,
-// and with TooManyRequests wrapping factum.ErrClosed once Shutdown began.
-// The bus owns cmd afterwards: it sets HeaderOrigin in its header.
+// owns goes to its lanes (LocalFirst, unless the command is void; while
+// the claim waits for a late renewal, Send waits too, so that no command
+// overtakes one queued here); any other is published to JetStream and
+// Send returns once JetStream stored it, waiting for that answer up to
+// PublishTimeout even past ctx's end, so that an error means the command
+// was not accepted. It fails with an UnavailableError (code
+// TooManyRequests, retryable) while NATS is unreachable or when the
+// partition's owner is, with TooManyRequests when the partition's subject
+// or the local lane is full, and with TooManyRequests wrapping
+// factum.ErrClosed once Shutdown began. The bus owns cmd afterwards: it
+// sets HeaderOrigin in its header.
 func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	if !b.started.Load() {
 		return factum.Errorf(factum.CodeIllegalState, "nats: %w", command.ErrNotStarted)
 	}
+	// Counted before the check, so that Shutdown, which sets closed
+	// first, waits for every send that passed it.
+	b.sending.Add(1)
+	defer b.sending.Add(-1)
 	if b.closed.Load() {
 		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
 	}
@@ -375,7 +384,9 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	setOrigin(cmd, b.parts.Instance())
 	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
 	if b.cfg.Local != LocalNever && !cmd.IsVoid {
-		if token, ok := b.ownsNow(n); ok {
+		// A claim short of time is waited for, not bypassed: a command
+		// sent around the local lanes could overtake one queued in them.
+		if token := b.claimOf(n); token != 0 && b.awaitClaim(ctx, n, token) {
 			if b.cfg.Local == LocalDurable {
 				return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
 			}

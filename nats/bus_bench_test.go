@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,6 +75,13 @@ func BenchmarkCommands(b *testing.B) {
 	}
 }
 
+// cpuTime returns the CPU time this process has used, every thread.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // benchSend sends b.N commands through e from clients goroutines, over
 // 256 aggregates, each waiting for PROCESSED, and reports commands/s, the
 // p50 and p99 latencies and the share of commands that crossed.
@@ -93,6 +101,7 @@ func benchSend(b *testing.B, clients int, e *engine.Engine, crosses func(id stri
 	var failed atomic.Value
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range clients {
@@ -114,12 +123,14 @@ func benchSend(b *testing.B, clients int, e *engine.Engine, crosses func(id stri
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "cmd/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(100*float64(crossing)/aggregates, "crossing-%")

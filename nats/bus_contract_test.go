@@ -39,10 +39,10 @@ func TestBusContract(t *testing.T) {
 	}{{"LocalFirst", LocalFirst}, {"LocalNever", LocalNever}, {"LocalDurable", LocalDurable}} {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Run("in-process", func(t *testing.T) {
-				bustest.Run(t, kitBus(mode.local, func(t *testing.T) *world { return inProcessWorld(t, 4, time.Second) }))
+				bustest.Run(t, kitBus(mode.local, func(t *testing.T) *world { return inProcessWorld(t, 4, 3*time.Second) }))
 			})
 			t.Run("FACTUM_NATS_URL", func(t *testing.T) {
-				bustest.Run(t, kitBus(mode.local, func(t *testing.T) *world { return sharedWorld(t, 4, time.Second) }))
+				bustest.Run(t, kitBus(mode.local, func(t *testing.T) *world { return sharedWorld(t, 4, 3*time.Second) }))
 			})
 		})
 	}

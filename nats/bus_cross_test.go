@@ -18,7 +18,7 @@ import (
 func TestCommandsCrossToTheirOwner(t *testing.T) {
 	for _, local := range []LocalMode{LocalFirst, LocalNever, LocalDurable} {
 		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
-			f := newFleet(t, sharedWorld(t, 8, time.Second), local)
+			f := newFleet(t, sharedWorld(t, 8, 3*time.Second), local)
 			f.start("a")
 			f.start("b")
 			f.balanced()
@@ -70,7 +70,7 @@ func TestCommandsCrossToTheirOwner(t *testing.T) {
 // 2×200 concurrent commands on one aggregate through two instances: one
 // writer, so no version conflict and no retry storm.
 func TestContendedAggregateHasOneWriter(t *testing.T) {
-	f := newFleet(t, sharedWorld(t, 8, time.Second), LocalFirst)
+	f := newFleet(t, sharedWorld(t, 8, 3*time.Second), LocalFirst)
 	f.start("a")
 	f.start("b")
 	f.balanced()

@@ -186,7 +186,7 @@ func TestSendWhileNATSIsDownFailsFastAndRecovers(t *testing.T) {
 func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 	for _, local := range []LocalMode{LocalFirst, LocalNever} {
 		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
-			f := newFleet(t, inProcessWorld(t, 2, time.Second), local)
+			f := newFleet(t, inProcessWorld(t, 2, 3*time.Second), local)
 			entered := make(chan struct{})
 			release := make(chan struct{})
 			f.probe.hold = func(instance string, cmd *factum.Command) {
@@ -260,4 +260,46 @@ func TestLocalDurableSurvivesTheCrashOfItsInstance(t *testing.T) {
 	})
 	close(release) // a's processing goes on into a dead connection
 	f.checkStored(map[string][]string{"t-1": {"sent"}})
+}
+
+// Void commands follow the seed's rule: they never take the local path,
+// so the SENT their sender gets means stored, even from the owner. A
+// non-void command from the owner is not stored (LocalFirst).
+func TestVoidCommandsAreAlwaysStored(t *testing.T) {
+	f := newFleet(t, inProcessWorld(t, 2, 3*time.Second), LocalFirst)
+	entered := make(chan string, 2)
+	release := make(chan struct{})
+	f.probe.before = func(_ string, cmd *factum.Command) {
+		entered <- cmd.Name
+		<-release
+	}
+	a := f.start("a")
+	f.balanced()
+	js := f.nodes["a"].js
+	stored := func() uint64 {
+		s, err := js.Stream(context.Background(), f.w.stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Msgs
+	}
+	for _, tc := range []struct {
+		body   any
+		stored uint64
+	}{{addN{N: 1}, 0}, {fire{}, 1}} {
+		cmd := factum.NewCommand(factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: "t-1"}, tc.body)
+		if _, err := a.Gateway().Send(context.Background(), cmd); err != nil {
+			t.Fatal(err)
+		}
+		name := <-entered // held in processing: a stored command is not acknowledged yet
+		if got := stored(); got != tc.stored {
+			t.Errorf("%s from the owner: %d commands on the stream while it is processed, want %d", name, got, tc.stored)
+		}
+		release <- struct{}{}
+	}
+	close(release)
 }

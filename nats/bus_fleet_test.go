@@ -23,12 +23,18 @@ type addN struct{ N int }
 
 type added struct{ N int }
 
+// fire is a void command: fire-and-forget.
+type fire struct{}
+
 func tallyType(boundedContext string) *aggregate.Definition[tally] {
 	return aggregate.New[tally](boundedContext, "tally",
 		aggregate.Source(func(s *tally, e added) { s.Total += e.N }),
 		aggregate.Handle(func(_ context.Context, _ tally, a addN) ([]any, error) {
 			return []any{added(a)}, nil
 		}, aggregate.AllowCreate()),
+		aggregate.Handle(func(_ context.Context, _ tally, _ fire) ([]any, error) {
+			return []any{added{N: 1}}, nil
+		}, aggregate.AllowCreate(), aggregate.Void()),
 	)
 }
 

@@ -39,7 +39,7 @@ type partState struct {
 	mu        sync.Mutex
 	token     uint64 // 0 while this instance does not act on the partition
 	running   int
-	inflight  map[uint64]struct{}             // stream sequences delivered and not yet finished
+	inflight  map[uint64]jetstream.Msg        // stream sequence -> its latest delivery, not yet finished
 	touched   map[factum.AggregateID]struct{} // aggregates processed under token
 	delivered uint64                          // the highest stream sequence delivered here
 	copies    map[string]*localCopy           // LocalDurable: by command ID
@@ -62,17 +62,56 @@ func (b *Bus) ownsNow(n int) (uint64, bool) {
 	return t, true
 }
 
-// enter marks j's command as started if its claim still holds.
-func (b *Bus) enter(j *job) bool {
-	st := &b.state[j.n]
-	token, until, ok := b.parts.Lease(j.n)
+// claimOf returns the claim this instance acts on partition n under, 0
+// for none.
+func (b *Bus) claimOf(n int) uint64 {
+	st := &b.state[n]
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.token == 0 || st.token != j.token || !ok || token != j.token || time.Until(until) <= b.guard {
+	return st.token
+}
+
+// enter marks j's command as started if its claim still holds, waiting
+// while the claim is short of time (a renewal is due): a job skipped
+// while the partition is still this instance's would let later commands
+// of its aggregate pass it.
+func (b *Bus) enter(j *job) bool {
+	if !b.awaitClaim(b.runCtx, j.n, j.token) {
+		return false
+	}
+	st := &b.state[j.n]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.token != j.token {
 		return false
 	}
 	st.running++
 	return true
+}
+
+// awaitClaim reports whether this instance may act on partition n under
+// the claim token, with more than the guard left of its lease. While the
+// lease is short of time but not given up (its renewal is late), it waits:
+// until a renewal extends it (true), or the claim is released, lost or
+// replaced (false, which the lease goroutine reports within a quarter
+// lease), or ctx ends or the shutdown is cut short (false).
+func (b *Bus) awaitClaim(ctx context.Context, n int, token uint64) bool {
+	st := &b.state[n]
+	for {
+		st.mu.Lock()
+		cur := st.token
+		st.mu.Unlock()
+		if token == 0 || cur != token {
+			return false
+		}
+		if t, until, ok := b.parts.Lease(n); ok && t == token && time.Until(until) > b.guard {
+			return true
+		}
+		if ctx.Err() != nil || b.aborted.Load() {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (b *Bus) leave(j *job) {
@@ -163,8 +202,10 @@ func (b *Bus) run(q chan job) {
 			sig := b.proc.Process(b.runCtx, j.cmd)
 			if j.msg != nil {
 				// Processed, whatever the outcome: a redelivery would
-				// find the same request in the event store.
-				_ = j.msg.Ack()
+				// find the same request in the event store. The latest
+				// delivery is acknowledged: a consumer made anew meanwhile
+				// delivered it again.
+				_ = b.latest(&j).Ack()
 			}
 			b.leave(&j)
 			if j.copy != nil {
@@ -197,6 +238,17 @@ func (b *Bus) skip(j *job, why string) {
 	default:
 		b.emit(j.cmd, notProcessed(j.cmd, why))
 	}
+}
+
+// latest returns the latest delivery of j's message.
+func (b *Bus) latest(j *job) jetstream.Msg {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if m := st.inflight[j.seq]; m != nil {
+		return m
+	}
+	return j.msg
 }
 
 // forget drops a delivered job that is not processed here: it stays

@@ -19,7 +19,7 @@ import (
 func TestRebalancingUnderLoadKeepsOneWriterPerAggregate(t *testing.T) {
 	for _, local := range []LocalMode{LocalFirst, LocalNever, LocalDurable} {
 		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
-			f := newFleet(t, sharedWorld(t, 12, time.Second), local)
+			f := newFleet(t, sharedWorld(t, 12, 3*time.Second), local)
 			f.probe.delay = 5 * time.Millisecond // widens every window a second writer could use
 			f.start("a")
 			f.balanced()

@@ -26,6 +26,11 @@ func (b *Bus) Shutdown(ctx context.Context) error {
 	if !b.started.Load() {
 		return nil
 	}
+	// A send that passed admission may still be publishing: what it
+	// stores is accepted, so the drain must see it.
+	for b.sending.Load() != 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
 	drained := b.drain(ctx)
 	b.mu.Lock()
 	if b.unsub != nil {

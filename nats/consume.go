@@ -50,7 +50,7 @@ func (b *Bus) acquire(n int, token uint64) {
 	}
 	st.token = token
 	if st.inflight == nil {
-		st.inflight = map[uint64]struct{}{}
+		st.inflight = map[uint64]jetstream.Msg{}
 	}
 	st.mu.Unlock()
 	old := b.consumers[n]
@@ -125,11 +125,14 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	for pc.ctx.Err() == nil {
 		cons, err := b.consumer(pc, fresh)
 		if err == nil {
-			fresh = false
 			pc.mu.Lock()
 			pc.cons = cons
 			pc.mu.Unlock()
 			err = b.pull(pc, cons)
+			// Made anew after any failure: the old one may hold commands
+			// it delivered into a broken pull, which it would deliver
+			// again only after AckWait, behind later ones.
+			fresh = err != nil
 		}
 		if pc.ctx.Err() != nil {
 			return
@@ -202,13 +205,13 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 	for {
 		m, err := it.Next()
 		if err != nil {
-			if pc.ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			if pc.ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		if _, ok := b.ownsNow(pc.n); !ok {
-			return nil // the claim lapses: leave the rest to the next owner
+		if !b.awaitClaim(pc.ctx, pc.n, pc.token) {
+			return nil // the claim is gone: the rest is the next owner's
 		}
 		meta, err := m.Metadata()
 		if err != nil {
@@ -218,9 +221,7 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 		seq := meta.Sequence.Stream
 		st.mu.Lock()
 		_, dup := st.inflight[seq]
-		if !dup {
-			st.inflight[seq] = struct{}{}
-		}
+		st.inflight[seq] = m // a delivery again (a consumer made anew) is the one to acknowledge
 		st.delivered = max(st.delivered, seq)
 		st.mu.Unlock()
 		if dup {
