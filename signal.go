@@ -45,6 +45,11 @@ type Signal struct {
 	Note string `json:"note,omitempty"`
 	// SignalTime is when the stage was reached.
 	SignalTime time.Time `json:"signalTime"`
+	// Origin is the instance whose gateway waits for the command (its
+	// header's OriginHeader), for a transport to route the signal there;
+	// empty when the command names none, which keeps the signal local. It
+	// is routing, not outcome: it stays out of the JSON.
+	Origin string `json:"-"`
 }
 
 // Succeeded reports whether the signal reports success.

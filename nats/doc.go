@@ -58,4 +58,19 @@
 // tenant, aggregate ID and version as headers. [EnsureLog] creates the
 // stream. docs/scale-out.md documents the subjects and the payload for
 // subscribers in any language.
+//
+// # Waits across instances
+//
+// [Signals] carries wait signals to the instance that waits for them: the
+// one whose gateway sent the command, named by the factum.OriginHeader its
+// bus stamps on every command ([Signals.Bus]) and so by every signal's
+// Origin. Signals of this instance's own commands stay in the process; the
+// others are published on prefix.<origin> ([SignalSubject]) over the
+// instance's NATS connection, and each instance delivers what arrives on
+// its own subject into its waiters. A lost signal ends its wait as a
+// RequestTimeout at the caller's own timeout, which the gateway's Lookup
+// settles from any instance.
+//
+// [Partitions.View] is the cluster as one instance sees it: the live
+// instances and the partitions each holds.
 package nats

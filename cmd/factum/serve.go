@@ -30,6 +30,7 @@ type serveOptions struct {
 	// DrainTimeout bounds the graceful shutdown.
 	DrainTimeout time.Duration
 	observeOptions
+	clusterOptions // serve_nats.go
 }
 
 func newServeCmd() *cobra.Command {
@@ -44,9 +45,13 @@ accepted commands drain, then it exits 0.
 Without credentials (--api-keys-file, FACTUM_API_KEYS, --jwt-*) it serves
 only on a loopback address, unless --insecure; see docs/http-api.md#security.
 
-Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
+With --nats-url it runs as one instance of a cluster on NATS JetStream and
+PostgreSQL; see docs/scale-out.md#running-a-cluster.
+
+Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL, FACTUM_NATS_URL.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.fromEnv = opts.NATSURL != "" && !cmd.Flags().Changed("nats-url")
 			return serve(cmd.Context(), opts, cmd.OutOrStdout())
 		},
 	}
@@ -58,6 +63,7 @@ Environment: FACTUM_ADDR, FACTUM_DATA_DIR, FACTUM_POSTGRES_URL.`,
 	f.DurationVar(&opts.DrainTimeout, "drain-timeout", 30*time.Second, "how long a shutdown may drain")
 	addSecurityFlags(f, &opts.securityOptions)
 	addObserveFlags(f, &opts.observeOptions)
+	addClusterFlags(f, &opts.clusterOptions)
 	return cmd
 }
 
@@ -95,6 +101,7 @@ type server struct {
 	stopped  atomic.Bool
 	failed   chan error
 	obs      *observer // logs, metrics, traces, pprof (serve_observe.go)
+	cluster  *cluster  // the NATS side when clustered, else nil (serve_nats.go)
 	// events and checkpoints are the engine's stores, for /readyz.
 	events      eventstore.Store
 	checkpoints event.CheckpointStore
@@ -102,6 +109,9 @@ type server struct {
 
 // startServer opens the store, starts the runtime and serves the HTTP API.
 func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server, error) {
+	if _, err := opts.checkCluster(); err != nil {
+		return nil, err
+	}
 	st, err := openStore(ctx, opts.storeOptions, log)
 	if err != nil {
 		return nil, err
@@ -139,14 +149,21 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		return nil, errors.Join(err, st.close())
 	}
 	comp := compensation.NewComponent(compensation.Config{Logger: obs.log, Attempts: obs.attempts()}, compensation.SchedulerConfig{Logger: obs.log})
-	rt, err := engine.New(engine.Config{
+	ecfg := engine.Config{
 		Storage: st.storage, Store: obs.store(events), Codec: codec.NewRegistry(),
 		Events: event.Config{Logger: obs.log}, Sagas: ex.sagas, Processors: ex.processors,
 		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(), Bus: obs.bus(),
 		Components: []engine.Component{comp},
-	}, ex.aggregates...)
+	}
+	// Clustered, the bus, the wait signals and the consumer leases are
+	// the cluster's (serve_nats.go).
+	cl, err := opts.startCluster(ctx, &ecfg, checkpoints, obs.wrapBus, log)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
+	}
+	rt, err := engine.New(ecfg, ex.aggregates...)
+	if err != nil {
+		return nil, errors.Join(err, cl.close(ctx), st.close())
 	}
 	if err := obs.collect(rt, events, checkpoints, comp.Compensation()); err != nil {
 		return nil, errors.Join(err, st.close())
@@ -173,7 +190,13 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, st.close())
 	}
-	s := &server{rt: rt, store: st, obs: obs, events: events, checkpoints: checkpoints, failed: make(chan error, 1)}
+	s := &server{rt: rt, store: st, obs: obs, cluster: cl, events: events, checkpoints: checkpoints, failed: make(chan error, 1)}
+	ready := func(rctx context.Context) error {
+		if s.draining.Load() {
+			return factum.NewError(factum.CodeTooManyRequests, "draining")
+		}
+		return s.readiness(rctx)
+	}
 	h, err := httpapi.New(httpapi.Config{
 		Engine:            rt,
 		CommandMiddleware: idem.Wrap,
@@ -181,12 +204,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		Title:             "factum example service",
 		Access:            access,
 		Streams:           opts.streams(),
-		Ready: func(rctx context.Context) error {
-			if s.draining.Load() {
-				return factum.NewError(factum.CodeTooManyRequests, "draining")
-			}
-			return s.readiness(rctx)
-		},
+		Ready:             ready,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.close())
@@ -212,7 +230,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		return nil, errors.Join(err, ln.Close(), st.close())
 	}
 	s.URL = sec.scheme + "://" + ln.Addr().String()
-	s.http = opts.httpServer(obs.handler(routes, access), s.conns)
+	s.http = opts.httpServer(cl.handler(obs.handler(routes, access), access, ready), s.conns)
 	go func() {
 		// ErrorListener: even the errors net/http answers before any
 		// handler runs are typed JSON errors.
@@ -238,7 +256,8 @@ func (s *server) Shutdown(ctx context.Context) error {
 	defer s.stopped.Store(true)
 	errHTTP := s.http.Shutdown(ctx)
 	errRT := s.rt.Shutdown(ctx)
-	return errors.Join(errHTTP, errRT, s.store.close())
+	errCl := s.cluster.close(ctx)
+	return errors.Join(errHTTP, errRT, errCl, s.store.close())
 }
 
 // pingStore reports whether the database answers within a second: while

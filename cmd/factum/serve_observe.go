@@ -182,7 +182,12 @@ func (obs *observer) prepare(b prepare.Backend) prepare.Backend { return obs.tel
 
 // bus is the engine's in-process bus with the send hop traced.
 func (obs *observer) bus() engine.NewBus {
-	return engine.SendWrapper(engine.DispatcherBus(command.DispatcherConfig{}), obs.tel.Bus)
+	return obs.wrapBus(engine.DispatcherBus(command.DispatcherConfig{}))
+}
+
+// wrapBus traces the send hop of the buses next makes.
+func (obs *observer) wrapBus(next engine.NewBus) engine.NewBus {
+	return engine.SendWrapper(next, obs.tel.Bus)
 }
 
 // attempts observes the compensation's retries: a span per attempt and
@@ -274,6 +279,9 @@ func (s *server) readiness(ctx context.Context) error {
 	}
 	if s.store.ping != nil {
 		checks = append(checks, storeCheck{"database", s.pingStore})
+	}
+	if s.cluster != nil {
+		checks = append(checks, storeCheck{"nats", s.cluster.ready})
 	}
 	var mu sync.Mutex
 	var failed []string

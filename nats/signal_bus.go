@@ -1,0 +1,78 @@
+package nats
+
+import (
+	"context"
+	"maps"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
+)
+
+// Bus wraps the buses next makes (nil: the engine's in-process default)
+// so that their commands and PROCESSED signals find their way back: every
+// command sent here carries this instance's name in factum.OriginHeader
+// (replacing any value it had: a saga's command inherits its source
+// stream's header, but waits where it is sent), and the PROCESSED signal
+// of a command, wherever the bus runs it, names the command's origin, so
+// Signal routes it there. Use it as engine.Config.Bus.
+func (s *Signals) Bus(next engine.NewBus) engine.NewBus {
+	if next == nil {
+		next = engine.DispatcherBus(command.DispatcherConfig{})
+	}
+	stamped := engine.SendWrapper(next, func(b command.Bus) command.Bus {
+		return originBus{next: b, instance: s.cfg.Instance}
+	})
+	return func(proc command.Executor, signals command.Sink) (engine.Bus, error) {
+		return stamped(originExecutor(proc), signals)
+	}
+}
+
+// Stamp sets cmd's origin to instance, copying the header rather than
+// changing a map the caller may share.
+func Stamp(cmd *factum.Command, instance string) {
+	if cmd.Header[factum.OriginHeader] == instance {
+		return
+	}
+	h := make(map[string]string, len(cmd.Header)+1)
+	maps.Copy(h, cmd.Header)
+	h[factum.OriginHeader] = instance
+	cmd.Header = h
+}
+
+// originBus stamps every command it sends with its instance.
+type originBus struct {
+	next     command.Bus
+	instance string
+}
+
+func (b originBus) Send(ctx context.Context, cmd *factum.Command) error {
+	Stamp(cmd, b.instance)
+	return b.next.Send(ctx, cmd)
+}
+
+// originExecutor returns proc with its PROCESSED signals naming the
+// command's origin, keeping proc's cache invalidation (aggregate.Forgetter)
+// for a bus that forgets the states of partitions it gives up.
+func originExecutor(proc command.Executor) command.Executor {
+	if f, ok := proc.(aggregate.Forgetter); ok {
+		return forgettingOrigin{origin{proc}, f}
+	}
+	return origin{proc}
+}
+
+type origin struct{ next command.Executor }
+
+func (o origin) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
+	sig := o.next.Process(ctx, cmd)
+	if sig.Origin == "" {
+		sig.Origin = cmd.Header[factum.OriginHeader]
+	}
+	return sig
+}
+
+type forgettingOrigin struct {
+	origin
+	aggregate.Forgetter
+}
