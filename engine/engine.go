@@ -30,9 +30,9 @@ type Engine struct {
 	gateway     *command.Gateway
 	functions   *event.Registry
 	consumers   []*event.Consumer
-	checkpoints event.CheckpointStore    // the consumers'
-	failures    event.FailureRecorder    // Config.Failures
-	snapshotter regenerator // nil without a snapshotter that regenerates
+	checkpoints event.CheckpointStore // the consumers'
+	failures    event.FailureRecorder // Config.Failures
+	snapshotter regenerator           // nil without a snapshotter that regenerates
 	processor   aggregate.Executor
 	group       consumerGroup
 	// tune adjusts the consumer config of a component's processor.

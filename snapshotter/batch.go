@@ -32,9 +32,9 @@ type batch struct {
 // yet.
 type pendingEntry struct {
 	entry  snapEntry
-	cache  *snapCache          // its type's, which takes it once saved
-	stream factum.EventStream  // the last stream folded into it
-	fn     factum.Function     // the function that folded it
+	cache  *snapCache         // its type's, which takes it once saved
+	stream factum.EventStream // the last stream folded into it
+	fn     factum.Function    // the function that folded it
 }
 
 // batchKey marks a function's context as run by a batched consumer; its
