@@ -276,12 +276,16 @@ func TestABatchSavesEachAggregateOnceAndSignalsEveryStreamAfterTheCommit(t *test
 				t.Fatalf("t%d: %d row writes for %d streams in one batch, want 1", a, got, per)
 			}
 		}
+		if _, fast := cs.QueryStore.(snapshotter.BatchSaver); !fast {
+			// Saved one by one: the collapse is what counts.
+			checkCheckpointAtEnd(t, st)
+			return
+		}
 		if len(batches) != 1 || batches[0].snaps != n {
 			t.Fatalf("batch saves %+v, want one of %d snapshots", batches, n)
 		}
-		_, sqlStore := cs.QueryStore.(snapshotter.CheckpointBatchSaver)
-		if batches[0].checkpointed != sqlStore {
-			t.Fatalf("checkpoint saved in the snapshots' transaction: %v, want %v", batches[0].checkpointed, sqlStore)
+		if !batches[0].checkpointed {
+			t.Fatal("the checkpoint was not saved in the snapshots' transaction")
 		}
 		checkCheckpointAtEnd(t, st)
 	})

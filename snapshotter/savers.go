@@ -9,8 +9,11 @@ import (
 )
 
 // BatchSaver is a snapshot store's fast path for the snapshots of one
-// consumer batch: snapshot.Memory and the SQL stores implement it. Without
-// it the snapshotter saves each snapshot with Save.
+// consumer batch: the SQL stores implement it. Without it the snapshotter
+// saves each snapshot with Save (the in-memory store, whose saves cost a
+// lock each, has no need of it). A store that wraps another by embedding
+// it and overrides Save must override or hide the fast paths too, which
+// the embedding would otherwise promote past its Save.
 type BatchSaver interface {
 	// SaveBatch saves each snapshot as Save would, one after another (a
 	// version never moves backwards, an equal one repairs), all at once:
