@@ -197,6 +197,12 @@ func appendHistory(t *testing.T, st engine.Storage, n, perAggregate int) {
 // counted, and returns it with the watcher of its signals.
 func startSnapshotter(t *testing.T, st engine.Storage, c func(snapshot.QueryStore) *counting) (*engine.Engine, *counting, *watcher) {
 	t.Helper()
+	return startWith(t, st, c, snapshotter.SavePerBatch)
+}
+
+// startWith is startSnapshotter with the snapshotter's save mode.
+func startWith(t *testing.T, st engine.Storage, c func(snapshot.QueryStore) *counting, mode snapshotter.SaveMode) (*engine.Engine, *counting, *watcher) {
+	t.Helper()
 	ctx := context.Background()
 	qs, err := st.SnapshotStore(ctx, "snapb")
 	if err != nil {
@@ -205,6 +211,7 @@ func startSnapshotter(t *testing.T, st engine.Storage, c func(snapshot.QueryStor
 	cs := c(qs)
 	w := &watcher{store: qs, got: map[factum.AggregateID][]int{}}
 	eng, err := engine.New(engine.Config{Storage: st, SnapshotStore: cs.store(),
+		Snapshotter: snapshotter.NewComponent(snapshotter.ComponentConfig{Saves: mode}),
 		Signals: func(local command.Sink) (command.Sink, error) { w.local = local; return w, nil }}, tallies)
 	if err != nil {
 		t.Fatal(err)
@@ -414,6 +421,28 @@ func TestACrashInTheMiddleOfABatchLosesNothing(t *testing.T) {
 		writes, _ := cs2.totals()
 		if len(writes) != n-3 {
 			t.Fatalf("the replay wrote %v, want only the %d snapshots the crash lost", writes, n-3)
+		}
+	})
+}
+
+func TestSaveAutoBatchesWhereTheStoreHasAFastPath(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		st, _ := b.open(t)
+		const n, per = 2, 10
+		appendHistory(t, st, n, per)
+		eng, cs, w := startWith(t, st, newCounting, snapshotter.SaveAuto)
+		waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
+		if err := eng.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		checkFinal(t, st, n, per)
+		writes, _ := cs.totals()
+		want := 1 // the SQL stores: per batch
+		if b.name == "memory" {
+			want = per // no fast path: per stream
+		}
+		if writes["t0"] != want {
+			t.Fatalf("%d row writes of t0, want %d", writes["t0"], want)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package snapshotter
 
 import (
 	"context"
+	"fmt"
 	goruntime "runtime"
 
 	"github.com/factum-go/factum"
@@ -20,10 +21,26 @@ type ComponentConfig struct {
 	// CacheSize bounds the snapshots and states kept per aggregate type
 	// (default aggregate.DefaultCacheSize; negative keeps none).
 	CacheSize int
-	// Unbatched saves each snapshot as its stream is handled, one save
-	// each, instead of one save per consumer batch (see Component).
-	Unbatched bool
+	// Saves says how snapshots are saved (default SaveAuto; see
+	// Component).
+	Saves SaveMode
 }
+
+// SaveMode says how the snapshotter saves.
+type SaveMode int
+
+const (
+	// SaveAuto saves per batch when the store has a batch fast path
+	// (BatchSaver or CheckpointBatchSaver: the SQL stores), where one
+	// transaction for many snapshots is cheaper than one each, and per
+	// stream otherwise (the in-memory store, whose saves cost a lock).
+	SaveAuto SaveMode = iota
+	// SavePerStream saves each stream's snapshot as the stream is handled.
+	SavePerStream
+	// SavePerBatch saves each consumer batch's snapshots at once, with any
+	// store (one by one without a fast path).
+	SavePerBatch
+)
 
 // Component is the snapshotter as an engine component: the engine uses
 // one by default whenever it has a snapshot store, and engine.Config's
@@ -40,7 +57,7 @@ type ComponentConfig struct {
 //
 // # Batches
 //
-// Unless Unbatched, a consumer batch is saved at once: each stream is
+// Saving per batch (see SaveMode), a consumer batch is saved at once: each stream is
 // folded onto the state the batch reached for its aggregate, only the last
 // state per aggregate is saved, and the batch's snapshots are saved
 // together (BatchSaver), with the consumer's checkpoint in the same
@@ -74,6 +91,9 @@ func (c *Component) Snapshotter() *Snapshotter { return c.sn }
 func (c *Component) Setup(env component.Env) (component.Parts, error) {
 	if c.sn != nil {
 		return component.Parts{}, factum.IllegalState("snapshotter: the component is set up already (make one per engine)")
+	}
+	if c.cfg.Saves < SaveAuto || c.cfg.Saves > SavePerBatch {
+		return component.Parts{}, factum.IllegalArgument(fmt.Sprintf("snapshotter: unknown save mode %d", c.cfg.Saves))
 	}
 	store := c.cfg.Store
 	if store == nil {
@@ -130,8 +150,15 @@ func (c *Component) consumer(_ *event.Processor, cfg event.Config) event.Config 
 		// step between every command and its SNAPSHOT.
 		cfg.Concurrency = min(4, goruntime.GOMAXPROCS(0))
 	}
-	if c.cfg.Unbatched {
+	switch c.cfg.Saves {
+	case SavePerStream:
 		return cfg
+	case SaveAuto:
+		_, batch := c.sn.store.(BatchSaver)
+		_, cbatch := c.sn.store.(CheckpointBatchSaver)
+		if !batch && !cbatch {
+			return cfg
+		}
 	}
 	return c.sn.batched(cfg)
 }
