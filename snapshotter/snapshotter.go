@@ -163,6 +163,11 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 	}()
 	if prev == nil {
 		prev = &snapEntry{}
+	}
+	// Inside a batch an aggregate's first stream needs no load: nothing
+	// can be stored before it but its own snapshot, from a redelivery,
+	// which saving again at the equal version repairs to the same state.
+	if prev.snap.Version == 0 && (b == nil || s.Version != 1) {
 		loaded, err := sn.store.Load(ctx, s.AggregateID)
 		switch {
 		case errors.Is(err, factum.ErrNotFound):
