@@ -26,8 +26,8 @@ import (
 )
 
 // BenchmarkSnapshotter compares the snapshotter saving one snapshot per
-// stream (unbatched, a save each) with saving each consumer batch at once
-// (batched, the default), in the same run, on memory, SQLite and
+// stream (per_stream, a save each) with saving each consumer batch at once
+// (per_batch, the default on the SQL stores), in the same run, on memory, SQLite and
 // PostgreSQL (when FACTUM_POSTGRES_URL is set): 64 callers over 10,000
 // aggregates, waiting for SNAPSHOT, or for PROCESSED while the
 // snapshotter keeps up behind them. It reports commands/s, the snapshot
@@ -39,9 +39,9 @@ func BenchmarkSnapshotter(b *testing.B) {
 	b.Cleanup(dropBenchDatabase)
 	for _, backend := range []string{"memory", "sqlite", "postgres"} {
 		for _, stage := range []factum.CommandStage{factum.StageProcessed, factum.StageSnapshot} {
-			for _, mode := range []string{"unbatched", "batched"} {
+			for _, mode := range []string{"per_stream", "per_batch"} {
 				b.Run(fmt.Sprintf("%s/%s/%s", backend, stage, mode), func(b *testing.B) {
-					benchSnapshotter(b, backend, stage, mode == "unbatched")
+					benchSnapshotter(b, backend, stage, mode == "per_stream")
 				})
 			}
 		}
@@ -137,7 +137,7 @@ func commits(b *testing.B, url, name string) int64 {
 	return n
 }
 
-func benchSnapshotter(b *testing.B, backend string, stage factum.CommandStage, unbatched bool) {
+func benchSnapshotter(b *testing.B, backend string, stage factum.CommandStage, perStream bool) {
 	ctx := context.Background()
 	var st engine.Storage
 	var closeStorage func()
@@ -181,7 +181,7 @@ func benchSnapshotter(b *testing.B, backend string, stage factum.CommandStage, u
 		store = checkpointedCounter{counter}
 	}
 	cfg := engine.Config{Storage: st, SnapshotStore: store}
-	if unbatched {
+	if perStream {
 		cfg.Snapshotter = snapshotter.NewComponent(snapshotter.ComponentConfig{Saves: snapshotter.SavePerStream})
 	} else {
 		cfg.Snapshotter = snapshotter.NewComponent(snapshotter.ComponentConfig{Saves: snapshotter.SavePerBatch})

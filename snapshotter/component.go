@@ -143,7 +143,7 @@ func (c *Component) Regenerate(ctx context.Context, typ aggregate.Type, id factu
 }
 
 // consumer sets up the consumer of one of the processors: its lanes and,
-// unless Unbatched, the batch its streams are saved in.
+// when it saves per batch, the batch its streams are saved in.
 func (c *Component) consumer(_ *event.Processor, cfg event.Config) event.Config {
 	if cfg.Concurrency == 0 {
 		// One goroutine per context would otherwise be the one serial
