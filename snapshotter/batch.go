@@ -216,8 +216,8 @@ func versionOf(entries []*pendingEntry, id factum.AggregateID) int {
 	return 0
 }
 
-// requeue puts entries and their signals back for the next flush; their
-// typed states may be what a failed save left, so the next fold decodes.
+// requeue puts entries and their signals back for the next flush, behind
+// any newer entry a fold made meanwhile.
 func (b *batch) requeue(entries []*pendingEntry, held []factum.Signal) {
 	for _, pe := range entries {
 		b.put(pendingKey(pe.entry.snap.AggregateID), pe)
