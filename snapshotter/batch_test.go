@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/snapshot"
 	"github.com/factum-go/factum/snapshotter"
 )
@@ -165,6 +168,45 @@ func TestSaveAutoBatchesWhereTheStoreHasAFastPath(t *testing.T) {
 		}
 		if writes["t0"] != want {
 			t.Fatalf("%d row writes of t0, want %d", writes["t0"], want)
+		}
+	})
+}
+
+// A function run outside its consumer (compensation's re-delivery, which
+// calls the handler itself) saves at once: nothing would save a batch.
+func TestARedeliveryOutsideTheConsumerSavesAtOnce(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		st, _ := b.open(t)
+		appendHistory(t, st, 1, 3)
+		ctx := context.Background()
+		// An engine whose snapshotter's consumer never runs (not started).
+		eng, err := engine.New(engine.Config{Storage: st,
+			Snapshotter: snapshotter.NewComponent(snapshotter.ComponentConfig{Saves: snapshotter.SavePerBatch})}, tallies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ok := eng.Functions().Function(factum.Function{Context: "snapb", Processor: snapshotter.Processor, Name: "tally"})
+		if !ok {
+			t.Fatal("no snapshotter function")
+		}
+		es, err := st.EventStore(ctx, "snapb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := tallies.ID("t0")
+		streams, err := es.Load(ctx, id, 1, 3)
+		if err != nil || len(streams) != 3 {
+			t.Fatalf("history: %d streams, %v", len(streams), err)
+		}
+		if err := event.Invoke(ctx, h, &streams[2], time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		qs, err := st.SnapshotStore(ctx, "snapb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap, err := qs.Load(ctx, id); err != nil || snap.Version != 3 {
+			t.Fatalf("after the re-delivery: %+v, %v; want version 3 saved", snap, err)
 		}
 	})
 }
