@@ -10,71 +10,62 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/component"
 	"github.com/factum-go/factum/event"
-	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/snapshot"
 )
 
 // Component is a part of an application that lives with the engine
-// (compensation, say): it brings aggregate types and event functions,
-// attaches to the engine once it is built, and runs work of its own from
-// Start until Shutdown. Its lifecycle, for Config.Components in order:
-//
-//  1. Setup, at New, before the engine is built: the component learns the
-//     engine's bounded context and stores (Env) and returns what it brings
-//     (Parts), which joins the engine's own.
-//  2. Attach, at New, once the engine is built (its Gateway, Registry and
-//     Functions work). An error from Setup or Attach fails New.
-//  3. Run, at Start, after the bus and the consumers have started, each in
-//     a goroutine of its own. Run works until its ctx is cancelled and
-//     then returns once the work in hand is done; a component with nothing
-//     to run returns nil at once.
-//  4. At Shutdown, first of all and in reverse order, the engine cancels
-//     each Run and waits for it to return (at most until Shutdown's ctx
-//     ends), then drains its own work: a component is a client of the
-//     gateway, as HTTP is, and stops sending before the gateway closes.
-//     The event functions it brought are drained with the engine's.
-type Component interface {
-	Setup(env Env) (Parts, error)
-	Attach(e *Engine) error
-	Run(ctx context.Context) error
-}
+// (compensation, SQL projections): component.Component attached to an
+// *Engine. Its lifecycle, for Config.Components in order, is
+// component.Component's; the engine's snapshotter (Config.Snapshotter) is
+// set up after them and attached and run last.
+type Component = component.Component[*Engine]
 
 // Env is what a component learns of the engine at Setup.
-type Env struct {
-	// Context is the bounded context of the engine's aggregate types (the
-	// first type's when they name several, without a Storage).
-	Context string
-	// Store is the engine's event store.
-	Store eventstore.Store
-	// Snapshots is the engine's snapshot store; nil without one. With a
-	// Storage it is a snapshot.QueryStore.
-	Snapshots snapshot.Store
-	// Codec is the engine's message type registry.
-	Codec *codec.Registry
-}
+type Env = component.Env
 
 // Parts is what a component brings to the engine.
-type Parts struct {
-	// Types are aggregate types served next to the engine's own.
-	Types []aggregate.Type
-	// Processors are event functions run as consumer groups next to the
-	// engine's own.
-	Processors []*event.Processor
-	// Failures, if set, records event-function failures; it is an
-	// IllegalArgument error at New for it to meet another recorder
-	// (Config.Failures or another component's).
-	Failures event.FailureRecorder
-	// Consumers, if set, tells branch-stage waits which functions of the
-	// component's own (not Processors) consume which events: the gateway
-	// asks it along with the engine's function registry (or
-	// Config.Consumers), so a wait expects their signals too.
-	Consumers command.Consumers
+type Parts = component.Parts
+
+// Host is the engine as a component of package component's own sees it
+// at Attach; *Engine implements it.
+type Host = component.Host
+
+var _ Host = (*Engine)(nil)
+
+// member is one component as the engine drives it, whichever engine type
+// it attaches to.
+type member struct {
+	name   string // for errors
+	setup  func(Env) (Parts, error)
+	attach func(*Engine) error
+	run    func(context.Context) error
+}
+
+// membersOf returns the configured components, the snapshotter last, and
+// the snapshotter (nil for none).
+func membersOf(cfg *Config) ([]member, component.Component[component.Host], error) {
+	out := make([]member, 0, len(cfg.Components)+1)
+	for i, comp := range cfg.Components {
+		if comp == nil {
+			return nil, nil, factum.IllegalArgument(fmt.Sprintf("engine: Config.Components[%d] is nil", i))
+		}
+		out = append(out, member{name: fmt.Sprintf("component %d", i), setup: comp.Setup, attach: comp.Attach, run: comp.Run})
+	}
+	sn, err := snapshotterOf(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sn != nil {
+		out = append(out, member{name: "snapshotter", setup: sn.Setup,
+			attach: func(e *Engine) error { return sn.Attach(e) }, run: sn.Run})
+	}
+	return out, sn, nil
 }
 
 // components runs the configured components' Run functions.
 type components struct {
-	list   []Component
+	list   []member
 	cancel []context.CancelFunc
 	done   []chan error
 	mu     sync.Mutex
@@ -88,7 +79,7 @@ func (cs *components) start(ctx context.Context) {
 		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan error, 1)
 		cs.cancel, cs.done = append(cs.cancel, cancel), append(cs.done, done)
-		go func() { done <- c.Run(cctx) }()
+		go func() { done <- c.run(cctx) }()
 	}
 }
 
@@ -104,20 +95,30 @@ func (cs *components) stop(ctx context.Context) error {
 		select {
 		case err := <-cs.done[i]:
 			if err != nil && !errors.Is(err, context.Canceled) {
-				errs = append(errs, fmt.Errorf("engine: component %d: %w", i, err))
+				errs = append(errs, fmt.Errorf("engine: %s: %w", cs.list[i].name, err))
 			}
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("engine: component %d did not stop: %w", i, ctx.Err()))
+			errs = append(errs, fmt.Errorf("engine: %s did not stop: %w", cs.list[i].name, ctx.Err()))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// setupComponents runs every component's Setup and merges its parts into
-// cfg and the types.
-func setupComponents(cfg *Config, c *codec.Registry, types []aggregate.Type) ([]aggregate.Type, []command.Consumers, error) {
-	if len(cfg.Components) == 0 {
-		return types, nil, nil
+// assembly is what the components bring besides their types and
+// processors, which join cfg's.
+type assembly struct {
+	consumers []command.Consumers
+	states    aggregate.StateObserver
+	// tune adjusts the consumer config of a component's processor.
+	tune map[*event.Processor]func(*event.Processor, event.Config) event.Config
+}
+
+// setupComponents runs every member's Setup and merges its parts into cfg
+// and the types.
+func setupComponents(cfg *Config, c *codec.Registry, members []member, types []aggregate.Type) ([]aggregate.Type, assembly, error) {
+	var a assembly
+	if len(members) == 0 {
+		return types, a, nil
 	}
 	env := Env{Store: cfg.Store, Snapshots: cfg.SnapshotStore, Codec: c}
 	if len(types) > 0 {
@@ -125,28 +126,39 @@ func setupComponents(cfg *Config, c *codec.Registry, types []aggregate.Type) ([]
 	}
 	types = append([]aggregate.Type(nil), types...)
 	cfg.Processors = append([]*event.Processor(nil), cfg.Processors...)
-	var consumers []command.Consumers
-	for i, comp := range cfg.Components {
-		if comp == nil {
-			return nil, nil, factum.IllegalArgument(fmt.Sprintf("engine: Config.Components[%d] is nil", i))
-		}
-		parts, err := comp.Setup(env)
+	for _, m := range members {
+		env.Types = types[:len(types):len(types)]
+		parts, err := m.setup(env)
 		if err != nil {
-			return nil, nil, fmt.Errorf("engine: component %d: %w", i, err)
+			return nil, a, fmt.Errorf("engine: %s: %w", m.name, err)
 		}
 		types = append(types, parts.Types...)
 		cfg.Processors = append(cfg.Processors, parts.Processors...)
 		if parts.Failures != nil {
 			if cfg.Failures != nil {
-				return nil, nil, factum.IllegalArgument(fmt.Sprintf("engine: component %d brings a failure recorder, and there is one already", i))
+				return nil, a, factum.IllegalArgument(fmt.Sprintf("engine: %s brings a failure recorder, and there is one already", m.name))
 			}
 			cfg.Failures = parts.Failures
 		}
 		if parts.Consumers != nil {
-			consumers = append(consumers, parts.Consumers)
+			a.consumers = append(a.consumers, parts.Consumers)
+		}
+		if parts.States != nil {
+			if a.states != nil {
+				return nil, a, factum.IllegalArgument(fmt.Sprintf("engine: %s brings a state observer, and there is one already", m.name))
+			}
+			a.states = parts.States
+		}
+		if parts.Consumer != nil {
+			if a.tune == nil {
+				a.tune = map[*event.Processor]func(*event.Processor, event.Config) event.Config{}
+			}
+			for _, p := range parts.Processors {
+				a.tune[p] = parts.Consumer
+			}
 		}
 	}
-	return types, consumers, nil
+	return types, a, nil
 }
 
 // joinedConsumers answers with the functions of every one of its parts.

@@ -6,6 +6,7 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/component"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/saga"
@@ -61,8 +62,19 @@ type Config struct {
 	// strategy it is the current-state query store.
 	SnapshotStore snapshot.Store
 	// SnapshotStrategy decides which versions are saved (default
-	// snapshot.All()).
+	// snapshot.All()); it configures the default snapshotter only.
 	SnapshotStrategy snapshot.Strategy
+	// Snapshotter, if set, replaces the default snapshotter (a
+	// snapshotter.Component over SnapshotStore, SnapshotStrategy and
+	// CacheSize, used whenever there is a snapshot store). It is set up
+	// after Components, seeing every aggregate type, and attached and run
+	// after them. SnapshotStore still serves reads (Snapshots, HTTP,
+	// compensation) and executors' loads.
+	Snapshotter component.Component[component.Host]
+	// DisableSnapshotter runs no snapshotter: nothing saves snapshots and
+	// nothing signals SNAPSHOT, while SnapshotStore still serves reads
+	// and executors' loads.
+	DisableSnapshotter bool
 
 	// DefaultTimeout and MaxTimeout govern waits (defaults
 	// command.DefaultTimeout and command.DefaultMaxTimeout).

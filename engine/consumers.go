@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 
@@ -14,17 +13,6 @@ import (
 // groups whose signals reach the runtime's waiters.
 func (r *Engine) buildConsumers(cfg Config) error {
 	procs := append([]*event.Processor(nil), cfg.Processors...)
-	snapshotters := map[*event.Processor]bool{}
-	if r.snapshotter != nil {
-		sp, err := r.snapshotter.Processors(r.registry)
-		if err != nil {
-			return err
-		}
-		procs = append(procs, sp...)
-		for _, p := range sp {
-			snapshotters[p] = true
-		}
-	}
 	for _, s := range cfg.Sagas {
 		p, err := s.Processor(r.codec, internalSender{r.gateway})
 		if err != nil {
@@ -38,7 +26,7 @@ func (r *Engine) buildConsumers(cfg Config) error {
 	}
 	r.checkpoints = checkpoints
 	for _, p := range procs {
-		snap := snapshotters[p]
+		tune := r.tune[p]
 		p, err := p.Bind(r.codec)
 		if err != nil {
 			return err
@@ -49,11 +37,8 @@ func (r *Engine) buildConsumers(cfg Config) error {
 		ec := cfg.Events
 		ec.Log, ec.Checkpoints, ec.Failures, ec.Notify = r.store, checkpoints, cfg.Failures, r.sink.Signal
 		ec.Middleware = append(cfg.EventMiddleware[:len(cfg.EventMiddleware):len(cfg.EventMiddleware)], ec.Middleware...)
-		if snap && ec.Concurrency == 0 {
-			// Its saves are version-guarded, so a stream given again is
-			// harmless, and one goroutine per context would otherwise be
-			// the one serial step between every command and its SNAPSHOT.
-			ec.Concurrency = min(4, goruntime.GOMAXPROCS(0))
+		if tune != nil {
+			ec = tune(p, ec)
 		}
 		c, err := event.NewConsumer(p, ec)
 		if err != nil {

@@ -26,7 +26,12 @@
 // (aggregate.StateObserver), and folds the stream onto the last snapshot
 // only when that report is missing (the stream came from another instance,
 // or the report was dropped); under other strategies it folds. Its
-// consumer handles streams of different aggregates on up to four lanes.
+// consumer handles streams of different aggregates on up to four lanes,
+// and on the SQL stores saves each batch of streams in one transaction
+// with its checkpoint, one snapshot per aggregate. The snapshotter is a
+// component (snapshotter.Component) the engine makes by default;
+// Config.Snapshotter replaces it and Config.DisableSnapshotter turns it
+// off.
 //
 // Sagas send their commands through the gateway and wait until each is
 // decided (PROCESSED) before their consumer moves on; a refused command is

@@ -13,7 +13,6 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/snapshot"
-	"github.com/factum-go/factum/snapshotter"
 )
 
 // Engine is the command side wired together: gateway, request checker,
@@ -31,11 +30,13 @@ type Engine struct {
 	gateway     *command.Gateway
 	functions   *event.Registry
 	consumers   []*event.Consumer
-	checkpoints event.CheckpointStore    // the consumers'
-	failures    event.FailureRecorder    // Config.Failures
-	snapshotter *snapshotter.Snapshotter // nil without a snapshot store
+	checkpoints event.CheckpointStore // the consumers'
+	failures    event.FailureRecorder // Config.Failures
+	snapshotter regenerator           // nil without a snapshotter that regenerates
 	processor   aggregate.Executor
 	group       consumerGroup
+	// tune adjusts the consumer config of a component's processor.
+	tune map[*event.Processor]func(*event.Processor, event.Config) event.Config
 
 	mu      sync.Mutex
 	started bool
@@ -62,10 +63,15 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	if c == nil {
 		c = codec.NewRegistry()
 	}
-	aggregates, extra, err := setupComponents(&cfg, c, aggregates)
+	members, sn, err := membersOf(&cfg)
 	if err != nil {
 		return nil, err
 	}
+	aggregates, parts, err := setupComponents(&cfg, c, members, aggregates)
+	if err != nil {
+		return nil, err
+	}
+	extra := parts.consumers
 	reg, err := aggregate.NewRegistry(aggregates...)
 	if err != nil {
 		return nil, err
@@ -78,23 +84,11 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	}
 	pcfg := aggregate.ExecutorConfig{
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,
-		Retries: cfg.Retries, Backoff: cfg.RetryBackoff, Middleware: cfg.CommandMiddleware,
-	}
-	var sn *snapshotter.Snapshotter
-	if cfg.SnapshotStore != nil {
-		sn, err = snapshotter.New(snapshotter.Config{Store: cfg.SnapshotStore, Strategy: cfg.SnapshotStrategy,
-			Events: cfg.Store, Codec: c, CacheSize: cfg.CacheSize})
-		if err != nil {
-			return nil, err
-		}
-		pcfg.States = sn.States()
+		Retries: cfg.Retries, Backoff: cfg.RetryBackoff, Middleware: cfg.CommandMiddleware, States: parts.states,
 	}
 	proc, err := reg.NewExecutor(pcfg)
 	if err != nil {
 		return nil, err
-	}
-	if f, ok := proc.(aggregate.Forgetter); ok && sn != nil {
-		sn.UseForgetter(f)
 	}
 	waiters := command.NewWaiters()
 	var sink command.Sink = waiters
@@ -136,8 +130,9 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 		consumers = append(joinedConsumers{consumers}, extra...)
 	}
 	r := &Engine{store: cfg.Store, snapshots: cfg.SnapshotStore, codec: c, registry: reg, waiters: waiters, sink: sink,
-		bus: bus, functions: functions, snapshotter: sn, processor: proc, failures: cfg.Failures,
-		components: components{list: cfg.Components}}
+		bus: bus, functions: functions, processor: proc, failures: cfg.Failures,
+		components: components{list: members}, tune: parts.tune}
+	r.snapshotter, _ = sn.(regenerator)
 	gw, err := command.NewGateway(command.GatewayConfig{
 		Registry: reg, Bus: bus, Waiters: waiters, Store: cfg.Store, Checker: checker,
 		Consumers: consumers, Progress: progress{r}, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
@@ -149,9 +144,9 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	if err := r.buildConsumers(cfg); err != nil {
 		return nil, err
 	}
-	for i, comp := range cfg.Components {
-		if err := comp.Attach(r); err != nil {
-			return nil, fmt.Errorf("engine: component %d: %w", i, err)
+	for _, m := range members {
+		if err := m.attach(r); err != nil {
+			return nil, fmt.Errorf("engine: %s: %w", m.name, err)
 		}
 	}
 	return r, nil
@@ -187,6 +182,9 @@ func (r *Engine) Dispatcher() *command.Dispatcher {
 	d, _ := b.(*command.Dispatcher)
 	return d
 }
+
+// Executor returns the aggregate executor the bus delivers commands to.
+func (r *Engine) Executor() aggregate.Executor { return r.processor }
 
 // Bus returns the command bus.
 func (r *Engine) Bus() Bus { return r.bus }

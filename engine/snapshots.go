@@ -7,6 +7,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/component"
 	"github.com/factum-go/factum/snapshot"
 	"github.com/factum-go/factum/snapshotter"
 )
@@ -23,13 +24,40 @@ const SnapshotProcessor = snapshotter.Processor
 // snapshot store it is an IllegalState error.
 func (r *Engine) RegenerateSnapshot(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
 	if r.snapshotter == nil {
-		return snapshot.Snapshot{}, factum.IllegalState("runtime: no snapshot store configured")
+		return snapshot.Snapshot{}, factum.IllegalState("runtime: no snapshot store configured, or a snapshotter that cannot regenerate")
 	}
 	typ, ok := r.registry.Lookup(id.NamedAggregate)
 	if !ok {
 		return snapshot.Snapshot{}, factum.NotFound(fmt.Sprintf("no aggregate type %s", id.NamedAggregate))
 	}
 	return r.snapshotter.Regenerate(ctx, typ, id)
+}
+
+// regenerator is a snapshotter that repairs one aggregate's snapshot, as
+// snapshotter.Component does.
+type regenerator interface {
+	Regenerate(ctx context.Context, typ aggregate.Type, id factum.AggregateID) (snapshot.Snapshot, error)
+}
+
+// snapshotterOf returns the snapshotter cfg asks for: Config.Snapshotter,
+// or the default over Config.SnapshotStore, or none.
+func snapshotterOf(cfg *Config) (component.Component[component.Host], error) {
+	switch {
+	case cfg.DisableSnapshotter && cfg.Snapshotter != nil:
+		return nil, factum.IllegalArgument("engine: Config.Snapshotter and DisableSnapshotter are both set")
+	case cfg.Snapshotter != nil && cfg.SnapshotStrategy != nil:
+		// It configures the default; a snapshotter of one's own takes its
+		// strategy where it is made.
+		return nil, factum.IllegalArgument("engine: Config.SnapshotStrategy configures the default snapshotter; with Config.Snapshotter set it where the snapshotter is made")
+	case cfg.DisableSnapshotter:
+		return nil, nil
+	case cfg.Snapshotter != nil:
+		return cfg.Snapshotter, nil
+	case cfg.SnapshotStore != nil:
+		return snapshotter.NewComponent(snapshotter.ComponentConfig{Store: cfg.SnapshotStore,
+			Strategy: cfg.SnapshotStrategy, CacheSize: cfg.CacheSize}), nil
+	}
+	return nil, nil
 }
 
 // snapshotSource lets processors start from the latest snapshot.

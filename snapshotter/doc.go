@@ -9,7 +9,13 @@
 // It keeps per type the last snapshots and their typed states, so that the
 // next stream of an aggregate needs neither a load nor a decode.
 //
-// The engine runs it whenever it has a snapshot store (engine.Config's
-// Storage or SnapshotStore); Regenerate is the operator's repair behind
+// Component is the snapshotter as an engine component: the engine uses one
+// by default whenever it has a snapshot store (engine.Config's Storage or
+// SnapshotStore), and engine.Config's Snapshotter replaces it. On stores
+// with a batch fast path (BatchSaver, CheckpointBatchSaver: the SQL
+// stores) it saves each consumer batch at once, one snapshot per
+// aggregate, in one transaction with the consumer's checkpoint, and
+// signals each stream once that transaction has committed (see
+// Component). Regenerate is the operator's repair behind
 // Engine.RegenerateSnapshot.
 package snapshotter

@@ -98,10 +98,15 @@ func (sn *Snapshotter) UseForgetter(f aggregate.Forgetter) { sn.forget = f }
 // consumers' saves are version-guarded, so they may handle streams of
 // different aggregates concurrently.
 func (sn *Snapshotter) Processors(reg *aggregate.Registry) ([]*event.Processor, error) {
+	return sn.processors(reg.Types())
+}
+
+// processors is Processors over the types.
+func (sn *Snapshotter) processors(types []aggregate.Type) ([]*event.Processor, error) {
 	byContext := map[string][]event.Option{}
 	var order []string
 	sn.caches = map[factum.NamedAggregate]*snapCache{}
-	for _, typ := range reg.Types() {
+	for _, typ := range types {
 		named := typ.Named()
 		cache := newSnapCache(sn.limit)
 		sn.caches[named] = cache
@@ -123,20 +128,46 @@ func (sn *Snapshotter) Processors(reg *aggregate.Registry) ([]*event.Processor, 
 	return out, nil
 }
 
-// advance brings the aggregate's snapshot to the stream's version. An
-// entry it checked out goes back to the cache only when it is what the
-// store holds; on any other outcome it is dropped (its typed state may be
-// half folded), and the next stream starts from the store.
+// advance brings the aggregate's snapshot to the stream's version. Inside
+// a batch (a batched consumer's function) it starts from the aggregate's
+// pending entry, if any, and leaves the result pending for the batch's
+// save; elsewhere it saves at once. An entry it checked out of the cache
+// goes back only when it is what the store holds; on any other outcome it
+// is dropped (its typed state may be half folded), and the next stream
+// starts from the store.
 func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) (err error) {
-	prev := cache.checkout(s.AggregateID)
+	b := batchOf(ctx)
+	key := pendingKey(s.AggregateID)
+	var pe *pendingEntry
+	if b != nil {
+		pe = b.take(key)
+	}
+	var prev *snapEntry
+	if pe != nil {
+		prev = &pe.entry
+	} else {
+		prev = cache.checkout(s.AggregateID)
+	}
 	kept := false
 	defer func() {
-		if !kept {
+		switch {
+		case kept:
+		case pe != nil:
+			// Still the batch's to save; its typed state may be half
+			// folded, so the next fold decodes.
+			pe.entry.typed = aggregate.Typed{}
+			b.put(key, pe)
+		default:
 			cache.drop(s.AggregateID)
 		}
 	}()
 	if prev == nil {
 		prev = &snapEntry{}
+	}
+	// Inside a batch an aggregate's first stream needs no load: nothing
+	// can be stored before it but its own snapshot, from a redelivery,
+	// which saving again at the equal version repairs to the same state.
+	if prev.snap.Version == 0 && (b == nil || s.Version != 1) {
 		loaded, err := sn.store.Load(ctx, s.AggregateID)
 		switch {
 		case errors.Is(err, factum.ErrNotFound):
@@ -149,7 +180,11 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 	if prev.snap.Version >= s.Version || !sn.strategy.ShouldSave(prev.snap.Version, s.Version) {
 		// Already there (a redelivery, or a repair saved it), or skipped
 		// until the strategy saves.
-		if prev.snap.Version > 0 {
+		switch {
+		case pe != nil:
+			b.put(key, pe)
+			kept = true
+		case prev.snap.Version > 0:
 			cache.keep(prev)
 			kept = true
 		}
@@ -177,6 +212,16 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		if next, err = sn.build(typ, *prev, streams); err != nil {
 			return err
 		}
+	}
+	if b != nil {
+		if err := b.fold(key, next, cache, typ, s); err != nil {
+			return err
+		}
+		if pe == nil {
+			cache.drop(s.AggregateID) // superseded by the pending entry
+		}
+		kept = true
+		return nil
 	}
 	stored, err := sn.store.Save(ctx, next.snap)
 	if err != nil {
