@@ -29,7 +29,7 @@
 // too. Each judges expiry by one clock, read at the moment a record is
 // written, never before a wait for a lock:
 //
-//	Memory                        MemoryOptions.Clock, under the shard lock
+//	Memory                        MemoryConfig.Clock, under the shard lock
 //	redis.IdempotencyStore        Redis's clock (TIME), inside each script
 //	sqlite.IdempotencyStore       IdempotencyOptions.Clock, inside the write transaction
 //	postgres.IdempotencyStore     the database's clock_timestamp(), once the row is locked

@@ -21,7 +21,7 @@ const minSweep = 128
 // state machine, for tests, single-process services and benchmarks. It is
 // safe for concurrent use. Records do not survive the process.
 //
-// Expiry is judged by MemoryOptions.Clock, read under the lock of the
+// Expiry is judged by MemoryConfig.Clock, read under the lock of the
 // key's shard, so every decision on a key follows the clock's order, and
 // attempts come from one counter taken under the same lock, so they rise in
 // the order owners are granted a key.
@@ -45,8 +45,8 @@ type memoryShard struct {
 	_       [40]byte // keep neighbouring shards' locks off one cache line
 }
 
-// MemoryOptions configures NewMemory.
-type MemoryOptions struct {
+// MemoryConfig configures NewMemory. The zero value is the default.
+type MemoryConfig struct {
 	// Policy sets the lease and the retention; the zero value is the
 	// default policy.
 	Policy Policy
@@ -57,12 +57,12 @@ type MemoryOptions struct {
 
 // NewMemory returns an empty in-memory store. It fails with an
 // IllegalArgument error for an invalid policy.
-func NewMemory(opts MemoryOptions) (*Memory, error) {
-	p, err := opts.Policy.Normalize()
+func NewMemory(cfg MemoryConfig) (*Memory, error) {
+	p, err := cfg.Policy.Normalize()
 	if err != nil {
 		return nil, err
 	}
-	clock := opts.Clock
+	clock := cfg.Clock
 	if clock == nil {
 		clock = time.Now
 	}

@@ -274,7 +274,7 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 // go on): a claim that started before the delete can then never recreate
 // a deleted key with an attempt drawn before a later owner's.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (n int64, err error) {
+	return sqlstore.Purge(ctx, &dialect, "idempotency", func(ctx context.Context) (n int64, err error) {
 		err = pgx.BeginFunc(ctx, s.db.Pool(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, s.q.lock); err != nil {
 				return err

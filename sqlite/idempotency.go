@@ -231,7 +231,7 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 // Purge implements idempotency.Purger: it deletes expired records in
 // batches, each its own short write, until none is left or ctx is done.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (int64, error) {
+	return sqlstore.Purge(ctx, &dialect, "idempotency", func(ctx context.Context) (int64, error) {
 		res, err := s.db.Writer().ExecContext(ctx, s.q.purge, s.now(), sqlstore.PurgeBatch)
 		if err != nil {
 			return 0, err

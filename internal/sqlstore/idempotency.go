@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"time"
 
@@ -58,27 +57,6 @@ func (o owners) Renew(ctx context.Context, k idempotency.Key, fingerprint string
 		return idempotency.Record{}, err
 	}
 	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
-}
-
-// PurgeBatch bounds how many expired idempotency records one purge
-// statement deletes, so that no statement holds up other writers for long.
-const PurgeBatch = 1000
-
-// Purge deletes expired records with batch, which deletes up to PurgeBatch
-// of them and returns how many, until none is left or ctx is done; it
-// returns how many it deleted in all.
-func Purge(ctx context.Context, d *Dialect, batch func(ctx context.Context) (int64, error)) (int64, error) {
-	var total int64
-	for {
-		n, err := batch(ctx)
-		if err != nil {
-			return total, fmt.Errorf("%s: idempotency purge: %w", d.Name, err)
-		}
-		total += n
-		if n < PurgeBatch {
-			return total, nil
-		}
-	}
 }
 
 // SetupIdempotency is the set-up of an idempotency store: it normalises p,
