@@ -21,6 +21,12 @@
 // finished key replays its outcome until [Policy.Retention] ends, after
 // which it is forgotten.
 //
+// A backend implements the small contract [Backend]; the front end
+// [Front] makes the checks every backend would otherwise repeat (the
+// context, the key, the fingerprint, the attempt) and names the operation
+// and the key in a refusal. The constructors apply it, so a user passes the
+// store around as a Store and never meets the split.
+//
 // Backends: [Memory] here (the reference implementation, with an
 // injectable clock); Redis, SQLite and PostgreSQL in the adapter packages.
 // Each is atomic inside its backend (a mutex, one Lua script, one

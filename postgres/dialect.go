@@ -53,6 +53,5 @@ func (d *DB) executor() sqlstore.Executor {
 // own, so that each store has the methods of the interface and no more.
 type (
 	checkpointStore = event.CheckpointStore
-	owners          = sqlstore.Owners
 	queryStore      = snapshot.QueryStore
 )

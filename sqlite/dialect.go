@@ -67,6 +67,5 @@ func writes(b *prepareBatcher, prepared map[string]*sql.Stmt) sqlstore.WriteFunc
 // own, so that each store has the methods of the interface and no more.
 type (
 	checkpointStore = event.CheckpointStore
-	owners          = sqlstore.Owners
 	queryStore      = snapshot.QueryStore
 )

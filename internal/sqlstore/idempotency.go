@@ -83,3 +83,24 @@ func SetupIdempotency(ctx context.Context, db Migrator, fsys fs.FS, p idempotenc
 	}
 	return p, prefix + "idempotency_keys", prefix + "idempotency_attempts", nil
 }
+
+// IdempotencyBackend is the idempotency.Backend of a SQL store: the shared
+// owner transitions and the dialect's Begin and Get. A backend's
+// constructor puts the idempotency front end over it.
+type IdempotencyBackend struct {
+	Owners
+	BeginFunc func(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error)
+	GetFunc   func(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error)
+}
+
+// Begin implements idempotency.Backend.
+func (b *IdempotencyBackend) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
+	return b.BeginFunc(ctx, k, fingerprint)
+}
+
+// Get implements idempotency.Backend.
+func (b *IdempotencyBackend) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
+	return b.GetFunc(ctx, k)
+}
+
+var _ idempotency.Backend = (*IdempotencyBackend)(nil)
