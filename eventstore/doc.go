@@ -1,5 +1,18 @@
-// Package eventstore defines the event store contract and provides an
-// in-memory implementation.
+// Package eventstore defines the event store contract, its front end over
+// small backend contracts, and an in-memory implementation.
+//
+// [Store] is the interface users pass around. [Front] is its one
+// implementation of the checks every store makes, over a [Backend], as
+// database/sql is over database/sql/driver: it checks the context and the
+// input, shapes refusals into the contract's errors, takes each
+// operation's fast path when the backend has one ([RequestFinder],
+// [RequestProber], [TimeLoader], [AggregateScanner], [LogWaiter]) and a
+// generic fallback over Load and ReadLog when it has not, and wakes its
+// log waiters once after every append. Backends apply the front end in
+// their constructors ([NewMemory], sqlite.NewEventStore,
+// postgres.NewEventStore return types that embed a Front), so a user never
+// meets the split; a new backend implements Backend (and the fast paths it
+// can serve well) and calls [New].
 //
 // [Store.Append] is where history becomes authoritative. Inside its own
 // atomic write a store refuses, in this order of precedence:

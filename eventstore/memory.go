@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"context"
-	"fmt"
 	"hash/maphash"
 	"maps"
 	"slices"
@@ -16,16 +15,20 @@ const memoryShards = 64
 
 // Memory is an in-memory Store. It keeps the whole contract and is the
 // reference the contract kit is written against; it keeps nothing across
-// restarts, so it is for tests, examples and development.
+// restarts, so it is for tests, examples and development. It is the front
+// end ([Front]) over the memory backend, which has every fast path.
 type Memory struct {
+	Front
+}
+
+// memoryBackend is the memory Backend.
+type memoryBackend struct {
 	seed   maphash.Seed
 	shards [memoryShards]memoryShard
 
-	// logMu guards the global log and the wait channel. Lock order: a
-	// shard's mutex, then logMu.
-	logMu  sync.RWMutex
-	log    memoryLog
-	waitCh chan struct{} // closed on the next append; nil when nobody waits
+	// logMu guards the global log. Lock order: a shard's mutex, then logMu.
+	logMu sync.RWMutex
+	log   memoryLog
 }
 
 // memoryLog is the global log: the stored streams, by pointer, in
@@ -64,12 +67,15 @@ type streamKey struct {
 	context, aggregate, id string
 }
 
-// NewMemory returns an empty in-memory store.
+// NewMemory returns an empty in-memory store. It has no settings: the
+// front end's (Config) are for backends that need them.
 func NewMemory() *Memory {
-	m := &Memory{seed: maphash.MakeSeed()}
-	for i := range m.shards {
-		m.shards[i].aggs = make(map[streamKey]*memoryAggregate)
+	b := &memoryBackend{seed: maphash.MakeSeed()}
+	for i := range b.shards {
+		b.shards[i].aggs = make(map[streamKey]*memoryAggregate)
 	}
+	m := &Memory{}
+	m.Front.init(b, Config{Name: "eventstore: memory"})
 	return m
 }
 
@@ -77,7 +83,7 @@ func keyOf(id factum.AggregateID) streamKey {
 	return streamKey{id.Context, id.Aggregate, id.ID}
 }
 
-func (m *Memory) shard(k streamKey) *memoryShard {
+func (m *memoryBackend) shard(k streamKey) *memoryShard {
 	var h maphash.Hash
 	h.SetSeed(m.seed)
 	h.WriteString(k.context)
@@ -88,20 +94,14 @@ func (m *Memory) shard(k streamKey) *memoryShard {
 	return &m.shards[h.Sum64()%memoryShards]
 }
 
-// Append implements Store. The store keeps s itself, as the Store contract
-// allows (the caller hands it over): it sets s's tenant to the effective
-// one and its Position, and copies only the header, which may be the
-// sending command's map. Everything that can be done outside the locks
-// (validation, the header copy) is; under the aggregate's shard lock it
-// checks the aggregate's history, and under the log lock it only numbers
-// the stream and puts one pointer in the log.
-func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := s.Validate(); err != nil {
-		return err
-	}
+// Append implements Backend. The store keeps s itself, as the Store
+// contract allows (the caller hands it over): it sets s's tenant to the
+// effective one and its Position, and copies only the header, which may be
+// the sending command's map. Everything that can be done outside the locks
+// (the header copy, the request's hash) is; under the aggregate's shard
+// lock it checks the aggregate's history, and under the log lock it only
+// numbers the stream and puts one pointer in the log.
+func (m *memoryBackend) Append(_ context.Context, s *factum.EventStream) (Outcome, error) {
 	tenant := s.AggregateID.TenantOrDefault()
 	header := maps.Clone(s.Header) // nil stays nil
 	rh := m.requestHash(s.RequestID)
@@ -113,16 +113,16 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	if agg != nil {
 		switch {
 		case agg.tenant != tenant:
-			return TenantMismatch(s)
+			return RefusedTenant, nil
 		case agg.requestVersion(rh, s.RequestID) != 0:
-			return DuplicateRequestID(s)
+			return RefusedRequest, nil
 		case s.Version == 1:
-			return DuplicateAggregateID(s)
+			return RefusedAggregate, nil
 		case s.Version != len(agg.streams)+1:
-			return VersionConflict(s)
+			return RefusedVersion, nil
 		}
 	} else if s.Version != 1 {
-		return VersionConflict(s)
+		return RefusedVersion, nil
 	}
 
 	s.AggregateID.Tenant = tenant
@@ -132,12 +132,7 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	m.logMu.Lock()
 	s.Position = factum.Position{Seq: m.log.len() + 1}
 	m.log.append(s)
-	wake := m.waitCh
-	m.waitCh = nil
 	m.logMu.Unlock()
-	if wake != nil {
-		close(wake)
-	}
 
 	if agg == nil {
 		agg = &memoryAggregate{tenant: tenant, requests: make(map[uint64]int32, 4)}
@@ -145,13 +140,13 @@ func (m *Memory) Append(ctx context.Context, s *factum.EventStream) error {
 	}
 	agg.streams = append(agg.streams, s)
 	agg.addRequest(rh, s.RequestID, s.Version)
-	return nil
+	return Appended, nil
 }
 
 // aggregate returns the aggregate's streams, one per version, as they are
 // now. Appends only ever add to the slice, so the capped view stays valid
 // after the lock is released, and stored streams never change.
-func (m *Memory) aggregate(id factum.AggregateID) []*factum.EventStream {
+func (m *memoryBackend) aggregate(id factum.AggregateID) []*factum.EventStream {
 	k := keyOf(id)
 	sh := m.shard(k)
 	sh.mu.RLock()
@@ -171,14 +166,8 @@ func copyStreams(ptrs []*factum.EventStream) []factum.EventStream {
 	return out
 }
 
-// Load implements Store.
-func (m *Memory) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := CheckRange(from, to); err != nil {
-		return nil, err
-	}
+// Load implements Backend.
+func (m *memoryBackend) Load(_ context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
 	all := m.aggregate(id)
 	if from > len(all) {
 		return []factum.EventStream{}, nil
@@ -186,14 +175,8 @@ func (m *Memory) Load(ctx context.Context, id factum.AggregateID, from, to int) 
 	return copyStreams(all[from-1 : min(to, len(all))]), nil
 }
 
-// LoadByTime implements Store.
-func (m *Memory) LoadByTime(ctx context.Context, id factum.AggregateID, start, end time.Time) ([]factum.EventStream, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if end.Before(start) {
-		return nil, factum.IllegalArgument(fmt.Sprintf("time range [%v, %v): end is before start", start, end))
-	}
+// LoadByTime implements TimeLoader.
+func (m *memoryBackend) LoadByTime(_ context.Context, id factum.AggregateID, start, end time.Time) ([]factum.EventStream, error) {
 	out := []factum.EventStream{}
 	for _, s := range m.aggregate(id) {
 		if !s.CreateTime.Before(start) && s.CreateTime.Before(end) {
@@ -203,18 +186,22 @@ func (m *Memory) LoadByTime(ctx context.Context, id factum.AggregateID, start, e
 	return out, nil
 }
 
-// RequestExists implements Store.
-func (m *Memory) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
-	s, err := m.request(ctx, id, requestID)
-	return s != nil, err
+// HasRequest implements RequestProber.
+func (m *memoryBackend) HasRequest(_ context.Context, id factum.AggregateID, requestID string) (bool, error) {
+	return m.request(id, requestID) != nil, nil
+}
+
+// FindRequest implements RequestFinder.
+func (m *memoryBackend) FindRequest(_ context.Context, id factum.AggregateID, requestID string) (factum.EventStream, bool, error) {
+	if s := m.request(id, requestID); s != nil {
+		return *s, true, nil
+	}
+	return factum.EventStream{}, false, nil
 }
 
 // request returns the aggregate's stream with the request ID, or nil when
 // there is none in id's tenant.
-func (m *Memory) request(ctx context.Context, id factum.AggregateID, requestID string) (*factum.EventStream, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+func (m *memoryBackend) request(id factum.AggregateID, requestID string) *factum.EventStream {
 	rh := m.requestHash(requestID)
 	k := keyOf(id)
 	sh := m.shard(k)
@@ -224,43 +211,14 @@ func (m *Memory) request(ctx context.Context, id factum.AggregateID, requestID s
 	// answer is the one for a request never made.
 	if agg := sh.aggs[k]; agg != nil && agg.tenant == id.TenantOrDefault() {
 		if v := agg.requestVersion(rh, requestID); v != 0 {
-			return agg.streams[v-1], nil
+			return agg.streams[v-1]
 		}
 	}
-	return nil, nil
+	return nil
 }
 
-// Lookup implements Store.
-func (m *Memory) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
-	s, err := m.request(ctx, id, requestID)
-	if err != nil {
-		return factum.EventStream{}, err
-	}
-	if s == nil {
-		return factum.EventStream{}, notFoundRequest(id, requestID)
-	}
-	return *s, nil
-}
-
-func notFoundRequest(id factum.AggregateID, requestID string) error {
-	e := factum.NotFound("no stream for this request")
-	return e.With(id, 0, "", requestID)
-}
-
-// NotFoundRequest returns the NotFound error Lookup reports when the
-// aggregate has no stream for the request ID.
-func NotFoundRequest(id factum.AggregateID, requestID string) error {
-	return notFoundRequest(id, requestID)
-}
-
-// ScanAggregateIDs implements Store.
-func (m *Memory) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := CheckLimit(limit); err != nil {
-		return nil, err
-	}
+// ScanAggregateIDs implements AggregateScanner.
+func (m *memoryBackend) ScanAggregateIDs(_ context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
 	var ids []factum.AggregateID
 	for i := range m.shards {
 		sh := &m.shards[i]
@@ -290,15 +248,9 @@ func (m *Memory) ScanAggregateIDs(ctx context.Context, named factum.NamedAggrega
 	return ids, nil
 }
 
-// ReadLog implements Store. The memory log commits in sequence order, so
+// ReadLog implements Backend. The memory log commits in sequence order, so
 // Position.Tx is always zero.
-func (m *Memory) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := CheckLimit(limit); err != nil {
-		return nil, err
-	}
+func (m *memoryBackend) ReadLog(_ context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
 	m.logMu.RLock()
 	defer m.logMu.RUnlock()
 	start := after.Seq
@@ -313,24 +265,28 @@ func (m *Memory) ReadLog(ctx context.Context, after factum.Position, limit int) 
 	return out, nil
 }
 
-// WaitLog implements Store.
-func (m *Memory) WaitLog(ctx context.Context, after factum.Position) error {
-	m.logMu.Lock()
-	if after.Tx == 0 && m.log.len() > after.Seq {
-		m.logMu.Unlock()
+// WaitLog implements LogWaiter: only appends through the front end, which
+// closes woken, add to the memory log.
+func (m *memoryBackend) WaitLog(ctx context.Context, after factum.Position, woken <-chan struct{}) error {
+	m.logMu.RLock()
+	ready := after.Tx == 0 && m.log.len() > after.Seq
+	m.logMu.RUnlock()
+	if ready {
 		return nil
 	}
-	if m.waitCh == nil {
-		m.waitCh = make(chan struct{})
-	}
-	ch := m.waitCh
-	m.logMu.Unlock()
 	select {
-	case <-ch:
+	case <-woken:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ Store            = (*Memory)(nil)
+	_ RequestFinder    = (*memoryBackend)(nil)
+	_ RequestProber    = (*memoryBackend)(nil)
+	_ TimeLoader       = (*memoryBackend)(nil)
+	_ AggregateScanner = (*memoryBackend)(nil)
+	_ LogWaiter        = (*memoryBackend)(nil)
+)

@@ -50,6 +50,6 @@ func (a *memoryAggregate) addRequest(h uint64, requestID string, v int) {
 }
 
 // requestHash hashes a request ID with the store's seed.
-func (m *Memory) requestHash(requestID string) uint64 {
+func (m *memoryBackend) requestHash(requestID string) uint64 {
 	return maphash.String(m.seed, requestID)
 }

@@ -2,10 +2,11 @@ package eventstore
 
 import "github.com/factum-go/factum"
 
-// Outcome is what became of one append, as a store's writer reports it to
-// the Append waiting for it. The SQL stores write appends in batches on
-// other goroutines; the outcome crosses back, and Append builds the error
-// from its own stream (Err), so every store reports a refusal alike.
+// Outcome is what became of one append, as a [Backend] reports it to the
+// front end, which builds the contract's error from the caller's own
+// stream, so every store reports a refusal alike. (The SQL stores write
+// appends in batches on other goroutines; the outcome is what crosses
+// back.)
 type Outcome uint8
 
 const (
@@ -17,18 +18,18 @@ const (
 	Failed                          // not appended, or not known to be; an error says why
 )
 
-// Err returns the contract's error for the refusal of s, and nil for
+// err returns the contract's error for the refusal of s, and nil for
 // Appended and Failed (a failure carries an error of its own).
-func (o Outcome) Err(s *factum.EventStream) error {
+func (o Outcome) err(s *factum.EventStream) error {
 	switch o {
 	case RefusedTenant:
-		return TenantMismatch(s)
+		return tenantMismatch(s)
 	case RefusedRequest:
-		return DuplicateRequestID(s)
+		return duplicateRequestID(s)
 	case RefusedAggregate:
-		return DuplicateAggregateID(s)
+		return duplicateAggregateID(s)
 	case RefusedVersion:
-		return VersionConflict(s)
+		return versionConflict(s)
 	}
 	return nil
 }

@@ -1,27 +1,26 @@
-package eventstore_test
+package eventstore
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/eventstore"
 )
 
 func TestOutcomeErr(t *testing.T) {
 	s := &factum.EventStream{AggregateID: factum.NamedAggregate{Context: "shop", Aggregate: "cart"}.WithID("c"), Version: 3, RequestID: "r"}
 	for _, c := range []struct {
-		o    eventstore.Outcome
+		o    Outcome
 		want error // nil: no error
 	}{
-		{eventstore.Appended, nil},
-		{eventstore.Failed, nil},
-		{eventstore.RefusedTenant, factum.ErrTenantMismatch},
-		{eventstore.RefusedRequest, factum.ErrDuplicateRequestID},
-		{eventstore.RefusedAggregate, factum.ErrDuplicateAggregateID},
-		{eventstore.RefusedVersion, factum.ErrEventVersionConflict},
+		{Appended, nil},
+		{Failed, nil},
+		{RefusedTenant, factum.ErrTenantMismatch},
+		{RefusedRequest, factum.ErrDuplicateRequestID},
+		{RefusedAggregate, factum.ErrDuplicateAggregateID},
+		{RefusedVersion, factum.ErrEventVersionConflict},
 	} {
-		err := c.o.Err(s)
+		err := c.o.err(s)
 		if c.want == nil {
 			if err != nil {
 				t.Errorf("outcome %d: %v, want nil", c.o, err)

@@ -52,7 +52,7 @@ func TestIdempotencyKeyAndWaitTimeoutAppendOnce(t *testing.T) {
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	idem, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+	idem, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

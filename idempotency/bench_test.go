@@ -55,7 +55,7 @@ func (b *mutexMap) Complete(_ context.Context, k idempotency.Key, _ string, atte
 func BenchmarkMemoryBeginComplete(b *testing.B) {
 	for _, g := range []int{1, 32} {
 		b.Run(fmt.Sprintf("store/goroutines=%d", g), func(b *testing.B) {
-			m, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+			m, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -21,6 +21,12 @@
 // finished key replays its outcome until [Policy.Retention] ends, after
 // which it is forgotten.
 //
+// A backend implements the small contract [Backend]; the front end
+// [Front] makes the checks every backend would otherwise repeat (the
+// context, the key, the fingerprint, the attempt) and names the operation
+// and the key in a refusal. The constructors apply it, so a user passes the
+// store around as a Store and never meets the split.
+//
 // Backends: [Memory] here (the reference implementation, with an
 // injectable clock); Redis, SQLite and PostgreSQL in the adapter packages.
 // Each is atomic inside its backend (a mutex, one Lua script, one
@@ -29,7 +35,7 @@
 // too. Each judges expiry by one clock, read at the moment a record is
 // written, never before a wait for a lock:
 //
-//	Memory                        MemoryOptions.Clock, under the shard lock
+//	Memory                        MemoryConfig.Clock, under the shard lock
 //	redis.IdempotencyStore        Redis's clock (TIME), inside each script
 //	sqlite.IdempotencyStore       IdempotencyOptions.Clock, inside the write transaction
 //	postgres.IdempotencyStore     the database's clock_timestamp(), once the row is locked

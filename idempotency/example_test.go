@@ -14,7 +14,7 @@ import (
 
 func ExampleMemory() {
 	ctx := context.Background()
-	store, _ := idempotency.NewMemory(idempotency.MemoryOptions{})
+	store, _ := idempotency.NewMemory(idempotency.MemoryConfig{})
 	k := idempotency.Key{Tenant: "acme", Operation: "charge", Value: "req-42"}
 	const fp = "sha256:body-of-req-42"
 
@@ -36,7 +36,7 @@ func ExampleMemory() {
 }
 
 func ExampleMiddleware() {
-	store, _ := idempotency.NewMemory(idempotency.MemoryOptions{})
+	store, _ := idempotency.NewMemory(idempotency.MemoryConfig{})
 	mw, _ := idempotency.NewMiddleware(store, idempotency.MiddlewareOptions{Required: true})
 	orders := 0
 	mux := http.NewServeMux()

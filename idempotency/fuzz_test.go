@@ -56,7 +56,7 @@ func FuzzMiddlewareKey(f *testing.F) {
 	f.Add("k\x00", []byte("x"), []byte("x"))
 	f.Add("k\u00e9", []byte("x"), []byte("x"))
 	f.Fuzz(func(t *testing.T, key string, body1, body2 []byte) {
-		store, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+		store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

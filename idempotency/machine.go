@@ -57,19 +57,3 @@ func Refusal(op string, k Key, cur Record, found bool, fingerprint string, attem
 	}
 	return OpError(op, k, ErrStaleAttempt)
 }
-
-// CheckFinish validates the arguments of Complete, Fail and Renew: a
-// usable key and fingerprint and a non-zero attempt (no owner ever holds
-// attempt 0, so it can only be a caller's bug).
-func CheckFinish(op string, k Key, fingerprint string, attempt uint64) error {
-	if err := validate(k, fingerprint); err != nil {
-		return err
-	}
-	if attempt == 0 {
-		return OpError(op, k, ErrStaleAttempt)
-	}
-	return nil
-}
-
-// CheckBegin validates the arguments of Begin.
-func CheckBegin(k Key, fingerprint string) error { return validate(k, fingerprint) }

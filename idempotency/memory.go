@@ -21,7 +21,7 @@ const minSweep = 128
 // state machine, for tests, single-process services and benchmarks. It is
 // safe for concurrent use. Records do not survive the process.
 //
-// Expiry is judged by MemoryOptions.Clock, read under the lock of the
+// Expiry is judged by MemoryConfig.Clock, read under the lock of the
 // key's shard, so every decision on a key follows the clock's order, and
 // attempts come from one counter taken under the same lock, so they rise in
 // the order owners are granted a key.
@@ -30,7 +30,15 @@ const minSweep = 128
 // sweep of a shard whenever it has doubled in size since its last sweep, so
 // memory stays bounded by about twice the live records without a
 // background goroutine.
+//
+// Memory is the front end ([Front]) over the memory backend.
 type Memory struct {
+	*Front
+	b *memoryBackend
+}
+
+// memoryBackend is the memory Backend.
+type memoryBackend struct {
 	policy   Policy
 	clock    func() time.Time
 	seed     maphash.Seed
@@ -45,8 +53,8 @@ type memoryShard struct {
 	_       [40]byte // keep neighbouring shards' locks off one cache line
 }
 
-// MemoryOptions configures NewMemory.
-type MemoryOptions struct {
+// MemoryConfig configures NewMemory. The zero value is the default.
+type MemoryConfig struct {
 	// Policy sets the lease and the retention; the zero value is the
 	// default policy.
 	Policy Policy
@@ -57,27 +65,35 @@ type MemoryOptions struct {
 
 // NewMemory returns an empty in-memory store. It fails with an
 // IllegalArgument error for an invalid policy.
-func NewMemory(opts MemoryOptions) (*Memory, error) {
-	p, err := opts.Policy.Normalize()
+func NewMemory(cfg MemoryConfig) (*Memory, error) {
+	p, err := cfg.Policy.Normalize()
 	if err != nil {
 		return nil, err
 	}
-	clock := opts.Clock
+	clock := cfg.Clock
 	if clock == nil {
 		clock = time.Now
 	}
-	m := &Memory{policy: p, clock: clock, seed: maphash.MakeSeed()}
-	for i := range m.shards {
-		m.shards[i].records = make(map[Key]Record)
-		m.shards[i].sweepAt = minSweep
+	b := &memoryBackend{policy: p, clock: clock, seed: maphash.MakeSeed()}
+	for i := range b.shards {
+		b.shards[i].records = make(map[Key]Record)
+		b.shards[i].sweepAt = minSweep
 	}
-	return m, nil
+	return &Memory{Front: NewFront(b), b: b}, nil
 }
 
 // Policy returns the store's lease and retention.
-func (m *Memory) Policy() Policy { return m.policy }
+func (m *Memory) Policy() Policy { return m.b.policy }
 
-func (m *Memory) shard(k Key) *memoryShard {
+// Purge implements Purger: it deletes every expired record, one shard at
+// a time, and stops early when ctx is done.
+func (m *Memory) Purge(ctx context.Context) (int64, error) { return m.b.purge(ctx) }
+
+// Len returns the number of records held, expired ones not yet removed
+// included. It is meant for tests and metrics.
+func (m *Memory) Len() int { return m.b.len() }
+
+func (m *memoryBackend) shard(k Key) *memoryShard {
 	return &m.shards[maphash.Comparable(m.seed, k)%memoryShards]
 }
 
@@ -117,14 +133,8 @@ func (s *memoryShard) sweep(now time.Time) int64 {
 	return n
 }
 
-// Begin implements Store.
-func (m *Memory) Begin(ctx context.Context, k Key, fingerprint string) (Record, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Record{}, false, err
-	}
-	if err := CheckBegin(k, fingerprint); err != nil {
-		return Record{}, false, err
-	}
+// Begin implements Backend.
+func (m *memoryBackend) Begin(ctx context.Context, k Key, fingerprint string) (Record, bool, error) {
 	s := m.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,14 +162,8 @@ func (m *Memory) Begin(ctx context.Context, k Key, fingerprint string) (Record, 
 
 // finish applies a transition of the owning attempt under the shard lock:
 // to state, valid for validity from now, with response (done only).
-func (m *Memory) finish(ctx context.Context, op string, k Key, fingerprint string, attempt uint64,
+func (m *memoryBackend) finish(ctx context.Context, op string, k Key, fingerprint string, attempt uint64,
 	state State, validity time.Duration, response []byte) (Record, error) {
-	if err := ctx.Err(); err != nil {
-		return Record{}, err
-	}
-	if err := CheckFinish(op, k, fingerprint, attempt); err != nil {
-		return Record{}, err
-	}
 	if state == StateDone {
 		response = bytes.Clone(response) // outside the lock
 		if response == nil {
@@ -179,14 +183,14 @@ func (m *Memory) finish(ctx context.Context, op string, k Key, fingerprint strin
 	return cur, nil
 }
 
-// Complete implements Store. The response is copied.
-func (m *Memory) Complete(ctx context.Context, k Key, fingerprint string, attempt uint64, response []byte) error {
+// Complete implements Backend. The response is copied.
+func (m *memoryBackend) Complete(ctx context.Context, k Key, fingerprint string, attempt uint64, response []byte) error {
 	_, err := m.finish(ctx, "complete", k, fingerprint, attempt, StateDone, m.policy.Retention, response)
 	return err
 }
 
-// Fail implements Store.
-func (m *Memory) Fail(ctx context.Context, k Key, fingerprint string, attempt uint64, retryable bool) error {
+// Fail implements Backend.
+func (m *memoryBackend) Fail(ctx context.Context, k Key, fingerprint string, attempt uint64, retryable bool) error {
 	state := StateFailed
 	if retryable {
 		state = StateRetryable
@@ -195,19 +199,13 @@ func (m *Memory) Fail(ctx context.Context, k Key, fingerprint string, attempt ui
 	return err
 }
 
-// Renew implements Store.
-func (m *Memory) Renew(ctx context.Context, k Key, fingerprint string, attempt uint64) (Record, error) {
+// Renew implements Backend.
+func (m *memoryBackend) Renew(ctx context.Context, k Key, fingerprint string, attempt uint64) (Record, error) {
 	return m.finish(ctx, "renew", k, fingerprint, attempt, StateInProgress, m.policy.Lease, nil)
 }
 
-// Get implements Store. The returned response is a copy.
-func (m *Memory) Get(ctx context.Context, k Key) (Record, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Record{}, false, err
-	}
-	if err := k.Validate(); err != nil {
-		return Record{}, false, err
-	}
+// Get implements Backend. The returned response is a copy.
+func (m *memoryBackend) Get(ctx context.Context, k Key) (Record, bool, error) {
 	s := m.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,9 +214,7 @@ func (m *Memory) Get(ctx context.Context, k Key) (Record, bool, error) {
 	return r, ok, nil
 }
 
-// Purge implements Purger: it deletes every expired record, one shard at
-// a time, and stops early when ctx is done.
-func (m *Memory) Purge(ctx context.Context) (int64, error) {
+func (m *memoryBackend) purge(ctx context.Context) (int64, error) {
 	var n int64
 	for i := range m.shards {
 		if err := ctx.Err(); err != nil {
@@ -232,9 +228,7 @@ func (m *Memory) Purge(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Len returns the number of records held, expired ones not yet removed
-// included. It is meant for tests and metrics.
-func (m *Memory) Len() int {
+func (m *memoryBackend) len() int {
 	n := 0
 	for i := range m.shards {
 		s := &m.shards[i]

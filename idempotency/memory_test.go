@@ -36,7 +36,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func newMemory(t *testing.T, lease, retention time.Duration, clock *fakeClock) *idempotency.Memory {
 	t.Helper()
-	m, err := idempotency.NewMemory(idempotency.MemoryOptions{
+	m, err := idempotency.NewMemory(idempotency.MemoryConfig{
 		Policy: idempotency.Policy{Lease: lease, Retention: retention},
 		Clock:  clock.Now,
 	})
@@ -74,7 +74,7 @@ func memoryHarness() idempotencytest.Harness {
 		if m, ok := stores[t]; ok && m.Policy() == p {
 			return m
 		}
-		m, err := idempotency.NewMemory(idempotency.MemoryOptions{Policy: p, Clock: gated(clock)})
+		m, err := idempotency.NewMemory(idempotency.MemoryConfig{Policy: p, Clock: gated(clock)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +242,7 @@ func TestMemoryPolicy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := idempotency.NewMemory(idempotency.MemoryOptions{Policy: c.p})
+			m, err := idempotency.NewMemory(idempotency.MemoryConfig{Policy: c.p})
 			if c.invalid {
 				if !errors.Is(err, factum.ErrIllegalArgument) {
 					t.Fatalf("NewMemory(%+v) = %v, want IllegalArgument", c.p, err)

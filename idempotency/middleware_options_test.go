@@ -106,7 +106,7 @@ func TestMiddlewareRenewsLease(t *testing.T) {
 // TestMiddlewareLostKeyCancelsHandler: when renewal finds the key lost,
 // the handler's context is cancelled with the reason.
 func TestMiddlewareLostKeyCancelsHandler(t *testing.T) {
-	store, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+	store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestMiddlewareFinishesAfterClientLeft(t *testing.T) {
 		runs   int
 	}{{http.StatusCreated, 1}, {http.StatusServiceUnavailable, 2}} {
 		t.Run(http.StatusText(c.status), func(t *testing.T) {
-			store, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+			store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +213,7 @@ func TestMiddlewareStoreDownIs503(t *testing.T) {
 }
 
 func TestNewMiddlewareRefusesBadOptions(t *testing.T) {
-	store, _ := idempotency.NewMemory(idempotency.MemoryOptions{})
+	store, _ := idempotency.NewMemory(idempotency.MemoryConfig{})
 	for _, c := range []struct {
 		store idempotency.Store
 		opts  idempotency.MiddlewareOptions
@@ -256,7 +256,7 @@ func TestDefaultOperation(t *testing.T) {
 // TestMiddlewarePerRoute: one store, two routes, a key required on one and
 // optional on the other.
 func TestMiddlewarePerRoute(t *testing.T) {
-	store, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+	store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // the middleware does.
 func scopedServer(t *testing.T, opts idempotency.MiddlewareOptions, h http.HandlerFunc) (*httptest.Server, *int) {
 	t.Helper()
-	store, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+	store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

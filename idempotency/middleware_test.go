@@ -30,7 +30,7 @@ type server struct {
 // opts over a fresh memory store with lease.
 func newServer(t *testing.T, lease time.Duration, opts idempotency.MiddlewareOptions, handler http.HandlerFunc) *server {
 	t.Helper()
-	store, err := idempotency.NewMemory(idempotency.MemoryOptions{Policy: idempotency.Policy{Lease: lease}})
+	store, err := idempotency.NewMemory(idempotency.MemoryConfig{Policy: idempotency.Policy{Lease: lease}})
 	if err != nil {
 		t.Fatal(err)
 	}

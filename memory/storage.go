@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"time"
 
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
@@ -37,9 +36,9 @@ func New() *Storage {
 		Checkpoints: func(context.Context, string) (event.CheckpointStore, error) {
 			return event.NewMemoryCheckpoints(), nil
 		},
-		Prepare: func(context.Context) (prepare.Backend, error) { return prepare.NewMemory(time.Now), nil },
+		Prepare: func(context.Context) (prepare.Backend, error) { return prepare.NewMemory(prepare.MemoryConfig{}), nil },
 		Idempotency: func(context.Context) (idempotency.Store, error) {
-			return idempotency.NewMemory(idempotency.MemoryOptions{})
+			return idempotency.NewMemory(idempotency.MemoryConfig{})
 		},
 	})}
 }

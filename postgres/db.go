@@ -8,6 +8,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/memo"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -46,12 +47,9 @@ type DB struct {
 // Options are optional: none means the zero Options; more than one is an
 // IllegalArgument error.
 func Open(ctx context.Context, url string, options ...Options) (*DB, error) {
-	if len(options) > 1 {
-		return nil, factum.IllegalArgument("postgres: Open takes at most one Options")
-	}
-	var opts Options
-	if len(options) == 1 {
-		opts = options[0]
+	opts, err := sqlstore.OneOptions("postgres", options)
+	if err != nil {
+		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {

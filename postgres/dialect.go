@@ -52,8 +52,6 @@ func (d *DB) executor() sqlstore.Executor {
 // The shared implementations, embedded in the stores under names of their
 // own, so that each store has the methods of the interface and no more.
 type (
-	aggregateReads  = sqlstore.AggregateReads
 	checkpointStore = event.CheckpointStore
-	owners          = sqlstore.Owners
 	queryStore      = snapshot.QueryStore
 )

@@ -107,15 +107,17 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 // processes; appends through the same store wake its waiters at once; and
 // WaitLog polls as the fallback.
 //
-// An EventStore is safe for concurrent use. Close it before closing its DB.
+// An EventStore is the eventstore front end (which checks input, contexts
+// and shapes the errors) over the PostgreSQL backend. It is safe for
+// concurrent use. Close it before closing its DB.
 type EventStore struct {
-	aggregateReads // the shared implementation
-	reads          *sqlstore.EventReads
-	db             *DB
-	pool           *pgxpool.Pool
-	context        string
-	table          string // quoted identifier
-	channel        string // NOTIFY channel
+	*eventstore.Front
+	reads   *sqlstore.EventReads
+	db      *DB
+	pool    *pgxpool.Pool
+	context string
+	table   string // quoted identifier
+	channel string // NOTIFY channel
 
 	// The unique indexes of the append contract, as the server names them
 	// in unique violations.
@@ -136,8 +138,11 @@ type EventStore struct {
 
 	ownMu   sync.Mutex
 	ownLast factum.Position // the highest position this store appended
-	waitCh  chan struct{}   // closed on the next own append; nil when nobody waits
 }
+
+// esLog is the store's log: the part of its backend that is PostgreSQL's
+// own.
+type esLog EventStore
 
 // ErrEventStoreClosed is returned by Append after Close. It wraps
 // factum.ErrClosed.
@@ -195,12 +200,17 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		notifyCh:     make(chan struct{}, 1),
 	}
 	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, table, esColumns, db.executor(), esScan)
-	s.aggregateReads = s.reads
 	writers := make([]*esWriter, opts.Writers)
 	for i := range writers {
 		writers[i] = &esWriter{}
 	}
-	s.appends = sqlstore.NewAppender(&dialect, s.reads, ErrEventStoreClosed, writers, opts.MaxBatch, true, s.flush)
+	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, writers, opts.MaxBatch, true, s.flush)
+	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends},
+		eventstore.Config{Context: boundedContext, Name: "postgres"})
+	if err != nil {
+		stop()
+		return nil, err
+	}
 	s.listener.init(s)
 	if !opts.DisableNotify {
 		s.bg.Go(s.runNotifier)
@@ -223,16 +233,13 @@ func (s *EventStore) Close() error {
 	return nil
 }
 
-// appended records the store's own appends: it raises ownLast and wakes
-// the store's waiters and, through NOTIFY, other processes'.
+// appended records the store's own appends: it raises ownLast and wakes,
+// through NOTIFY, other processes' waiters (the front end wakes the
+// store's own).
 func (s *EventStore) appended(last factum.Position) {
 	s.ownMu.Lock()
 	if s.ownLast.Less(last) {
 		s.ownLast = last
-	}
-	if s.waitCh != nil {
-		close(s.waitCh)
-		s.waitCh = nil
 	}
 	s.ownMu.Unlock()
 	if !s.opts.DisableNotify {
@@ -243,15 +250,11 @@ func (s *EventStore) appended(last factum.Position) {
 	}
 }
 
-// own returns the highest position the store appended and a channel closed
-// by its next append.
-func (s *EventStore) own() (factum.Position, <-chan struct{}) {
+// own returns the highest position the store appended.
+func (s *EventStore) own() factum.Position {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
-	if s.waitCh == nil {
-		s.waitCh = make(chan struct{})
-	}
-	return s.ownLast, s.waitCh
+	return s.ownLast
 }
 
 // runNotifier sends one NOTIFY per burst of appends, and at most one per

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,17 +22,13 @@ type esRequest = sqlstore.AppendRequest
 // statement's snapshot was taken).
 const esMaxAttempts = 3
 
-// Append implements eventstore.Store. Concurrent appends of different
-// aggregates are written together in one statement; each caller still gets
-// its own outcome.
-//
-// If ctx ends while the append is being written, Append returns ctx's
-// error at once, the server is asked to cancel the statement once every
-// append in it has been abandoned, and the outcome is unknown (Lookup
-// tells). An append whose ctx ends before it is written is never written.
-func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
-	return s.appends.Append(ctx, es)
-}
+// Appends are written by s.appends, the eventstore front end's backend:
+// concurrent appends of different aggregates are written together in one
+// statement; each caller still gets its own outcome. If ctx ends while
+// the append is being written, Append returns ctx's error at once, the
+// server is asked to cancel the statement once every append in it has
+// been abandoned, and the outcome is unknown (Lookup tells). An append
+// whose ctx ends before it is written is never written.
 
 // flush writes one batch and answers its callers, returning the requests
 // to write again. Requests whose callers have gone are dropped unwritten;

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
@@ -49,7 +48,7 @@ func esBuildQueries(table string, maxBatch int) esQueries {
 	return q
 }
 
-// ReadLog implements eventstore.Store. It returns streams in (Tx, Seq)
+// ReadLog implements eventstore.Backend. It returns streams in (Tx, Seq)
 // order and only those below the horizon (see EventStore): a stream of a
 // transaction still running, or of one younger than a transaction still
 // running, is left for a later read, so that reading on from the last
@@ -60,11 +59,8 @@ func esBuildQueries(table string, maxBatch int) esQueries {
 // (an older transaction, anywhere on the server, is still running), and
 // the page is not full, ReadLog waits up to
 // EventStoreOptions.ReadOwnAppendsWait for it to become readable.
-func (s *EventStore) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	if err := eventstore.CheckLimit(limit); err != nil {
-		return nil, err
-	}
-	own, _ := s.own()
+func (s *esLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
+	own := (*EventStore)(s).own()
 	deadline := time.Now().Add(s.opts.ReadOwnAppendsWait)
 	delay := time.Millisecond
 	for {

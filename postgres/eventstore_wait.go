@@ -11,17 +11,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// WaitLog implements eventstore.Store. It returns nil when the log holds a
-// readable stream after position after (so ReadLog will return it), or
-// ctx's error. It wakes at once for appends through this store, on a
-// NOTIFY from another process's store, and otherwise looks every
-// PollInterval. While streams are committed but not yet readable (an older
+// WaitLog implements eventstore.LogWaiter. It returns nil when the log
+// holds a readable stream after position after (so ReadLog will return
+// it), when woken is closed (an append through this store), or ctx's
+// error. It wakes on a NOTIFY from another process's store, and otherwise
+// looks every PollInterval. While streams are committed but not yet readable (an older
 // transaction is still running) it looks more often, as no notification
 // announces the end of that transaction.
-func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
+func (s *esLog) WaitLog(ctx context.Context, after factum.Position, woken <-chan struct{}) error {
 	pending := 2 * time.Millisecond
 	for {
-		_, woken := s.own()
 		notified := s.listener.next()
 		var ready, committed bool
 		err := s.pool.QueryRow(ctx, s.q.logState, after.Tx, sqlstore.SeqArg(after.Seq)).Scan(&ready)
@@ -42,6 +41,11 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 		}
 		if err := sqlstore.Pause(ctx, wait, woken, notified); err != nil {
 			return err
+		}
+		select {
+		case <-woken:
+			return nil // an append through the store: the caller reads on
+		default:
 		}
 	}
 }

@@ -51,10 +51,11 @@ type IdempotencyOptions struct {
 // are overwritten by the next Begin of their key, and are deleted by
 // Purge.
 type IdempotencyStore struct {
-	owners // the owner transitions over finish
-	db     *DB
-	policy idempotency.Policy
-	q      pgIdempotencyQueries
+	*idempotency.Front // over the backend: owners, begin and get
+	owners             sqlstore.Owners
+	db                 *DB
+	policy             idempotency.Policy
+	q                  pgIdempotencyQueries
 }
 
 type pgIdempotencyQueries struct {
@@ -120,6 +121,7 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 			AND expires_at <= clock_timestamp()`,
 	}}
 	s.owners = sqlstore.NewOwners(p, s.finish)
+	s.Front = idempotency.NewFront(&sqlstore.IdempotencyBackend{Owners: s.owners, BeginFunc: s.begin, GetFunc: s.get})
 	return s, nil
 }
 
@@ -144,11 +146,8 @@ func (s *IdempotencyStore) Policy() idempotency.Policy { return s.policy }
 // turn is rare and a ninth means something is badly wrong.
 const maxClaimTries = 8
 
-// Begin implements idempotency.Store.
-func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
-	if err := idempotency.CheckBegin(k, fingerprint); err != nil {
-		return idempotency.Record{}, false, err
-	}
+// begin implements idempotency.Backend's Begin.
+func (s *IdempotencyStore) begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
 	pool := s.db.Pool()
 	for range maxClaimTries {
 		var (
@@ -228,9 +227,6 @@ func (s *IdempotencyStore) readRow(ctx context.Context, query string, k idempote
 // judged by.
 func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
 	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
-	if err := idempotency.CheckFinish(op, k, fingerprint, attempt); err != nil {
-		return time.Time{}, err
-	}
 	if attempt > 1<<63-1 {
 		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
 	}
@@ -255,11 +251,8 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 	return time.Time{}, idempotency.Refusal(op, k, cur, true, fingerprint, attempt)
 }
 
-// Get implements idempotency.Store.
-func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
-	if err := k.Validate(); err != nil {
-		return idempotency.Record{}, false, err
-	}
+// get implements idempotency.Backend's Get.
+func (s *IdempotencyStore) get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
 	rec, found, err := s.readLive(ctx, k)
 	if err != nil {
 		return idempotency.Record{}, false, fmt.Errorf("postgres: idempotency get %s: %w", k, err)
@@ -274,7 +267,7 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 // go on): a claim that started before the delete can then never recreate
 // a deleted key with an attempt drawn before a later owner's.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (n int64, err error) {
+	return sqlstore.Purge(ctx, &dialect, "idempotency", func(ctx context.Context) (n int64, err error) {
 		err = pgx.BeginFunc(ctx, s.db.Pool(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, s.q.lock); err != nil {
 				return err

@@ -6,12 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/factum-go/factum/eventstore/eventstoremodel"
-	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/pgserver"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/postgres"
-	"github.com/factum-go/factum/prepare"
 	"pgregory.net/rapid"
 )
 
@@ -28,15 +25,6 @@ func TestAgainstModels(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		return sqlstoretest.ModelDB{
-			Events: func() (sqlstoretest.EventStore, error) {
-				return postgres.NewEventStore(ctx, db, eventstoremodel.Aggregate.Context, postgres.EventStoreOptions{})
-			},
-			Prepare: func() (prepare.Backend, error) { return postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{}) },
-			Idempotency: func() (idempotency.Store, error) {
-				return postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{})
-			},
-			Close: func() error { db.Close(); return nil },
-		}
+		return sqlstoretest.ModelDBOf(ctx, db, postgres.NewEventStore, postgres.NewPrepareBackend, postgres.NewIdempotencyStore, func() error { db.Close(); return nil })
 	})
 }

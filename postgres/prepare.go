@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/prepare"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -211,17 +212,9 @@ func (b *PrepareBackend) ChangeKey(ctx context.Context, name, oldKey string, old
 // Purge deletes every expired row, in batches so that no statement holds
 // many locks, and returns how many it deleted.
 func (b *PrepareBackend) Purge(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		n, err := b.purge(ctx, 1000)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("postgres: purge prepare keys: %w", err)
-		}
-		if n < 1000 {
-			return total, nil
-		}
-	}
+	return sqlstore.Purge(ctx, &dialect, "prepare keys", func(ctx context.Context) (int64, error) {
+		return b.purge(ctx, sqlstore.PurgeBatch)
+	})
 }
 
 func (b *PrepareBackend) purge(ctx context.Context, limit int) (int64, error) {

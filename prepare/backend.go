@@ -5,8 +5,12 @@ import (
 	"errors"
 )
 
-// Backend stores reservations as bytes. It is the interface a storage
-// adapter implements; applications use [Key] on top of it.
+// Backend stores reservations as bytes. It is the small contract a storage
+// adapter implements; applications use [Key], the front end, on top of it
+// (as database/sql is over its driver): the Key checks the context,
+// validates names, keys and expiries, encodes and decodes values, shapes
+// the errors, and takes the optional fast path ([KeyChanger]) or its
+// generic fallback, so a backend repeats none of that.
 //
 // Every method is atomic inside the backend (one command, one script, one
 // statement or one transaction), never a read followed by a write in Go.
@@ -15,8 +19,9 @@ import (
 // record counts as absent for every method except Get, which reports it with
 // Expired set (or not at all, for backends that drop expired records).
 //
-// name has passed [factum.ValidateName] and key [ValidateKey]; expiresAt is
-// TTLForever or in 1..MaxExpiry. Implementations must honour ctx.
+// When a Key calls a method, ctx is live, name has passed
+// [factum.ValidateName] and key [ValidateKey], and expiresAt is TTLForever
+// or in 1..MaxExpiry. Implementations must honour ctx while they work.
 type Backend interface {
 	// Prepare stores value under (name, key) unless a live record is
 	// there, and reports whether it did.
@@ -37,9 +42,11 @@ type Backend interface {
 	Reprepare(ctx context.Context, name, key string, oldValue, newValue []byte, expiresAt int64) (bool, error)
 }
 
-// KeyChanger is implemented by backends that move a reservation from one key
-// to another in one atomic step. [Key.ChangeKey] uses it when the backend
-// has it, and the compensating two-step of the specification otherwise.
+// KeyChanger is the optional fast path of backends that move a reservation
+// from one key to another in one atomic step. [Key.ChangeKey] uses it when
+// the backend has it, and the compensating two-step of the specification
+// otherwise; the contract kit (preparetest) runs its key-change cases over
+// both.
 type KeyChanger interface {
 	// ChangeKey stores newValue under newKey and deletes oldKey, all or
 	// nothing. When newKey holds a live record it returns false and changes

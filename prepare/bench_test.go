@@ -11,7 +11,7 @@ import (
 func BenchmarkMemoryPrepareRollback(b *testing.B) {
 	for _, g := range []int{1, 32} {
 		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
-			preparetest.BenchPrepareRollback(b, prepare.NewMemory(nil), g)
+			preparetest.BenchPrepareRollback(b, prepare.NewMemory(prepare.MemoryConfig{}), g)
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/prepare"
@@ -12,7 +11,7 @@ import (
 
 func TestEffects(t *testing.T) {
 	ctx := context.Background()
-	k, err := prepare.NewKey[string]("username", prepare.NewMemory(time.Now))
+	k, err := prepare.NewKey[string]("username", prepare.NewMemory(prepare.MemoryConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func register(ctx context.Context, usernames *prepare.Key[UserRef], userID, user
 // renamed with a key change.
 func Example() {
 	ctx := context.Background()
-	usernames, err := prepare.NewKey[UserRef]("username", prepare.NewMemory(nil))
+	usernames, err := prepare.NewKey[UserRef]("username", prepare.NewMemory(prepare.MemoryConfig{}))
 	if err != nil {
 		panic(err)
 	}

@@ -28,7 +28,7 @@ func (f flaky) RollbackValue(ctx context.Context, name, key string, value []byte
 
 func newFlaky(t *testing.T, failKey string) *prepare.Key[string] {
 	t.Helper()
-	k, err := prepare.NewKey[string]("username", flaky{prepare.NewMemory(nil), failKey})
+	k, err := prepare.NewKey[string]("username", flaky{prepare.NewMemory(prepare.MemoryConfig{}), failKey})
 	if err != nil {
 		t.Fatal(err)
 	}

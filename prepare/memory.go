@@ -13,7 +13,7 @@ import (
 // that goroutines working on different keys rarely wait for each other. Its
 // reservations die with the process.
 //
-// Expiry is judged by the clock given to [NewMemory] (time.Now by default).
+// Expiry is judged by MemoryConfig.Clock (time.Now by default).
 // Expired records stay in the map, visible to GetValue, until the key is
 // prepared again or [Memory.Purge] removes them; a long-running process
 // with many expiring keys should call Purge periodically.
@@ -42,9 +42,16 @@ type memoryRecord struct {
 	expiresAt int64
 }
 
-// NewMemory returns an empty memory backend judging expiry by now, or by
-// time.Now when now is nil.
-func NewMemory(now func() time.Time) *Memory {
+// MemoryConfig configures NewMemory. The zero value is the default.
+type MemoryConfig struct {
+	// Clock judges expiry; nil means time.Now. Tests inject a manual
+	// clock (preparetest.Clock) to move through expiries without sleeping.
+	Clock func() time.Time
+}
+
+// NewMemory returns an empty memory backend.
+func NewMemory(cfg MemoryConfig) *Memory {
+	now := cfg.Clock
 	if now == nil {
 		now = time.Now
 	}
@@ -81,10 +88,7 @@ func (s *memoryShard) live(k memoryKey, nowMilli int64) (memoryRecord, bool) {
 }
 
 // Prepare implements [Backend].
-func (m *Memory) Prepare(ctx context.Context, name, key string, value []byte, expiresAt int64) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+func (m *Memory) Prepare(_ context.Context, name, key string, value []byte, expiresAt int64) (bool, error) {
 	k := memoryKey{name, key}
 	s := m.shard(k)
 	defer s.mu.Unlock()
@@ -96,10 +100,7 @@ func (m *Memory) Prepare(ctx context.Context, name, key string, value []byte, ex
 }
 
 // Get implements [Backend].
-func (m *Memory) Get(ctx context.Context, name, key string) (Record, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Record{}, false, err
-	}
+func (m *Memory) Get(_ context.Context, name, key string) (Record, bool, error) {
 	s := m.shard(memoryKey{name, key})
 	r, ok := s.records[memoryKey{name, key}]
 	nowMilli := m.now().UnixMilli()
@@ -111,10 +112,7 @@ func (m *Memory) Get(ctx context.Context, name, key string) (Record, bool, error
 }
 
 // Rollback implements [Backend].
-func (m *Memory) Rollback(ctx context.Context, name, key string) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+func (m *Memory) Rollback(_ context.Context, name, key string) (bool, error) {
 	k := memoryKey{name, key}
 	s := m.shard(k)
 	defer s.mu.Unlock()
@@ -124,10 +122,7 @@ func (m *Memory) Rollback(ctx context.Context, name, key string) (bool, error) {
 }
 
 // RollbackValue implements [Backend].
-func (m *Memory) RollbackValue(ctx context.Context, name, key string, value []byte) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+func (m *Memory) RollbackValue(_ context.Context, name, key string, value []byte) (bool, error) {
 	k := memoryKey{name, key}
 	s := m.shard(k)
 	defer s.mu.Unlock()
@@ -140,10 +135,7 @@ func (m *Memory) RollbackValue(ctx context.Context, name, key string, value []by
 }
 
 // Reprepare implements [Backend].
-func (m *Memory) Reprepare(ctx context.Context, name, key string, oldValue, newValue []byte, expiresAt int64) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+func (m *Memory) Reprepare(_ context.Context, name, key string, oldValue, newValue []byte, expiresAt int64) (bool, error) {
 	k := memoryKey{name, key}
 	s := m.shard(k)
 	defer s.mu.Unlock()
@@ -156,10 +148,7 @@ func (m *Memory) Reprepare(ctx context.Context, name, key string, oldValue, newV
 }
 
 // ChangeKey implements [KeyChanger].
-func (m *Memory) ChangeKey(ctx context.Context, name, oldKey string, oldValue []byte, newKey string, newValue []byte, expiresAt int64) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+func (m *Memory) ChangeKey(_ context.Context, name, oldKey string, oldValue []byte, newKey string, newValue []byte, expiresAt int64) (bool, error) {
 	ok, nk := memoryKey{name, oldKey}, memoryKey{name, newKey}
 	// Both shards' locks, always taken in index order, so two key changes
 	// in opposite directions cannot deadlock.

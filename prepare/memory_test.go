@@ -22,7 +22,7 @@ func TestMemoryContract(t *testing.T) {
 			defer gate.RUnlock()
 			return clock.Now()
 		}
-		return preparetest.Target{Backend: prepare.NewMemory(gated), Clock: clock,
+		return preparetest.Target{Backend: prepare.NewMemory(prepare.MemoryConfig{Clock: gated}), Clock: clock,
 			Hold: func(*testing.T, string, string) func() {
 				gate.Lock()
 				return gate.Unlock
@@ -35,25 +35,26 @@ func TestMemoryRealClockContract(t *testing.T) {
 		t.Skip("sleeps past real expiries")
 	}
 	preparetest.Run(t, func(t *testing.T) preparetest.Target {
-		return preparetest.Target{Backend: prepare.NewMemory(nil)}
+		return preparetest.Target{Backend: prepare.NewMemory(prepare.MemoryConfig{})}
 	})
 }
 
 // twoStep hides the memory backend's KeyChanger, so Key.ChangeKey falls
-// back to the specification's compensating two-step.
+// back to the specification's compensating two-step in every case of the
+// kit (Run itself checks the ChangeKey cases so on every backend).
 type twoStep struct{ prepare.Backend }
 
 func TestTwoStepChangeKeyContract(t *testing.T) {
 	preparetest.Run(t, func(t *testing.T) preparetest.Target {
 		clock := preparetest.NewClock(time.Now())
-		return preparetest.Target{Backend: twoStep{prepare.NewMemory(clock.Now)}, Clock: clock}
+		return preparetest.Target{Backend: twoStep{prepare.NewMemory(prepare.MemoryConfig{Clock: clock.Now})}, Clock: clock}
 	})
 }
 
 func TestMemoryPurge(t *testing.T) {
 	ctx := context.Background()
 	clock := preparetest.NewClock(time.Now())
-	m := prepare.NewMemory(clock.Now)
+	m := prepare.NewMemory(prepare.MemoryConfig{Clock: clock.Now})
 	k, err := prepare.NewKey[string]("sku", m)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestExpiryBoundary(t *testing.T) {
 	ctx := context.Background()
 	start := time.UnixMilli(1_700_000_000_000)
 	clock := preparetest.NewClock(start)
-	k, err := prepare.NewKey[string]("sku", prepare.NewMemory(clock.Now))
+	k, err := prepare.NewKey[string]("sku", prepare.NewMemory(prepare.MemoryConfig{Clock: clock.Now}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,15 @@ func PerTenant() KeyOption {
 // PerTenant reports whether the Key scopes its keys by tenant.
 func (k *Key[V]) PerTenant() bool { return k.perTenant }
 
-// stored validates the application key and returns the key the backend
-// stores it under: key itself, or, for a PerTenant Key, key in the
-// context's tenant.
+// stored checks the context and validates the application key, and
+// returns the key the backend stores it under: key itself, or, for a
+// PerTenant Key, key in the context's tenant. Every operation of a Key
+// starts here, so a backend is never called with a done context or an
+// invalid key.
 func (k *Key[V]) stored(ctx context.Context, key string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	if err := ValidateKey(key); err != nil {
 		return "", err
 	}

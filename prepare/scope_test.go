@@ -13,7 +13,7 @@ import (
 // take, move or release each other's reservations. A shared key (the
 // default) stays global.
 func TestPerTenantKeys(t *testing.T) {
-	backend := prepare.NewMemory(nil)
+	backend := prepare.NewMemory(prepare.MemoryConfig{})
 	perTenant, err := prepare.NewKey[string]("username", backend, prepare.PerTenant())
 	if err != nil {
 		t.Fatal(err)

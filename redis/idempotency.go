@@ -41,11 +41,18 @@ type IdempotencyOptions struct {
 //
 // Records are only as durable as Redis: see the package documentation. A
 // record lost in a crash lets a duplicate request run again.
+//
+// An IdempotencyStore is the idempotency front end over the Redis
+// backend.
 type IdempotencyStore struct {
+	*idempotency.Front
 	client goredis.UniversalClient
 	policy idempotency.Policy
 	prefix string
 }
+
+// idemBackend is the store's idempotency.Backend: the scripts.
+type idemBackend IdempotencyStore
 
 // NewIdempotencyStore returns a store on client. It fails with an
 // IllegalArgument error for an invalid policy.
@@ -60,7 +67,9 @@ func NewIdempotencyStore(client goredis.UniversalClient, opts IdempotencyOptions
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultIdempotencyPrefix
 	}
-	return &IdempotencyStore{client: client, policy: p, prefix: opts.Prefix}, nil
+	s := &IdempotencyStore{client: client, policy: p, prefix: opts.Prefix}
+	s.Front = idempotency.NewFront((*idemBackend)(s))
+	return s, nil
 }
 
 // Policy returns the store's lease and retention.
@@ -68,7 +77,7 @@ func (s *IdempotencyStore) Policy() idempotency.Policy { return s.policy }
 
 // redisKey names the record of k. Tenant and operation are length-prefixed,
 // so no spelling of the parts can make two keys share a name.
-func (s *IdempotencyStore) redisKey(k idempotency.Key) string {
+func (s *idemBackend) redisKey(k idempotency.Key) string {
 	b := make([]byte, 0, len(s.prefix)+len(k.Tenant)+len(k.Operation)+len(k.Value)+10)
 	b = append(b, s.prefix...)
 	b = strconv.AppendInt(b, int64(len(k.Tenant)), 10)
@@ -83,11 +92,8 @@ func (s *IdempotencyStore) redisKey(k idempotency.Key) string {
 	return string(b)
 }
 
-// Begin implements idempotency.Store.
-func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
-	if err := idempotency.CheckBegin(k, fingerprint); err != nil {
-		return idempotency.Record{}, false, err
-	}
+// Begin implements idempotency.Backend.
+func (s *idemBackend) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
 	reply, err := idemBeginScript.Run(ctx, s.client, []string{s.redisKey(k)},
 		fingerprint, s.policy.Lease.Milliseconds()).StringSlice()
 	if err != nil {
@@ -123,11 +129,8 @@ func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerp
 }
 
 // owner runs the owner transition script for op.
-func (s *IdempotencyStore) owner(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
+func (s *idemBackend) owner(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
 	state idempotency.State, validity time.Duration, response []byte) (time.Time, error) {
-	if err := idempotency.CheckFinish(op, k, fingerprint, attempt); err != nil {
-		return time.Time{}, err
-	}
 	reply, err := idemOwnerScript.Run(ctx, s.client, []string{s.redisKey(k)},
 		fingerprint, strconv.FormatUint(attempt, 10), string(state), validity.Milliseconds(), response).StringSlice()
 	if err != nil {
@@ -150,8 +153,8 @@ func (s *IdempotencyStore) owner(ctx context.Context, op string, k idempotency.K
 	return time.Time{}, fmt.Errorf("redis: idempotency %s %s: unexpected reply %q", op, k, reply)
 }
 
-// Complete implements idempotency.Store.
-func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
+// Complete implements idempotency.Backend.
+func (s *idemBackend) Complete(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, response []byte) error {
 	if response == nil {
 		response = []byte{}
 	}
@@ -159,8 +162,8 @@ func (s *IdempotencyStore) Complete(ctx context.Context, k idempotency.Key, fing
 	return err
 }
 
-// Fail implements idempotency.Store.
-func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
+// Fail implements idempotency.Backend.
+func (s *idemBackend) Fail(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64, retryable bool) error {
 	state := idempotency.StateFailed
 	if retryable {
 		state = idempotency.StateRetryable
@@ -169,8 +172,8 @@ func (s *IdempotencyStore) Fail(ctx context.Context, k idempotency.Key, fingerpr
 	return err
 }
 
-// Renew implements idempotency.Store.
-func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
+// Renew implements idempotency.Backend.
+func (s *idemBackend) Renew(ctx context.Context, k idempotency.Key, fingerprint string, attempt uint64) (idempotency.Record, error) {
 	exp, err := s.owner(ctx, "renew", k, fingerprint, attempt, idempotency.StateInProgress, s.policy.Lease, []byte{})
 	if err != nil {
 		return idempotency.Record{}, err
@@ -178,13 +181,10 @@ func (s *IdempotencyStore) Renew(ctx context.Context, k idempotency.Key, fingerp
 	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
 }
 
-// Get implements idempotency.Store. It is one script, which judges expiry
+// Get implements idempotency.Backend. It is one script, which judges expiry
 // by Redis's clock as the other scripts do: a record is gone at its expiry
 // millisecond, although Redis deletes the hash a millisecond later.
-func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
-	if err := k.Validate(); err != nil {
-		return idempotency.Record{}, false, err
-	}
+func (s *idemBackend) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
 	vals, err := idemGetScript.Run(ctx, s.client, []string{s.redisKey(k)}).StringSlice()
 	switch {
 	case errors.Is(err, goredis.Nil):

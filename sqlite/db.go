@@ -12,6 +12,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/memo"
+	"github.com/factum-go/factum/internal/sqlstore"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -41,12 +42,9 @@ type DB struct {
 // cannot be opened or is not a database. Options are optional: none means
 // the zero Options; more than one is an IllegalArgument error.
 func Open(ctx context.Context, path string, options ...Options) (*DB, error) {
-	if len(options) > 1 {
-		return nil, factum.IllegalArgument("sqlite: Open takes at most one Options")
-	}
-	var opts Options
-	if len(options) == 1 {
-		opts = options[0]
+	opts, err := sqlstore.OneOptions("sqlite", options)
+	if err != nil {
+		return nil, err
 	}
 	if path == "" {
 		return nil, factum.IllegalArgument("sqlite: empty database path")

@@ -47,14 +47,16 @@ type EventStoreOptions struct {
 // its newest one: no stream can appear later below a position already
 // read. Position.Tx is therefore always zero.
 //
-// An EventStore is safe for concurrent use. Close it before closing its DB.
+// An EventStore is the eventstore front end (which checks input, contexts
+// and shapes the errors) over the SQLite backend. It is safe for
+// concurrent use. Close it before closing its DB.
 type EventStore struct {
-	aggregateReads // the shared implementation
-	reads          *sqlstore.EventReads
-	db             *DB
-	context        string
-	table          string // quoted identifier
-	poll           time.Duration
+	*eventstore.Front
+	reads   *sqlstore.EventReads
+	db      *DB
+	context string
+	table   string // quoted identifier
+	poll    time.Duration
 
 	insert   *sql.Stmt // prepared on the write connection
 	classify *sql.Stmt
@@ -64,9 +66,11 @@ type EventStore struct {
 
 	stats sqlstore.Stats
 
-	lastSeq  atomic.Uint64      // highest position this store appended
-	appended sqlstore.Broadcast // woken on every append
+	lastSeq atomic.Uint64 // highest position this store appended
 }
+
+// esLog is the store's log: the part of its backend that is SQLite's own.
+type esLog EventStore
 
 // ErrEventStoreClosed is returned by Append after Close. It wraps
 // factum.ErrClosed.
@@ -101,8 +105,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	}
 	s.q = esBuildQueries(s.table)
 	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, sqlstore.StdDB(db.Reader()), esScan)
-	s.aggregateReads = s.reads
-	s.appends = sqlstore.NewAppender(&dialect, s.reads, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
+	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
 		func(_ struct{}, batch []*esRequest) []*esRequest {
 			s.flush(batch)
 			return nil
@@ -113,6 +116,11 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	if s.classify, err = db.Writer().PrepareContext(ctx, esClassifySQL(s.table)); err != nil {
 		s.insert.Close()
 		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
+	}
+	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends},
+		eventstore.Config{Context: boundedContext, Name: "sqlite"})
+	if err != nil {
+		return nil, errors.Join(err, s.insert.Close(), s.classify.Close())
 	}
 	return s, nil
 }

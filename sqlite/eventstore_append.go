@@ -48,16 +48,6 @@ func esClassifySQL(table string) string {
 	EXISTS (SELECT 1 FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2 AND request_id = ?3)`
 }
 
-// Append implements eventstore.Store. Concurrent appends are written
-// together in one transaction; each caller still gets its own outcome.
-//
-// If ctx ends while the append is being written, Append returns ctx's
-// error at once and the outcome is unknown (Lookup tells); an append whose
-// ctx ends before it is written is never written.
-func (s *EventStore) Append(ctx context.Context, es *factum.EventStream) error {
-	return s.appends.Append(ctx, es)
-}
-
 // flush writes one batch. Requests whose callers have gone are dropped
 // unwritten; the transaction is cancelled only when every caller in it has
 // gone, so that one caller's cancellation cannot fail the others.
@@ -80,7 +70,6 @@ func (s *EventStore) flush(batch []*esRequest) {
 		}
 		return
 	}
-	var appended bool
 	s.stats.Batches.Add(1)
 	for i, r := range live {
 		res := esResult{Outcome: eventstore.Failed, Err: err}
@@ -90,14 +79,10 @@ func (s *EventStore) flush(batch []*esRequest) {
 			res = results.out[i]
 		}
 		if res.Outcome == eventstore.Appended {
-			appended = true
 			s.stats.Streams.Add(1)
 			esStoreMax(&s.lastSeq, res.Pos.Seq)
 		}
 		r.Done <- res
-	}
-	if appended {
-		s.appended.Wake()
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
@@ -20,29 +19,21 @@ func esBuildQueries(table string) esQueries {
 	}
 }
 
-// ReadLog implements eventstore.Store. Positions are the table's
+// ReadLog implements eventstore.Backend. Positions are the table's
 // AUTOINCREMENT key, handed out in commit order (see EventStore), so
 // reading in key order never skips a stream. A position with a non-zero Tx
 // (from another backend) sorts after every stream here.
-func (s *EventStore) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	if err := eventstore.CheckLimit(limit); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+func (s *esLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
 	if after.Tx > 0 {
 		return []factum.EventStream{}, nil
 	}
 	return s.reads.Query(ctx, s.q.readLog, sqlstore.SeqArg(after.Seq), limit)
 }
 
-// WaitLog implements eventstore.Store. It wakes at once for appends through
-// this store and polls every PollInterval for appends by other processes.
-// It returns nil only when the log holds a stream after position after.
-func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
+// WaitLog implements eventstore.LogWaiter. Appends through this store
+// close woken; it polls every PollInterval for appends by other processes.
+func (s *esLog) WaitLog(ctx context.Context, after factum.Position, woken <-chan struct{}) error {
 	for {
-		woken := s.appended.Wait()
 		if after.Tx == 0 {
 			if s.lastSeq.Load() > after.Seq {
 				return nil
@@ -58,6 +49,11 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 		}
 		if err := sqlstore.Pause(ctx, s.poll, woken, nil); err != nil {
 			return err
+		}
+		select {
+		case <-woken:
+			return nil // an append through the store: the caller reads on
+		default:
 		}
 	}
 }

@@ -52,11 +52,12 @@ type IdempotencyOptions struct {
 // overwritten in place by the next Begin of their key, and are deleted by
 // Purge.
 type IdempotencyStore struct {
-	owners // the owner transitions over finish
-	db     *DB
-	policy idempotency.Policy
-	clock  func() time.Time
-	q      idempotencyQueries
+	*idempotency.Front // over the backend: owners, begin and get
+	owners             sqlstore.Owners
+	db                 *DB
+	policy             idempotency.Policy
+	clock              func() time.Time
+	q                  idempotencyQueries
 }
 
 type idempotencyQueries struct {
@@ -99,6 +100,7 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 			(SELECT rowid FROM ` + t + ` WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)`,
 	}}
 	s.owners = sqlstore.NewOwners(p, s.finish)
+	s.Front = idempotency.NewFront(&sqlstore.IdempotencyBackend{Owners: s.owners, BeginFunc: s.begin, GetFunc: s.get})
 	return s, nil
 }
 
@@ -118,11 +120,8 @@ func (s *IdempotencyStore) Policy() idempotency.Policy { return s.policy }
 
 func (s *IdempotencyStore) now() int64 { return s.clock().UnixMicro() }
 
-// Begin implements idempotency.Store.
-func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
-	if err := idempotency.CheckBegin(k, fingerprint); err != nil {
-		return idempotency.Record{}, false, err
-	}
+// begin implements idempotency.Backend's Begin.
+func (s *IdempotencyStore) begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
 	tx, err := s.db.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock
 	if err != nil {
 		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency begin %s: %w", k, err)
@@ -166,9 +165,6 @@ func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerp
 // names the reason the UPDATE saw.
 func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
 	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
-	if err := idempotency.CheckFinish(op, k, fingerprint, attempt); err != nil {
-		return time.Time{}, err
-	}
 	if attempt > 1<<63-1 {
 		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
 	}
@@ -197,15 +193,12 @@ func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.
 	return time.Time{}, idempotency.Refusal(op, k, cur, found, fingerprint, attempt)
 }
 
-// Get implements idempotency.Store. It reads without the write lock,
+// get implements idempotency.Backend's Get. It reads without the write lock,
 // except when the row it finds has expired: then a writer may have judged
 // the row live just before and not yet committed, so Get reads again under
 // the write lock, after any such write, before it reports the key free.
 // Once a Get has reported a lapse, no write judged before it can land.
-func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
-	if err := k.Validate(); err != nil {
-		return idempotency.Record{}, false, err
-	}
+func (s *IdempotencyStore) get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
 	rec, state, err := s.readRow(s.db.Reader().QueryRowContext(ctx, s.q.read, k.Tenant, k.Operation, k.Value))
 	if err != nil {
 		return idempotency.Record{}, false, fmt.Errorf("sqlite: idempotency get %s: %w", k, err)
@@ -231,7 +224,7 @@ func (s *IdempotencyStore) Get(ctx context.Context, k idempotency.Key) (idempote
 // Purge implements idempotency.Purger: it deletes expired records in
 // batches, each its own short write, until none is left or ctx is done.
 func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
-	return sqlstore.Purge(ctx, &dialect, func(ctx context.Context) (int64, error) {
+	return sqlstore.Purge(ctx, &dialect, "idempotency", func(ctx context.Context) (int64, error) {
 		res, err := s.db.Writer().ExecContext(ctx, s.q.purge, s.now(), sqlstore.PurgeBatch)
 		if err != nil {
 			return 0, err

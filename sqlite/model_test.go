@@ -7,10 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/factum-go/factum/eventstore/eventstoremodel"
-	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
-	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/sqlite"
 	"pgregory.net/rapid"
 )
@@ -26,15 +23,6 @@ func TestAgainstModels(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		return sqlstoretest.ModelDB{
-			Events: func() (sqlstoretest.EventStore, error) {
-				return sqlite.NewEventStore(ctx, db, eventstoremodel.Aggregate.Context, sqlite.EventStoreOptions{})
-			},
-			Prepare: func() (prepare.Backend, error) { return sqlite.NewPrepareBackend(ctx, db, sqlite.PrepareOptions{}) },
-			Idempotency: func() (idempotency.Store, error) {
-				return sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{})
-			},
-			Close: db.Close,
-		}
+		return sqlstoretest.ModelDBOf(ctx, db, sqlite.NewEventStore, sqlite.NewPrepareBackend, sqlite.NewIdempotencyStore, db.Close)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/prepare"
 )
 
@@ -269,17 +270,9 @@ func (b *PrepareBackend) ChangeKey(ctx context.Context, name, oldKey string, old
 // not held up, and returns how many it deleted. Each batch is its own
 // IMMEDIATE transaction that reads the clock once it holds the write lock.
 func (b *PrepareBackend) Purge(ctx context.Context) (int64, error) {
-	var total int64
-	for {
-		n, err := b.purgeOnce(ctx, 1000)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("sqlite: purge prepare keys: %w", err)
-		}
-		if n < 1000 {
-			return total, nil
-		}
-	}
+	return sqlstore.Purge(ctx, &dialect, "prepare keys", func(ctx context.Context) (int64, error) {
+		return b.purgeOnce(ctx, sqlstore.PurgeBatch)
+	})
 }
 
 func (b *PrepareBackend) purgeOnce(ctx context.Context, limit int) (int64, error) {

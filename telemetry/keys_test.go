@@ -41,7 +41,7 @@ func TestTheKeyDecoratorsKeepTheContracts(t *testing.T) {
 	t.Run("prepare", func(t *testing.T) {
 		preparetest.Run(t, func(t *testing.T) preparetest.Target {
 			tel, _ := metricsOnly(t)
-			b := tel.PrepareBackend(prepare.NewMemory(nil))
+			b := tel.PrepareBackend(prepare.NewMemory(prepare.MemoryConfig{}))
 			if _, ok := b.(prepare.KeyChanger); !ok {
 				t.Fatal("the decorator hides the memory backend's KeyChanger")
 			}
@@ -61,7 +61,7 @@ func TestTheKeyDecoratorsKeepTheContracts(t *testing.T) {
 			m, ok := stores[t]
 			if !ok || m.Policy() != p {
 				var err error
-				if m, err = idempotency.NewMemory(idempotency.MemoryOptions{Policy: p}); err != nil {
+				if m, err = idempotency.NewMemory(idempotency.MemoryConfig{Policy: p}); err != nil {
 					t.Fatal(err)
 				}
 				stores[t] = m
@@ -84,7 +84,7 @@ func TestTheKeyDecoratorsKeepTheContracts(t *testing.T) {
 func TestIdempotencyOutcomesAreCounted(t *testing.T) {
 	ctx := context.Background()
 	tel, reg := metricsOnly(t)
-	m, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+	m, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestIdempotencyOutcomesAreCounted(t *testing.T) {
 func TestPrepareOutcomesAreCounted(t *testing.T) {
 	ctx := context.Background()
 	tel, reg := metricsOnly(t)
-	b := tel.PrepareBackend(prepare.NewMemory(nil))
+	b := tel.PrepareBackend(prepare.NewMemory(prepare.MemoryConfig{}))
 	kc := b.(prepare.KeyChanger)
 	steps := []func() (bool, error){
 		func() (bool, error) { return b.Prepare(ctx, "email", "a@x", []byte("u1"), prepare.TTLForever) },
@@ -178,7 +178,7 @@ func TestTheKeyDecoratorsNeedMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := prepare.NewMemory(nil)
+	b := prepare.NewMemory(prepare.MemoryConfig{})
 	if got := tel.PrepareBackend(b); got != prepare.Backend(b) {
 		t.Error("a prepare backend was wrapped without metrics")
 	}

@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"GlobalLog", testGlobalLog},
 		{"WaitLog", testWaitLog},
 		{"CancelledContext", testCancelled},
+		{"FastPathsMatchFallbacks", testFastPaths},
 		{"ConcurrentSameVersion", testConcurrentSameVersion},
 		{"ConcurrentSameRequest", testConcurrentSameRequest},
 		{"ConcurrentCreateSameRequest", testConcurrentCreate},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
@@ -15,7 +14,7 @@ import (
 )
 
 func Example() {
-	names, _ := user.Usernames(prepare.NewMemory(time.Now)) // per tenant
+	names, _ := user.Usernames(prepare.NewMemory(prepare.MemoryConfig{})) // per tenant
 	users := user.New(names)
 	rt, _ := engine.New(engine.Config{Store: eventstore.NewMemory()}, users)
 	ctx := context.Background()

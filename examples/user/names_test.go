@@ -2,7 +2,6 @@ package user_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum/examples/user"
 	"github.com/factum-go/factum/prepare"
@@ -16,7 +15,7 @@ import (
 // they are: a Go rename that changed one fails here (update on purpose
 // with go test -run TestStoredNames -update-names).
 func TestStoredNames(t *testing.T) {
-	names, err := user.Usernames(prepare.NewMemory(time.Now))
+	names, err := user.Usernames(prepare.NewMemory(prepare.MemoryConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

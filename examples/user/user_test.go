@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate/aggregatetest"
@@ -19,7 +18,7 @@ import (
 
 func usernames(t *testing.T) *prepare.Key[string] {
 	t.Helper()
-	k, err := prepare.NewKey[string]("username", prepare.NewMemory(time.Now))
+	k, err := prepare.NewKey[string]("username", prepare.NewMemory(prepare.MemoryConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // with its own constructor.
 func TestMemoryAgainstModel(t *testing.T) {
 	idempotencymodel.Check(t, func(rt *rapid.T) (idempotency.Store, func()) {
-		s, err := idempotency.NewMemory(idempotency.MemoryOptions{})
+		s, err := idempotency.NewMemory(idempotency.MemoryConfig{})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func TestMemoryAgainstModel(t *testing.T) {
 func Example() {
 	var t *testing.T // a test's t
 	idempotencymodel.Check(t, func(rt *rapid.T) (idempotency.Store, func()) {
-		s, _ := idempotency.NewMemory(idempotency.MemoryOptions{})
+		s, _ := idempotency.NewMemory(idempotency.MemoryConfig{})
 		return s, func() {}
 	})
 }

@@ -11,7 +11,7 @@ import (
 func ExampleRun() {
 	_ = func(t *testing.T) {
 		idempotencytest.Run(t, func(t *testing.T, p idempotency.Policy) idempotency.Store {
-			s, err := idempotency.NewMemory(idempotency.MemoryOptions{Policy: p})
+			s, err := idempotency.NewMemory(idempotency.MemoryConfig{Policy: p})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,6 @@ type FlushFunc[W any] func(w W, batch []*AppendRequest) (retry []*AppendRequest)
 // An Appender is safe for concurrent use.
 type Appender[W any] struct {
 	d         *Dialect
-	reads     *EventReads
 	errClosed error
 	maxBatch  int
 	distinct  bool
@@ -57,41 +56,32 @@ type Appender[W any] struct {
 	slots  chan struct{}    // one token per batch in flight
 }
 
-// NewAppender returns the appender of reads' context writing through
+// NewAppender returns an appender writing through
 // writers (one batch in flight per writer) with flush, at most maxBatch
 // requests a batch; with distinct, a batch holds one request per
 // aggregate, and a second stays queued for a later batch. errClosed is the
 // error of an Append after Close.
-func NewAppender[W any](d *Dialect, reads *EventReads, errClosed error, writers []W, maxBatch int, distinct bool, flush FlushFunc[W]) *Appender[W] {
-	return &Appender[W]{d: d, reads: reads, errClosed: errClosed, maxBatch: maxBatch, distinct: distinct, flush: flush,
+func NewAppender[W any](d *Dialect, errClosed error, writers []W, maxBatch int, distinct bool, flush FlushFunc[W]) *Appender[W] {
+	return &Appender[W]{d: d, errClosed: errClosed, maxBatch: maxBatch, distinct: distinct, flush: flush,
 		idle: writers, slots: make(chan struct{}, len(writers))}
 }
 
-// Append implements eventstore.Store. Concurrent appends are written
+// Append implements eventstore.Backend. Concurrent appends are written
 // together; each caller still gets its own outcome.
 //
 // If ctx ends while the append is being written, Append returns ctx's
 // error at once and the outcome is unknown (Lookup tells); an append whose
 // ctx ends before it is written is never written.
-func (a *Appender[W]) Append(ctx context.Context, es *factum.EventStream) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := es.Validate(); err != nil {
-		return err
-	}
-	if err := a.reads.CheckContext(es.AggregateID.Context); err != nil {
-		return err
-	}
+func (a *Appender[W]) Append(ctx context.Context, es *factum.EventStream) (eventstore.Outcome, error) {
 	row, err := EncodeStream(a.d, es)
 	if err != nil {
-		return err
+		return eventstore.Failed, err
 	}
 	req := &AppendRequest{Ctx: ctx, Row: row, Done: make(chan AppendResult, 1)}
 	a.mu.RLock()
 	if a.closed {
 		a.mu.RUnlock()
-		return a.errClosed
+		return eventstore.Failed, a.errClosed
 	}
 	a.qmu.Lock()
 	a.queue = append(a.queue, req)
@@ -103,14 +93,14 @@ func (a *Appender[W]) Append(ctx context.Context, es *factum.EventStream) error 
 		switch res.Outcome {
 		case eventstore.Appended:
 			es.Position = res.Pos
-			return nil
+			return eventstore.Appended, nil
 		case eventstore.Failed:
-			return fmt.Errorf("%s: append %s version %d: %w", a.d.Name, es.AggregateID, es.Version, res.Err)
+			return eventstore.Failed, fmt.Errorf("%s: append %s version %d: %w", a.d.Name, es.AggregateID, es.Version, res.Err)
 		default:
-			return res.Outcome.Err(es)
+			return res.Outcome, nil
 		}
 	case <-ctx.Done():
-		return fmt.Errorf("%s: append %s version %d: outcome unknown: %w", a.d.Name, es.AggregateID, es.Version, ctx.Err())
+		return eventstore.Failed, fmt.Errorf("%s: append %s version %d: outcome unknown: %w", a.d.Name, es.AggregateID, es.Version, ctx.Err())
 	}
 }
 

@@ -14,18 +14,6 @@ import (
 // its own (PostgreSQL's tx).
 const EventColumns = `seq, aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events`
 
-// AggregateReads are the reads of eventstore.Store that EventReads
-// implements, for a backend's store to embed.
-type AggregateReads interface {
-	Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error)
-	LoadByTime(ctx context.Context, id factum.AggregateID, start, end time.Time) ([]factum.EventStream, error)
-	RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error)
-	Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error)
-	ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error)
-}
-
-var _ AggregateReads = (*EventReads)(nil)
-
 // ScanFunc scans one row of a dialect's stream columns into r.
 type ScanFunc func(rows Rows, r *ScannedRow) error
 
@@ -61,15 +49,6 @@ func NewEventReads(d *Dialect, boundedContext, table, columns string, read Execu
 	}
 }
 
-// CheckContext refuses identities of another bounded context: the store's
-// tables hold one context only.
-func (s *EventReads) CheckContext(context string) error {
-	if context != s.context {
-		return factum.IllegalArgument(fmt.Sprintf("%s: the event store of context %q cannot serve context %q", s.d.Name, s.context, context))
-	}
-	return nil
-}
-
 // Context returns the bounded context the store serves.
 func (s *EventReads) Context() string { return s.context }
 
@@ -77,7 +56,7 @@ func (s *EventReads) Context() string { return s.context }
 func (s *EventReads) Query(ctx context.Context, q string, args ...any) ([]factum.EventStream, error) {
 	rows, err := s.read.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+		return nil, s.wrap(err)
 	}
 	defer rows.Close()
 	out := []factum.EventStream{}
@@ -85,7 +64,7 @@ func (s *EventReads) Query(ctx context.Context, q string, args ...any) ([]factum
 	for rows.Next() {
 		r.Header = nil
 		if err := s.scan(rows, &r); err != nil {
-			return nil, fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+			return nil, s.wrap(err)
 		}
 		st, err := DecodeStream(s.d, s.context, &r)
 		if err != nil {
@@ -94,88 +73,73 @@ func (s *EventReads) Query(ctx context.Context, q string, args ...any) ([]factum
 		out = append(out, st)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+		return nil, s.wrap(err)
 	}
 	return out, nil
 }
 
-// Load implements eventstore.Store.
+// Load implements eventstore.Backend.
 func (s *EventReads) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
-	if err := eventstore.CheckRange(from, to); err != nil {
-		return nil, err
-	}
-	if err := s.CheckContext(id.Context); err != nil {
-		return nil, err
-	}
-	return s.Query(ctx, s.LoadSQL, id.Aggregate, id.ID, int32(from), int32(min(to, eventstore.MaxVersion)))
+	return s.Query(ctx, s.LoadSQL, id.Aggregate, id.ID, int32(from), int32(to))
 }
 
-// LoadByTime implements eventstore.Store. Create times are stored to the
-// microsecond, and the bounds are compared at that precision.
+// LoadByTime implements eventstore.TimeLoader. Create times are stored to
+// the microsecond, and the bounds are compared at that precision.
 func (s *EventReads) LoadByTime(ctx context.Context, id factum.AggregateID, start, end time.Time) ([]factum.EventStream, error) {
-	if end.Before(start) {
-		return nil, factum.IllegalArgument(fmt.Sprintf("time range [%v, %v): end is before start", start, end))
-	}
-	if err := s.CheckContext(id.Context); err != nil {
-		return nil, err
-	}
 	return s.Query(ctx, s.LoadByTimeSQL, id.Aggregate, id.ID, s.d.Time(start), s.d.Time(end))
 }
 
-// RequestExists implements eventstore.Store.
-func (s *EventReads) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
-	if err := s.CheckContext(id.Context); err != nil {
-		return false, err
-	}
+// HasRequest implements eventstore.RequestProber.
+func (s *EventReads) HasRequest(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
 	var ok bool
 	if err := s.read.QueryRow(ctx, s.RequestExistsSQL, id.Aggregate, id.ID, requestID, id.TenantOrDefault()).Scan(&ok); err != nil {
-		return false, fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+		return false, s.wrap(err)
 	}
 	return ok, nil
 }
 
-// Lookup implements eventstore.Store.
-func (s *EventReads) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
-	if err := s.CheckContext(id.Context); err != nil {
-		return factum.EventStream{}, err
-	}
+// FindRequest implements eventstore.RequestFinder.
+func (s *EventReads) FindRequest(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, bool, error) {
 	got, err := s.Query(ctx, s.LookupSQL, id.Aggregate, id.ID, requestID, id.TenantOrDefault())
-	if err != nil {
-		return factum.EventStream{}, err
+	if err != nil || len(got) == 0 {
+		return factum.EventStream{}, false, err
 	}
-	if len(got) == 0 {
-		return factum.EventStream{}, eventstore.NotFoundRequest(id, requestID)
-	}
-	return got[0], nil
+	return got[0], true, nil
 }
 
-// ScanAggregateIDs implements eventstore.Store. IDs are compared in byte
-// order.
+// ScanAggregateIDs implements eventstore.AggregateScanner. IDs are
+// compared in byte order.
 func (s *EventReads) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
-	if err := eventstore.CheckLimit(limit); err != nil {
-		return nil, err
-	}
-	if err := s.CheckContext(named.Context); err != nil {
-		return nil, err
-	}
 	rows, err := s.read.Query(ctx, s.ScanSQL, named.Aggregate, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+		return nil, s.wrap(err)
 	}
 	defer rows.Close()
 	ids := []factum.AggregateID{}
 	for rows.Next() {
 		id := factum.AggregateID{NamedAggregate: named}
 		if err := rows.Scan(&id.ID, &id.Tenant); err != nil {
-			return nil, fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+			return nil, s.wrap(err)
 		}
 		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+		return nil, s.wrap(err)
 	}
 	return ids, nil
 }
+
+// wrap names the backend and the context in a read's error.
+func (s *EventReads) wrap(err error) error {
+	return fmt.Errorf("%s: event store %s: %w", s.d.Name, s.context, err)
+}
+
+var (
+	_ eventstore.RequestFinder    = (*EventReads)(nil)
+	_ eventstore.RequestProber    = (*EventReads)(nil)
+	_ eventstore.TimeLoader       = (*EventReads)(nil)
+	_ eventstore.AggregateScanner = (*EventReads)(nil)
+)
 
 // SeqArg converts a log sequence to the databases' signed 64-bit integer,
 // saturating: their keys never exceed the largest int64.

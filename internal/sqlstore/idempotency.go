@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"time"
 
@@ -60,27 +59,6 @@ func (o owners) Renew(ctx context.Context, k idempotency.Key, fingerprint string
 	return idempotency.Record{State: idempotency.StateInProgress, Fingerprint: fingerprint, ExpiresAt: exp, Attempt: attempt}, nil
 }
 
-// PurgeBatch bounds how many expired idempotency records one purge
-// statement deletes, so that no statement holds up other writers for long.
-const PurgeBatch = 1000
-
-// Purge deletes expired records with batch, which deletes up to PurgeBatch
-// of them and returns how many, until none is left or ctx is done; it
-// returns how many it deleted in all.
-func Purge(ctx context.Context, d *Dialect, batch func(ctx context.Context) (int64, error)) (int64, error) {
-	var total int64
-	for {
-		n, err := batch(ctx)
-		if err != nil {
-			return total, fmt.Errorf("%s: idempotency purge: %w", d.Name, err)
-		}
-		total += n
-		if n < PurgeBatch {
-			return total, nil
-		}
-	}
-}
-
 // SetupIdempotency is the set-up of an idempotency store: it normalises p,
 // checks prefix with valid ("" is def), and applies the idempotency
 // migrations of fsys to db (component "idempotency", or
@@ -105,3 +83,24 @@ func SetupIdempotency(ctx context.Context, db Migrator, fsys fs.FS, p idempotenc
 	}
 	return p, prefix + "idempotency_keys", prefix + "idempotency_attempts", nil
 }
+
+// IdempotencyBackend is the idempotency.Backend of a SQL store: the shared
+// owner transitions and the dialect's Begin and Get. A backend's
+// constructor puts the idempotency front end over it.
+type IdempotencyBackend struct {
+	Owners
+	BeginFunc func(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error)
+	GetFunc   func(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error)
+}
+
+// Begin implements idempotency.Backend.
+func (b *IdempotencyBackend) Begin(ctx context.Context, k idempotency.Key, fingerprint string) (idempotency.Record, bool, error) {
+	return b.BeginFunc(ctx, k, fingerprint)
+}
+
+// Get implements idempotency.Backend.
+func (b *IdempotencyBackend) Get(ctx context.Context, k idempotency.Key) (idempotency.Record, bool, error) {
+	return b.GetFunc(ctx, k)
+}
+
+var _ idempotency.Backend = (*IdempotencyBackend)(nil)

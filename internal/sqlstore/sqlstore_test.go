@@ -72,7 +72,7 @@ func TestPause(t *testing.T) {
 func TestPurgeLoop(t *testing.T) {
 	d := &Dialect{Name: "test"}
 	counts := []int64{PurgeBatch, PurgeBatch, 7}
-	n, err := Purge(context.Background(), d, func(context.Context) (int64, error) {
+	n, err := Purge(context.Background(), d, "records", func(context.Context) (int64, error) {
 		c := counts[0]
 		counts = counts[1:]
 		return c, nil
@@ -82,7 +82,7 @@ func TestPurgeLoop(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	calls := 0
-	n, err = Purge(context.Background(), d, func(context.Context) (int64, error) {
+	n, err = Purge(context.Background(), d, "records", func(context.Context) (int64, error) {
 		if calls++; calls == 2 {
 			return 0, boom
 		}

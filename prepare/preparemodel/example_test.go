@@ -2,7 +2,6 @@ package preparemodel_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/prepare/preparemodel"
@@ -13,7 +12,7 @@ import (
 // with its own constructor.
 func TestMemoryAgainstModel(t *testing.T) {
 	preparemodel.Check(t, func(*rapid.T) (prepare.Backend, func()) {
-		return prepare.NewMemory(time.Now), func() {}
+		return prepare.NewMemory(prepare.MemoryConfig{}), func() {}
 	})
 }
 
@@ -22,6 +21,6 @@ func TestMemoryAgainstModel(t *testing.T) {
 func Example() {
 	var t *testing.T // a test's t
 	preparemodel.Check(t, func(*rapid.T) (prepare.Backend, func()) {
-		return prepare.NewMemory(time.Now), func() {}
+		return prepare.NewMemory(prepare.MemoryConfig{}), func() {}
 	})
 }

@@ -5,7 +5,7 @@
 //	func TestContract(t *testing.T) {
 //		preparetest.Run(t, func(t *testing.T) preparetest.Target {
 //			clock := preparetest.NewClock(time.Now())
-//			return preparetest.Target{Backend: prepare.NewMemory(clock.Now), Clock: clock}
+//			return preparetest.Target{Backend: prepare.NewMemory(prepare.MemoryConfig{Clock: clock.Now}), Clock: clock}
 //		})
 //	}
 //

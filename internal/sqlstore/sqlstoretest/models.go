@@ -1,6 +1,7 @@
 package sqlstoretest
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -66,5 +67,31 @@ func modelStore[T any](rt *rapid.T, db ModelDB, v T, err error, closeV func() er
 		if err := errors.Join(errV, db.Close()); err != nil {
 			rt.Error(err)
 		}
+	}
+}
+
+// ModelDBOf returns the ModelDB of a backend's database d from its
+// package's constructors, each with its zero (default) options, in the
+// event store of the models' bounded context.
+func ModelDBOf[D, EO, PO, IO any, ES EventStore, PB prepare.Backend, IS idempotency.Store](ctx context.Context, d D,
+	events func(context.Context, D, string, EO) (ES, error),
+	prep func(context.Context, D, PO) (PB, error),
+	idem func(context.Context, D, IO) (IS, error),
+	closeDB func() error,
+) ModelDB {
+	return ModelDB{
+		Events: func() (EventStore, error) {
+			var opts EO
+			return events(ctx, d, eventstoremodel.Aggregate.Context, opts)
+		},
+		Prepare: func() (prepare.Backend, error) {
+			var opts PO
+			return prep(ctx, d, opts)
+		},
+		Idempotency: func() (idempotency.Store, error) {
+			var opts IO
+			return idem(ctx, d, opts)
+		},
+		Close: closeDB,
 	}
 }
