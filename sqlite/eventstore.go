@@ -59,6 +59,10 @@ type EventStore struct {
 	insert   *sql.Stmt // prepared on the write connection
 	classify *sql.Stmt
 	q        esQueries
+	// readStmts are the consumers' and the processors' hot reads,
+	// prepared on the read pool: parsing them again on every call was
+	// a sixth of serve's CPU under load.
+	readStmts map[string]*sql.Stmt
 
 	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
@@ -100,7 +104,13 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		poll:    opts.PollInterval,
 	}
 	s.q = esBuildQueries(s.table)
-	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, sqlstore.StdDB(db.Reader()), esScan)
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, nil, esScan)
+	if s.readStmts, err = sqlstore.PrepareAll(ctx, db.Reader(), s.q.readLog, s.q.logHasAfter,
+		s.reads.LoadSQL, s.reads.LookupSQL, s.reads.RequestExistsSQL); err != nil {
+		return nil, fmt.Errorf("sqlite: event store %s: prepare reads: %w", boundedContext, err)
+	}
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns,
+		sqlstore.StdDBPrepared(db.Reader(), s.readStmts), esScan)
 	s.aggregateReads = s.reads
 	s.appends = sqlstore.NewAppender(&dialect, s.reads, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
 		func(_ struct{}, batch []*esRequest) []*esRequest {
@@ -108,10 +118,12 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 			return nil
 		})
 	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
+		sqlstore.CloseAll(s.readStmts)
 		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
 	}
 	if s.classify, err = db.Writer().PrepareContext(ctx, esClassifySQL(s.table)); err != nil {
 		s.insert.Close()
+		sqlstore.CloseAll(s.readStmts)
 		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
 	}
 	return s, nil
@@ -126,7 +138,7 @@ func (s *EventStore) Close() error {
 	if !s.appends.Close(nil) {
 		return nil
 	}
-	return errors.Join(s.insert.Close(), s.classify.Close())
+	return errors.Join(s.insert.Close(), s.classify.Close(), sqlstore.CloseAll(s.readStmts))
 }
 
 var _ eventstore.Store = (*EventStore)(nil)

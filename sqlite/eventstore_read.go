@@ -48,7 +48,7 @@ func (s *EventStore) WaitLog(ctx context.Context, after factum.Position) error {
 				return nil
 			}
 			var ok bool
-			err := s.db.Reader().QueryRowContext(ctx, s.q.logHasAfter, sqlstore.SeqArg(after.Seq)).Scan(&ok)
+			err := s.readStmts[s.q.logHasAfter].QueryRowContext(ctx, sqlstore.SeqArg(after.Seq)).Scan(&ok)
 			if err != nil {
 				return sqlstore.LogError(ctx, &dialect, s.context, err)
 			}
