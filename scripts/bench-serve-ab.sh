@@ -4,8 +4,10 @@
 # fresh SQLite data directory (or a scratch PostgreSQL database with
 # STORE=pg) driven by `factum bench` for SECS at CONCURRENCY. Prints each
 # round's commands/s and the server's CPU per command (user+system time of
-# the serve process over the run, from /proc), and the medians: on a loaded
-# machine the CPU per command is the steadier figure.
+# the serve process over the run, from /proc), on PostgreSQL the
+# database's commits per command (pg_stat_database), and the medians: on a
+# loaded machine the CPU and the commits per command are the steadier
+# figures.
 #   scripts/bench-serve-ab.sh REV
 # Environment: ROUNDS [3], SECS [5], CONCURRENCY [64], WAIT [PROCESSED],
 # STORE [sqlite | pg (needs FACTUM_POSTGRES_URL and psql)].
@@ -50,24 +52,38 @@ one() {
   [ -n "$url" ] || { cat "$tmp/serve.log" >&2; exit 1; }
   "$tmp/new" bench --url "$url" --concurrency 16 --total 1000 --wait "$stage" --quiet --allow-failures >/dev/null
   before="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  commits0="$(commits)"
   out="$("$tmp/new" bench --url "$url" --concurrency "$c" --duration "${secs}s" --total 0 --wait "$stage" --quiet --json --allow-failures)"
   after="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  sleep 1 # the statistics reach pg_stat_database within a second
+  commits1="$(commits)"
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=""
   ops="$(printf '%s' "$out" | sed -n 's/.*"opsPerSec": \([0-9.e+]*\).*/\1/p' | head -1)"
   n="$(printf '%s' "$out" | sed -n 's/.*"succeeded": \([0-9]*\).*/\1/p' | head -1)"
-  awk -v o="$ops" -v a="$before" -v b="$after" -v n="$n" -v t="$tick" 'BEGIN { printf "%.0f %.0f\n", o, (b - a) / t * 1e6 / (n > 0 ? n : 1) }'
+  awk -v o="$ops" -v a="$before" -v b="$after" -v n="$n" -v t="$tick" -v c0="$commits0" -v c1="$commits1" \
+    'BEGIN { n = (n > 0 ? n : 1); printf "%.0f %.0f %.2f\n", o, (b - a) / t * 1e6 / n, (c1 - c0) / n }'
+}
+
+# commits: the scratch database's committed transactions so far (0 on SQLite).
+commits() {
+  if [ "$store" = pg ]; then
+    psql -qAt "$FACTUM_POSTGRES_URL" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = '$scratch'"
+  else
+    echo 0
+  fi
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 printf '%s c=%s %s, %s rounds of %ss; old = %s; load average %s\n' "$store" "$c" "$stage" "$rounds" "$secs" "$rev" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-5s %10s %12s %10s %12s\n' round "old cmd/s" "old cpu µs" "new cmd/s" "new cpu µs"
+printf '%-5s %10s %12s %11s | %10s %12s %11s\n' round "old cmd/s" "old cpu µs" "old commits" "new cmd/s" "new cpu µs" "new commits"
 : >"$tmp/r"
 for r in $(seq 1 "$rounds"); do
   if [ $((r % 2)) -eq 1 ]; then o="$(one "$tmp/old")"; n="$(one "$tmp/new")"; else n="$(one "$tmp/new")"; o="$(one "$tmp/old")"; fi
-  printf '%-5s %10s %12s %10s %12s\n' "$r" ${o% *} ${o#* } ${n% *} ${n#* }
+  # shellcheck disable=SC2086
+  printf '%-5s %10s %12s %11s | %10s %12s %11s\n' "$r" $o $n
   echo "$o $n" >>"$tmp/r"
 done
-printf 'median: old %s cmd/s, %s µs CPU/command; new %s cmd/s, %s µs CPU/command\n' \
-  "$(awk '{ print $1 }' "$tmp/r" | median)" "$(awk '{ print $2 }' "$tmp/r" | median)" \
-  "$(awk '{ print $3 }' "$tmp/r" | median)" "$(awk '{ print $4 }' "$tmp/r" | median)"
+col() { awk -v i="$1" '{ print $i }' "$tmp/r" | median; }
+printf 'median: old %s cmd/s, %s µs CPU/command, %s commits/command; new %s cmd/s, %s µs CPU/command, %s commits/command\n' \
+  "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
 printf 'load average at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

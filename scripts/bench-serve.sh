@@ -5,7 +5,9 @@
 # at each concurrency and wait stage, and prints throughput, p50/p99 and
 # the snapshotter's lag (factum_consumer_lag_seconds from /metrics, sampled
 # every half second during each point, and the time it takes to catch up
-# after it).
+# after it) and, on PostgreSQL, the database's commits per command
+# (pg_stat_database: the append, the consumers' checkpoints, snapshots and
+# everything else serve commits).
 #
 #   FACTUM_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable scripts/bench-serve.sh
 #   QUICK=1 scripts/bench-serve.sh          # 3 s per point, one round
@@ -120,6 +122,7 @@ run_bench() {
   b_p50="$(printf '%s' "$out" | sed -n 's/.*"p50": \([0-9.e+]*\).*/\1/p' | head -1)"
   b_p99="$(printf '%s' "$out" | sed -n 's/.*"p99": \([0-9.e+]*\).*/\1/p' | head -1)"
   b_bad="$(printf '%s' "$out" | awk -F': ' '/"failed"|"duplicates"/ { gsub(/[ ,]/, "", $2); s += $2 } END { print s + 0 }')"
+  b_n="$(printf '%s' "$out" | sed -n 's/.*"succeeded": \([0-9]*\).*/\1/p' | head -1)"
 }
 
 # run_wrk C STAGE: one wrk run; sets w_ops w_p50 w_p99 w_bad.
@@ -131,6 +134,7 @@ run_wrk() {
   w_p50="$(wrk_ms "$(printf '%s\n' "$out" | awk '$1 == "50%" { print $2 }')")"
   w_p99="$(wrk_ms "$(printf '%s\n' "$out" | awk '$1 == "99%" { print $2 }')")"
   w_bad="$(printf '%s\n' "$out" | awk '/Non-2xx/ { n += $5 } /Socket errors/ { n += 1 } END { print n + 0 }')"
+  w_n="$(printf '%s\n' "$out" | awk '/requests in/ { print $1 }')"
 }
 
 # profile_during STORE: a 5-second CPU profile of serve, starting 1 s into
@@ -141,6 +145,20 @@ profile_during() {
   (sleep 1; curl -fs -o "$pprof_dir/$1.cpu.pprof" "http://$pprof_addr/debug/pprof/profile?seconds=5") &
 }
 
+# commits: the scratch database's committed transactions so far, "" on
+# SQLite. The statistics reach pg_stat_database within a second.
+commits() {
+  [ -n "$scratch" ] && [ "$1" != sqlite ] || return 0
+  psql -qAt "$FACTUM_POSTGRES_URL" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = '$scratch'"
+}
+
+# settle: catch_up, keeping the longest catch-up of the point in drain.
+settle() {
+  local d
+  d="$(catch_up)"
+  drain="$(awk -v a="$drain" -v b="$d" 'BEGIN { print (b > a) ? b : a }')"
+}
+
 # points STORE: every stage and concurrency against the running serve.
 points() {
   local store="$1" st c r lagfile sampler
@@ -149,26 +167,31 @@ points() {
   for st in $stages; do
     for c in $concurrencies; do
       : >"$tmp/b_ops"; : >"$tmp/b_p50"; : >"$tmp/b_p99"; : >"$tmp/w_ops"; : >"$tmp/w_p50"; : >"$tmp/w_p99"; : >"$tmp/ratio"
-      bad=0; lagfile="$tmp/lag"; : >"$lagfile"; drain=0
+      bad=0; lagfile="$tmp/lag"; : >"$lagfile"; drain=0; sent=0
+      sleep 1; c0="$(commits "$store")"
       for r in $(seq 1 "$rounds"); do
         sample_lag "$lagfile" &
         sampler=$!
         if [ "$st" = PROCESSED ] && [ "$c" = 64 ] && [ "$r" = 1 ]; then profile_during "$store"; fi
-        # Alternate which goes first, so neither always follows the other.
-        if [ $((r % 2)) -eq 1 ]; then run_bench "$c" "$st"; run_wrk "$c" "$st"; else run_wrk "$c" "$st"; run_bench "$c" "$st"; fi
+        # Alternate which goes first, so neither always follows the other,
+        # and let the consumers catch up after each: the second run would
+        # otherwise share the machine with the backlog the first left.
+        if [ $((r % 2)) -eq 1 ]; then run_bench "$c" "$st"; settle; run_wrk "$c" "$st"; else run_wrk "$c" "$st"; settle; run_bench "$c" "$st"; fi
+        settle
         kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
-        d="$(catch_up)"
-        drain="$(awk -v a="$drain" -v b="$d" 'BEGIN { print (b > a) ? b : a }')"
         echo "$b_ops" >>"$tmp/b_ops"; echo "$b_p50" >>"$tmp/b_p50"; echo "$b_p99" >>"$tmp/b_p99"
         echo "$w_ops" >>"$tmp/w_ops"; echo "$w_p50" >>"$tmp/w_p50"; echo "$w_p99" >>"$tmp/w_p99"
         awk -v a="$b_ops" -v b="$w_ops" 'BEGIN { if (b > 0) print a / b }' >>"$tmp/ratio"
-        bad=$(( bad + b_bad + w_bad ))
+        bad=$(( bad + b_bad + w_bad )); sent=$(( sent + b_n + w_n ))
       done
+      c1="$(commits "$store")"
+      per="-"
+      [ -n "$c0" ] && per="$(awk -v a="$c0" -v b="$c1" -v n="$sent" 'BEGIN { printf "%.2f", (b - a) / (n > 0 ? n : 1) }')"
       lagmax="$(sort -g "$lagfile" | tail -1)"
-      printf '%-10s %-9s %3s | %7.0f %7.2f %8.2f | %7.0f %7.2f %8.2f | %5.2f | %5.1f %5s | %s\n' "$store" "$st" "$c" \
+      printf '%-10s %-9s %3s | %7.0f %7.2f %8.2f | %7.0f %7.2f %8.2f | %5.2f | %5.1f %5s | %7s | %s\n' "$store" "$st" "$c" \
         "$(median <"$tmp/b_ops")" "$(median <"$tmp/b_p50")" "$(median <"$tmp/b_p99")" \
         "$(median <"$tmp/w_ops")" "$(median <"$tmp/w_p50")" "$(median <"$tmp/w_p99")" \
-        "$(median <"$tmp/ratio")" "${lagmax:-0}" "$drain" "$bad"
+        "$(median <"$tmp/ratio")" "${lagmax:-0}" "$drain" "$per" "$bad"
     done
   done
 }
@@ -199,8 +222,8 @@ SQL
 }
 
 printf 'factum serve: %s s per run, %s round(s) per point; load average %s\n' "$secs" "$rounds" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-10s %-9s %3s | %-24s | %-24s | %-5s | %-11s | %s\n' "" "" "" "factum bench" "wrk" "bench" "snapshot lag" "failed+"
-printf '%-10s %-9s %3s | %7s %7s %8s | %7s %7s %8s | %5s | %5s %5s | %s\n' store stage c "cmd/s" "p50 ms" "p99 ms" "req/s" "p50 ms" "p99 ms" "/ wrk" "max s" "drain" "dup"
+printf '%-10s %-9s %3s | %-24s | %-24s | %-5s | %-11s | %-7s | %s\n' "" "" "" "factum bench" "wrk" "bench" "snapshot lag" "commits" "failed+"
+printf '%-10s %-9s %3s | %7s %7s %8s | %7s %7s %8s | %5s | %5s %5s | %7s | %s\n' store stage c "cmd/s" "p50 ms" "p99 ms" "req/s" "p50 ms" "p99 ms" "/ wrk" "max s" "drain" "/ cmd" "dup"
 for store in $stores; do
   case "$store" in
   sqlite)
