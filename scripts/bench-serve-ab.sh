@@ -5,7 +5,8 @@
 # STORE=pg) driven by `factum bench` for SECS at CONCURRENCY. Prints each
 # round's commands/s and the server's CPU per command (user+system time of
 # the serve process over the run, from /proc), on PostgreSQL the
-# database's commits per command (pg_stat_database), and the medians: on a
+# database's commits and checkpoint rows written per command
+# (pg_stat_database, pg_stat_user_tables), and the medians: on a
 # loaded machine the CPU and the commits per command are the steadier
 # figures.
 #   scripts/bench-serve-ab.sh REV
@@ -61,29 +62,34 @@ one() {
   ops="$(printf '%s' "$out" | sed -n 's/.*"opsPerSec": \([0-9.e+]*\).*/\1/p' | head -1)"
   n="$(printf '%s' "$out" | sed -n 's/.*"succeeded": \([0-9]*\).*/\1/p' | head -1)"
   awk -v o="$ops" -v a="$before" -v b="$after" -v n="$n" -v t="$tick" -v c0="$commits0" -v c1="$commits1" \
-    'BEGIN { n = (n > 0 ? n : 1); printf "%.0f %.0f %.2f\n", o, (b - a) / t * 1e6 / n, (c1 - c0) / n }'
+    'BEGIN { n = (n > 0 ? n : 1); split(c0, x, " "); split(c1, y, " ");
+      printf "%.0f %.0f %.2f %.3f\n", o, (b - a) / t * 1e6 / n, (y[1] - x[1]) / n, (y[2] - x[2]) / n }'
 }
 
-# commits: the scratch database's committed transactions so far (0 on SQLite).
+# commits: the scratch database's committed transactions (every statement
+# outside a transaction counts, reads too) and the rows written to its
+# checkpoint tables so far ("0 0" on SQLite).
 commits() {
   if [ "$store" = pg ]; then
-    psql -qAt "$FACTUM_POSTGRES_URL" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = '$scratch'"
+    psql -qAt -F' ' "$(printf '%s' "$FACTUM_POSTGRES_URL" | sed -E "s#^(postgres(ql)?://[^/]*/)[^?]*#\1$scratch#")" -c \
+      "SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),
+        (SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables WHERE relname LIKE '%checkpoints')"
   else
-    echo 0
+    echo 0 0
   fi
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 printf '%s c=%s %s, %s rounds of %ss; old = %s; load average %s\n' "$store" "$c" "$stage" "$rounds" "$secs" "$rev" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-5s %10s %12s %11s | %10s %12s %11s\n' round "old cmd/s" "old cpu µs" "old commits" "new cmd/s" "new cpu µs" "new commits"
+printf '%-5s %9s %9s %8s %9s | %9s %9s %8s %9s\n' round "old cmd/s" "cpu µs" commits "ckpt rows" "new cmd/s" "cpu µs" commits "ckpt rows"
 : >"$tmp/r"
 for r in $(seq 1 "$rounds"); do
   if [ $((r % 2)) -eq 1 ]; then o="$(one "$tmp/old")"; n="$(one "$tmp/new")"; else n="$(one "$tmp/new")"; o="$(one "$tmp/old")"; fi
   # shellcheck disable=SC2086
-  printf '%-5s %10s %12s %11s | %10s %12s %11s\n' "$r" $o $n
+  printf '%-5s %9s %9s %8s %9s | %9s %9s %8s %9s\n' "$r" $o $n
   echo "$o $n" >>"$tmp/r"
 done
 col() { awk -v i="$1" '{ print $i }' "$tmp/r" | median; }
-printf 'median: old %s cmd/s, %s µs CPU/command, %s commits/command; new %s cmd/s, %s µs CPU/command, %s commits/command\n' \
-  "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
+printf 'median per command: old %s cmd/s, %s µs CPU, %s commits, %s checkpoint rows; new %s cmd/s, %s µs CPU, %s commits, %s checkpoint rows\n' \
+  "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)" "$(col 8)"
 printf 'load average at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
