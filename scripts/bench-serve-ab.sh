@@ -35,7 +35,6 @@ tick="$(getconf CLK_TCK)"
 one() {
   local bin="$1" url="" args before after ops n
   if [ "$store" = pg ]; then
-    [ -n "$scratch" ] && psql -q "$FACTUM_POSTGRES_URL" -c "DROP DATABASE IF EXISTS $scratch WITH (FORCE)" >/dev/null
     scratch="factum_ab_$$_$RANDOM"
     psql -q "$FACTUM_POSTGRES_URL" -c "CREATE DATABASE $scratch" >/dev/null
     args=(--postgres-url "$(printf '%s' "$FACTUM_POSTGRES_URL" | sed -E "s#^(postgres(ql)?://[^/]*/)[^?]*#\1$scratch#")")
@@ -59,6 +58,8 @@ one() {
   sleep 1 # the statistics reach pg_stat_database within a second
   commits1="$(commits)"
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+  # one runs in a subshell ($(one …)): it drops its own database.
+  [ "$store" = pg ] && psql -q "$FACTUM_POSTGRES_URL" -c "DROP DATABASE IF EXISTS $scratch WITH (FORCE)" >/dev/null
   ops="$(printf '%s' "$out" | sed -n 's/.*"opsPerSec": \([0-9.e+]*\).*/\1/p' | head -1)"
   n="$(printf '%s' "$out" | sed -n 's/.*"succeeded": \([0-9]*\).*/\1/p' | head -1)"
   awk -v o="$ops" -v a="$before" -v b="$after" -v n="$n" -v t="$tick" -v c0="$commits0" -v c1="$commits1" \
