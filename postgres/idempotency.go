@@ -114,10 +114,16 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 			FROM clock LEFT JOIN cur ON true LEFT JOIN upd ON true`,
 		lock: `LOCK TABLE ` + t + ` IN SHARE ROW EXCLUSIVE MODE`,
 		// The outer condition is checked again on the row as it is when
-		// deleted, so a row taken over meanwhile is never removed.
-		purge: `DELETE FROM ` + t + ` WHERE (tenant, operation, key) IN (
-				SELECT tenant, operation, key FROM ` + t + ` WHERE expires_at <= clock_timestamp()
-				ORDER BY expires_at LIMIT $1)
+		// deleted, so a row taken over meanwhile is never removed (nor is
+		// a row updated meanwhile: its new version has another ctid).
+		// The rows are named by ctid, a TID scan whatever the batch
+		// size: as a generic plan, with the LIMIT unknown, IN (…) was
+		// planned as a hash join over a scan of the whole table. The
+		// now() term (the statement's start, never after the clock) bounds
+		// the index scan; clock_timestamp(), being volatile, cannot.
+		purge: `DELETE FROM ` + t + ` WHERE ctid = ANY (ARRAY(
+				SELECT ctid FROM ` + t + ` WHERE expires_at <= now() AND expires_at <= clock_timestamp()
+				ORDER BY expires_at LIMIT $1))
 			AND expires_at <= clock_timestamp()`,
 	}}
 	s.owners = sqlstore.NewOwners(p, s.finish)

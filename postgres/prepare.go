@@ -101,11 +101,17 @@ const (
 	prepareGet       = `SELECT value, expires_at, expires_at < ` + prepareNowMs + ` FROM factum_prepare WHERE name = $1 AND key = $2`
 	prepareGetLocked = prepareGet + ` FOR KEY SHARE`
 	// SKIP LOCKED: a purge never waits for, nor blocks, a writer of a row.
-	// The literal term lets the planner use the partial index.
-	preparePurgeBatch = `DELETE FROM factum_prepare WHERE (name, key) IN (
-		SELECT name, key FROM factum_prepare
-		WHERE expires_at < 9223372036854775807 AND expires_at < ` + prepareNowMs + `
-		LIMIT $1 FOR UPDATE SKIP LOCKED)`
+	// The literal term lets the planner use the partial index, and the
+	// now() term (the statement's start, never after the clock) bounds
+	// its scan, which the volatile clock term cannot. The rows are named
+	// by ctid (they are locked, so it cannot change before the delete):
+	// as a generic plan, with the LIMIT unknown, IN (…) was planned as a
+	// hash join over a scan of the whole table.
+	preparePurgeBatch = `DELETE FROM factum_prepare WHERE ctid = ANY (ARRAY(
+		SELECT ctid FROM factum_prepare
+		WHERE expires_at < 9223372036854775807 AND expires_at < floor(extract(epoch FROM now()) * 1000)::bigint
+			AND expires_at < ` + prepareNowMs + `
+		ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED))`
 )
 
 // Prepare implements prepare.Backend.

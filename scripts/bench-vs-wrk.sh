@@ -42,7 +42,7 @@ for r in $(seq 1 "$rounds"); do
     bdup="$(printf '%s' "$b" | sed -n 's/.*"duplicates": \([0-9]*\).*/\1/p' | head -1)"
   }
   run_wrk() {
-    w="$(RUN="$(od -An -N8 -tx8 /dev/urandom | tr -d " ")" WAIT="$wait_stage" wrk -t "$threads" -c "$c" -d "${secs}s" -s scripts/wrk-add-item.lua "$url")"
+    w="$(RUN="$(od -An -N8 -tx8 /dev/urandom | tr -d " ")" WAIT="$wait_stage" wrk -t "$threads" -c "$c" -d "${secs}s" --timeout 30s -s scripts/wrk-add-item.lua "$url")"
     wops="$(printf '%s\n' "$w" | awk '/Requests\/sec/ { print $2 }')"
     wbad="$(printf '%s\n' "$w" | awk '/Non-2xx/ { print $5 }')"
   }

@@ -61,6 +61,10 @@ type EventStore struct {
 	insert   *sql.Stmt // prepared on the write connection
 	classify *sql.Stmt
 	q        esQueries
+	// readStmts are the consumers' and the processors' hot reads,
+	// prepared on the read pool: parsing them again on every call was
+	// a sixth of serve's CPU under load.
+	readStmts map[string]*sql.Stmt
 
 	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
@@ -104,22 +108,31 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		poll:    opts.PollInterval,
 	}
 	s.q = esBuildQueries(s.table)
-	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, sqlstore.StdDB(db.Reader()), esScan)
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, nil, esScan)
+	if s.readStmts, err = sqlstore.PrepareAll(ctx, db.Reader(), s.q.readLog, s.q.logHasAfter,
+		s.reads.LoadSQL, s.reads.LookupSQL, s.reads.RequestExistsSQL); err != nil {
+		return nil, fmt.Errorf("sqlite: event store %s: prepare reads: %w", boundedContext, err)
+	}
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns,
+		sqlstore.StdDBPrepared(db.Reader(), s.readStmts), esScan)
 	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
 		func(_ struct{}, batch []*esRequest) []*esRequest {
 			s.flush(batch)
 			return nil
 		})
 	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
+		sqlstore.CloseAll(s.readStmts)
 		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
 	}
 	if s.classify, err = db.Writer().PrepareContext(ctx, esClassifySQL(s.table)); err != nil {
 		s.insert.Close()
+		sqlstore.CloseAll(s.readStmts)
 		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
 	}
 	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends},
 		eventstore.Config{Context: boundedContext, Name: "sqlite"})
 	if err != nil {
+		sqlstore.CloseAll(s.readStmts)
 		return nil, errors.Join(err, s.insert.Close(), s.classify.Close())
 	}
 	return s, nil
@@ -134,7 +147,7 @@ func (s *EventStore) Close() error {
 	if !s.appends.Close(nil) {
 		return nil
 	}
-	return errors.Join(s.insert.Close(), s.classify.Close())
+	return errors.Join(s.insert.Close(), s.classify.Close(), sqlstore.CloseAll(s.readStmts))
 }
 
 var _ eventstore.Store = (*EventStore)(nil)

@@ -39,7 +39,7 @@ func (s *esLog) WaitLog(ctx context.Context, after factum.Position, woken <-chan
 				return nil
 			}
 			var ok bool
-			err := s.db.Reader().QueryRowContext(ctx, s.q.logHasAfter, sqlstore.SeqArg(after.Seq)).Scan(&ok)
+			err := s.readStmts[s.q.logHasAfter].QueryRowContext(ctx, sqlstore.SeqArg(after.Seq)).Scan(&ok)
 			if err != nil {
 				return sqlstore.LogError(ctx, &dialect, s.context, err)
 			}
