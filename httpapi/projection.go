@@ -158,4 +158,3 @@ func (h *Handler) projectionAction(bc string, action func(ctx context.Context, b
 		writeJSON(w, http.StatusOK, s)
 	}
 }
-
