@@ -16,6 +16,10 @@ func (r *Runner) step(ctx context.Context, l *lane) (int, factum.Position, error
 	if err := r.ensureSetup(ctx, l); err != nil {
 		return 0, factum.Position{}, err
 	}
+	if l == r.next && r.live != nil && !r.live.posKnown {
+		l.caught = false // wait for the live lane to know where it is (see begin)
+		return 0, l.pos, nil
+	}
 	tx, pos, batch, err := r.begin(ctx, l)
 	if err != nil || len(batch) == 0 {
 		l.caught = err == nil
@@ -127,6 +131,18 @@ func (r *Runner) begin(ctx context.Context, l *lane) (Txn, factum.Position, []fa
 	batch, err := r.cfg.Log.ReadLog(ctx, pos, r.cfg.BatchSize)
 	if err != nil {
 		return nil, pos, nil, fmt.Errorf("projection %s: read log: %w", l.group, err)
+	}
+	if l == r.next && r.live != nil && r.live.posKnown {
+		// A build beside a live one goes no further than the live
+		// build: the live runner signals PROJECTED for the streams up
+		// to the switch (which finds the two at one position), the new
+		// live one for those after it, so no stream goes unsignalled.
+		end := r.live.pos
+		i := len(batch)
+		for i > 0 && end.Less(batch[i-1].Position) {
+			i--
+		}
+		batch = batch[:i]
 	}
 	if len(batch) == 0 {
 		return nil, pos, nil, nil
