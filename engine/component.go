@@ -36,7 +36,8 @@ var _ Host = (*Engine)(nil)
 // member is one component as the engine drives it, whichever engine type
 // it attaches to.
 type member struct {
-	name   string // for errors
+	name   string    // for errors
+	comp   Component // the configured component; nil for the snapshotter
 	setup  func(Env) (Parts, error)
 	attach func(*Engine) error
 	run    func(context.Context) error
@@ -50,7 +51,7 @@ func membersOf(cfg *Config) ([]member, component.Component[component.Host], erro
 		if comp == nil {
 			return nil, nil, factum.IllegalArgument(fmt.Sprintf("engine: Config.Components[%d] is nil", i))
 		}
-		out = append(out, member{name: fmt.Sprintf("component %d", i), setup: comp.Setup, attach: comp.Attach, run: comp.Run})
+		out = append(out, member{name: fmt.Sprintf("component %d", i), comp: comp, setup: comp.Setup, attach: comp.Attach, run: comp.Run})
 	}
 	sn, err := snapshotterOf(cfg)
 	if err != nil {
