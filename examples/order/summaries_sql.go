@@ -1,0 +1,171 @@
+package order
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/projection"
+)
+
+// SummariesName is the name of the durable summaries projection: its
+// consumer group is shop/order_summaries.
+const SummariesName = "order_summaries"
+
+// The durable summaries' tables. Every row carries its tenant, and every
+// key starts with it.
+const (
+	// SummariesTable holds one row per order: tenant, order_id, sku, qty,
+	// status, reason, version (the order's stream version).
+	SummariesTable = "shop_order_summaries"
+	// TotalsTable holds, per tenant, SKU and status, how many orders are
+	// in that status and how many units they ask for: the stock report.
+	TotalsTable = "shop_order_totals"
+)
+
+// Total is one row of the stock report: the orders of a tenant for a SKU
+// in one status, and the units they ask for.
+type Total struct {
+	Tenant string `json:"tenant"`
+	SKU    string `json:"sku"`
+	Status Status `json:"status"`
+	Orders int    `json:"orders"`
+	Qty    int    `json:"qty"`
+}
+
+// SummariesProjection returns the durable summaries projection: each
+// order's summary in SummariesTable and the per-SKU, per-status totals in
+// TotalsTable, written in the projection's transaction with its
+// checkpoint. Its SQL is portable between SQLite and PostgreSQL.
+//
+// The totals are counters moved by each event (an order confirmed leaves
+// pending and joins confirmed), so they are right only because every
+// stream is applied exactly once: a stream applied twice would count its
+// order twice.
+func SummariesProjection(opts ...projection.Option) (*projection.Projection, error) {
+	opts = append([]projection.Option{
+		projection.From(Orders.Named()),
+		projection.Events(orderEventNames...),
+		projection.Setup(setupSummaries),
+		projection.Reset(resetSummaries),
+	}, opts...)
+	return projection.New(Context, SummariesName, ProjectSummaries, opts...)
+}
+
+// orderEventNames are the order events the summaries consume.
+var orderEventNames = []string{"order_placed", "order_confirmed", "order_rejected"}
+
+// summariesSchema creates the tables; IF NOT EXISTS makes it idempotent,
+// as Setup must be.
+var summariesSchema = []string{
+	`CREATE TABLE IF NOT EXISTS ` + SummariesTable + ` (
+		tenant   TEXT NOT NULL,
+		order_id TEXT NOT NULL,
+		sku      TEXT NOT NULL,
+		qty      INTEGER NOT NULL,
+		status   TEXT NOT NULL,
+		reason   TEXT NOT NULL DEFAULT '',
+		version  INTEGER NOT NULL,
+		PRIMARY KEY (tenant, order_id))`,
+	`CREATE INDEX IF NOT EXISTS ` + SummariesTable + `_status ON ` + SummariesTable + ` (tenant, status, order_id)`,
+	`CREATE TABLE IF NOT EXISTS ` + TotalsTable + ` (
+		tenant TEXT NOT NULL,
+		sku    TEXT NOT NULL,
+		status TEXT NOT NULL,
+		orders INTEGER NOT NULL,
+		qty    INTEGER NOT NULL,
+		PRIMARY KEY (tenant, sku, status))`,
+}
+
+func setupSummaries(ctx context.Context, tx projection.Tx) error {
+	for _, q := range summariesSchema {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("order summaries: %w", err)
+		}
+	}
+	return nil
+}
+
+func resetSummaries(ctx context.Context, tx projection.Tx) error {
+	for _, t := range []string{SummariesTable, TotalsTable} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+t); err != nil {
+			return fmt.Errorf("order summaries: reset %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// ProjectSummaries applies one order stream to the summaries and totals
+// within tx. It is the summaries projection's function.
+func ProjectSummaries(ctx context.Context, tx projection.Tx, s *factum.EventStream) error {
+	tenant, id := s.AggregateID.TenantOrDefault(), s.AggregateID.ID
+	for i := range s.Events {
+		e := &s.Events[i]
+		var err error
+		switch e.Name {
+		case "order_placed":
+			var v OrderPlaced
+			if err = json.Unmarshal(e.Body, &v); err == nil {
+				err = placeSummary(ctx, tx, tenant, id, v, s.Version)
+			}
+		case "order_confirmed":
+			err = moveSummary(ctx, tx, tenant, id, Confirmed, "", s.Version)
+		case "order_rejected":
+			var v OrderRejected
+			if err = json.Unmarshal(e.Body, &v); err == nil {
+				err = moveSummary(ctx, tx, tenant, id, Rejected, v.Reason, s.Version)
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("order summaries: %s of order %s@%s: %w", e.Name, id, tenant, err)
+		}
+	}
+	return nil
+}
+
+// placeSummary records a new pending order. A plain INSERT: an order is
+// placed once, so a second placement is an error, not an overwrite.
+func placeSummary(ctx context.Context, tx projection.Tx, tenant, id string, e OrderPlaced, version int) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO `+SummariesTable+` (tenant, order_id, sku, qty, status, reason, version)
+		VALUES ($1, $2, $3, $4, $5, '', $6)`, tenant, id, e.SKU, e.Qty, string(Pending), version); err != nil {
+		return err
+	}
+	return addTotal(ctx, tx, tenant, e.SKU, Pending, 1, e.Qty)
+}
+
+// moveSummary moves an order to status, and its units from the old
+// status's total to the new one's.
+func moveSummary(ctx context.Context, tx projection.Tx, tenant, id string, status Status, reason string, version int) error {
+	var sku, old string
+	var qty int
+	err := tx.QueryRow(ctx, `SELECT sku, qty, status FROM `+SummariesTable+` WHERE tenant = $1 AND order_id = $2`,
+		tenant, id).Scan(&sku, &qty, &old)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) { // pgx.ErrNoRows is sql.ErrNoRows too
+			return factum.IllegalState("no summary of the order (its order_placed was not projected)")
+		}
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+SummariesTable+` SET status = $1, reason = $2, version = $3
+		WHERE tenant = $4 AND order_id = $5`, string(status), reason, version, tenant, id); err != nil {
+		return err
+	}
+	if err := addTotal(ctx, tx, tenant, sku, Status(old), -1, -qty); err != nil {
+		return err
+	}
+	return addTotal(ctx, tx, tenant, sku, status, 1, qty)
+}
+
+// addTotal adds orders and qty to a total, creating it at zero first.
+func addTotal(ctx context.Context, tx projection.Tx, tenant, sku string, status Status, orders, qty int) error {
+	_, err := tx.Exec(ctx, `INSERT INTO `+TotalsTable+` (tenant, sku, status, orders, qty) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (tenant, sku, status) DO UPDATE SET orders = `+TotalsTable+`.orders + excluded.orders,
+		qty = `+TotalsTable+`.qty + excluded.qty`, tenant, sku, string(status), orders, qty)
+	return err
+}
+
