@@ -168,4 +168,3 @@ func addTotal(ctx context.Context, tx projection.Tx, tenant, sku string, status 
 		qty = `+TotalsTable+`.qty + excluded.qty`, tenant, sku, string(status), orders, qty)
 	return err
 }
-
