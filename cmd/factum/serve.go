@@ -139,11 +139,15 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		return nil, errors.Join(err, st.close())
 	}
 	comp := compensation.NewComponent(compensation.Config{Logger: obs.log}, compensation.SchedulerConfig{Logger: obs.log})
+	summaries, _, err := summariesComponent(ctx, st, obs.log) // serve_projection.go
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
 	rt, err := engine.New(engine.Config{
 		Storage: st.storage, Store: obs.store(events), Codec: codec.NewRegistry(),
 		Events: event.Config{Logger: obs.log}, Sagas: ex.sagas, Processors: ex.processors,
 		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(), Bus: obs.bus(),
-		Components: []engine.Component{comp},
+		Components: []engine.Component{comp, summaries},
 	}, ex.aggregates...)
 	if err != nil {
 		return nil, errors.Join(err, st.close())
