@@ -110,6 +110,9 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) (http.Handler, er
 	streams := newStreamGate(sl)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		role := routeRole(mux, r)
+		if pr, ok := h.projections.role(r); ok {
+			role = pr
+		}
 		if a := h.cfg.Access.Authenticator; a != nil {
 			p, err := a.Authenticate(r.Context(), r)
 			if err != nil {

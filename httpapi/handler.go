@@ -14,6 +14,7 @@ import (
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/snapshot"
 )
@@ -56,6 +57,12 @@ type Config struct {
 	// to the request's tenant; "compensation" then cannot be an aggregate
 	// name in URLs.
 	Compensation *compensation.Service
+	// Projections, if set, serves its projections' read queries, GET
+	// /{context}/projection/{name}/{query}?param=… (read role, in the
+	// request's tenant), and their operator routes under
+	// /{context}/projections (list, status, rebuild, reset; operator
+	// role).
+	Projections *projection.Component
 	// CommandMiddleware, if set, wraps every route that sends a command
 	// (POST commands, DELETE, PUT …/recover): the hook for the
 	// Idempotency-Key middleware of package idempotency.
@@ -104,7 +111,9 @@ type Handler struct {
 	types    []aggregate.Type
 	ambig    map[string][]string
 	commands map[factum.NamedAggregate]map[string]commandInfo
-	queries  map[factum.NamedAggregate]*snapshot.QueryService
+	// projections serves Config.Projections' routes; nil without.
+	projections *projectionMux
+	queries     map[factum.NamedAggregate]*snapshot.QueryService
 
 	outer *http.ServeMux
 	inner http.Handler
@@ -233,6 +242,8 @@ func (h *Handler) routes() error {
 			in.ServeHTTP(w, r)
 		})
 	}
+	h.projections = h.projectionRoutes()
+	h.inner = h.projections.wrap(h.inner)
 	guarded, err := h.guard(in, h.inner)
 	if err != nil {
 		return err

@@ -147,6 +147,9 @@ func (b *docBuilder) build() *openapi3.T {
 	if h.cfg.Compensation != nil {
 		b.compensationRoutes()
 	}
+	if h.cfg.Projections != nil {
+		b.projectionDocRoutes(h.cfg.Projections)
+	}
 	b.principalRoute()
 	b.tenantRoutes()
 	b.serviceRoutes()
@@ -165,6 +168,8 @@ func tagDescription(tag string) string {
 		return "Health, readiness and this document."
 	case compensationSegment:
 		return "Operator routes over failed event-function executions."
+	case projectionTag:
+		return "Read queries over projections' read models, and their operator routes."
 	}
 	return "Commands, state, events and snapshots of the aggregate " + tag + "."
 }

@@ -13,34 +13,73 @@ import (
 // ProjectionStore is the read-model database of projections in a
 // PostgreSQL database: their checkpoints live in the context's checkpoint
 // table (the one NewCheckpointStore uses), written in the same transaction
-// as the read model. Begin starts a READ COMMITTED transaction from the
-// pool; its Checkpoint locks the group's row (made first, at position
-// zero, if there is none) until the transaction ends, so runners of one
-// projection take turns: the second reads the checkpoint the first
-// committed.
+// as the read model, as are the projections' build state
+// (factum_<context>_projections) and failure marks
+// (factum_<context>_projection_marks). Begin starts a READ COMMITTED
+// transaction from the pool; its Checkpoint and State lock their rows
+// (made first if there are none) until the transaction ends, so runners
+// of one projection take turns: the second reads what the first
+// committed. Queries and State read from the pool outside a transaction.
 type ProjectionStore = sqlstore.Projections
 
 // NewProjectionStore returns the projection store of boundedContext in db,
-// applying the checkpoint table's migrations if they are not applied yet.
+// applying the checkpoint and projection tables' migrations if they are
+// not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
 	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return sqlstore.NewProjections(cps, boundedContext, true, func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
-		tx, err := db.Pool().Begin(ctx)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return pgxexec.New(tx), tx, func(ctx context.Context, commit bool) error {
-			if commit {
-				return tx.Commit(ctx)
+	if _, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "projection", FS: migrations, Table: "projections"}, boundedContext); err != nil {
+		return nil, err
+	}
+	return sqlstore.NewProjections(sqlstore.ProjectionsConfig{
+		Checkpoints: cps, Context: boundedContext, Lock: true, Reader: pgxexec.New(db.Pool()),
+		Begin: func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
+			tx, err := db.Pool().Begin(ctx)
+			if err != nil {
+				return nil, nil, nil, err
 			}
-			if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
-				return err
+			return pgxexec.New(tx), tx, func(ctx context.Context, commit bool) error {
+				if commit {
+					return tx.Commit(ctx)
+				}
+				if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+					return err
+				}
+				return nil
+			}, nil
+		},
+		Read: func(ctx context.Context, limit int, query string, args ...any) (projection.Result, error) {
+			rows, err := db.Pool().Query(ctx, query, args...)
+			if err != nil {
+				return projection.Result{}, err
 			}
-			return nil
-		}, nil
+			defer rows.Close()
+			fields := rows.FieldDescriptions()
+			cols := make([]string, len(fields))
+			for i, f := range fields {
+				cols[i] = f.Name
+			}
+			res := projection.Result{Columns: cols, Rows: []map[string]any{}}
+			for rows.Next() {
+				if len(res.Rows) == limit {
+					res.Truncated = true
+					break
+				}
+				vals, err := rows.Values()
+				if err != nil {
+					return projection.Result{}, err
+				}
+				row := make(map[string]any, len(cols))
+				for i, c := range cols {
+					row[c] = vals[i]
+				}
+				res.Rows = append(res.Rows, row)
+			}
+			rows.Close()
+			return res, rows.Err()
+		},
 	}), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -187,4 +188,94 @@ func (ps consumers) FunctionsFor(stage factum.CommandStage, named factum.NamedAg
 		}
 	}
 	return out
+}
+
+// Projections returns the component's projections.
+func (c *Component) Projections() []*Projection { return slices.Clone(c.cfg.Projections) }
+
+// byName returns the runner of the projection context/name.
+func (c *Component) byName(context, name string) (*Runner, error) {
+	if c.runners == nil {
+		return nil, factum.IllegalState("projection: the component is not attached to an engine")
+	}
+	for _, r := range c.runners {
+		if r.p.group.Context == context && r.p.group.Processor == name {
+			return r, nil
+		}
+	}
+	return nil, factum.NotFound(fmt.Sprintf("no projection %s/%s", context, name))
+}
+
+// List returns every projection's status, in the order of Projections.
+func (c *Component) List(ctx context.Context) ([]Status, error) {
+	if c.runners == nil {
+		return nil, factum.IllegalState("projection: the component is not attached to an engine")
+	}
+	out := make([]Status, 0, len(c.runners))
+	for _, r := range c.runners {
+		s, err := r.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Status returns the status of the projection context/name (NotFound if
+// the component has none such).
+func (c *Component) Status(ctx context.Context, context, name string) (Status, error) {
+	r, err := c.byName(context, name)
+	if err != nil {
+		return Status{}, err
+	}
+	return r.Status(ctx)
+}
+
+// Rebuild starts a blue/green rebuild of the projection context/name
+// (Runner.Rebuild).
+func (c *Component) Rebuild(ctx context.Context, context, name string) error {
+	r, err := c.byName(context, name)
+	if err != nil {
+		return err
+	}
+	return r.Rebuild(ctx)
+}
+
+// ResetAndReplay empties the projection context/name and replays the log
+// into it (Runner.ResetAndReplay).
+func (c *Component) ResetAndReplay(ctx context.Context, context, name string) error {
+	r, err := c.byName(context, name)
+	if err != nil {
+		return err
+	}
+	return r.ResetAndReplay(ctx)
+}
+
+// Query runs the read query of the projection context/name in tenant
+// (Runner.Query).
+func (c *Component) Query(ctx context.Context, tenant, context, name, query string, raw map[string]string) (Result, error) {
+	r, err := c.byName(context, name)
+	if err != nil {
+		return Result{}, err
+	}
+	return r.Query(ctx, tenant, query, raw)
+}
+
+// Redeliver re-runs a stream whose recorded failure belongs to one of the
+// component's projections (fn is its Function) through it
+// (Runner.Retry), under timeout; it reports false for a function that is
+// none of them. Compensation's retries call it.
+func (c *Component) Redeliver(ctx context.Context, fn factum.Function, s *factum.EventStream, timeout time.Duration) (bool, error) {
+	for _, r := range c.runners {
+		if r.p.Function() == fn {
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			return true, r.Retry(ctx, s)
+		}
+	}
+	return false, nil
 }

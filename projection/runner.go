@@ -3,9 +3,7 @@ package projection
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -37,7 +35,7 @@ type Config struct {
 	// each (default 10 ms, at most 5 s).
 	Backoff time.Duration
 	// PollInterval bounds how long the runner waits for a wake-up before
-	// reading the log again (default 1 s).
+	// reading the log (and the builds' state) again (default 1 s).
 	PollInterval time.Duration
 	// Logger receives errors (default slog.Default()).
 	Logger *slog.Logger
@@ -46,22 +44,42 @@ type Config struct {
 }
 
 // Runner runs one projection over the log as a consumer group whose
-// checkpoint lives in the read model's database.
+// checkpoint lives in the read model's database. A projection with a
+// Schema has builds: the live one, which it keeps up to date, and during a
+// rebuild a next one, which it fills from the log's start beside the live
+// one and switches to once caught up.
 type Runner struct {
 	p   *Projection
 	cfg Config
 
-	mu        sync.Mutex // one transaction at a time: batches and Rebuild
+	mu sync.Mutex // one transaction at a time: batches, builds, retries
+	// live is the lane of the build queries read; nil while that build
+	// is of another schema version than this code's (a version-bump
+	// rebuild is under way). next is the lane of the build being filled.
+	live, next *lane
+
+	wake      chan struct{} // Rebuild and ResetAndReplay wake Run
+	drain     context.Context
+	drainDone context.CancelFunc
+}
+
+// lane is a runner's progress through the log into one build.
+type lane struct {
+	build  Build
+	group  factum.Function
+	tables Tables
+	// signals: whether the lane sends PROJECTED signals (the live build's,
+	// or a version-bump build's, which will hold the projected streams
+	// once it goes live).
+	signals   bool
 	setupDone bool
-	// pos is the checkpoint as this runner last saw it committed, when
+	// pos is the checkpoint as this lane last saw it committed, when
 	// posKnown: the next batch is read from it before a transaction opens.
 	pos      factum.Position
 	posKnown bool
+	caught   bool   // the last batch found the log's end
 	failing  string // the stream that failed last, and how often
 	failures int
-
-	drain     context.Context
-	drainDone context.CancelFunc
 }
 
 // NewRunner returns a runner of p.
@@ -87,26 +105,36 @@ func NewRunner(p *Projection, cfg Config) (*Runner, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	r := &Runner{p: p, cfg: cfg}
+	r := &Runner{p: p, cfg: cfg, wake: make(chan struct{}, 1)}
+	if p.version == 0 {
+		r.live = &lane{group: p.group, tables: TablesOf(p, 0), signals: true}
+	}
 	r.drain, r.drainDone = context.WithCancel(context.Background())
 	return r, nil
 }
 
-// Drain makes Run return once it has projected the whole log.
+// Projection returns the runner's projection.
+func (r *Runner) Projection() *Projection { return r.p }
+
+// Drain makes Run return once it has projected the whole log into the
+// live build (a rebuild under way goes on at the next Run).
 func (r *Runner) Drain() { r.drainDone() }
 
-// Run projects the log from the checkpoint until ctx ends (or, after
+// Run projects the log from the checkpoints until ctx ends (or, after
 // Drain, until the log is projected). A batch in hand when ctx ends rolls
 // back: nothing of it is kept, and it is projected again on the next run.
+// With a Schema it first brings the builds' state in line with the code:
+// the first run makes build 1 live; a live build of another schema version
+// starts a rebuild into a build of this one; a build replaced by a switch
+// has its tables dropped. A rebuild (Rebuild, or a version bump) fills the
+// next build batch by batch between the live build's batches, and
+// switches to it in one transaction once it is as far along the log as
+// the live build.
 func (r *Runner) Run(ctx context.Context) error {
 	errs := 0
 	for ctx.Err() == nil {
-		n, pos, err := r.step(ctx)
-		if errors.Is(err, errMoved) {
-			continue // another runner moved the checkpoint: read from there
-		}
+		n, pos, err := r.round(ctx)
 		if err != nil {
-			r.posKnown = false
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -124,275 +152,88 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		wctx, cancel := context.WithTimeout(ctx, r.cfg.PollInterval)
 		stop := context.AfterFunc(r.drain, cancel)
+		woken := make(chan struct{})
+		go func() {
+			defer close(woken)
+			select {
+			case <-r.wake:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
 		_ = r.cfg.Log.WaitLog(wctx, pos)
-		stop()
 		cancel()
+		<-woken
+		stop()
 	}
 	return nil
 }
 
-// Rebuild empties the read model and removes the checkpoint in one
-// transaction, so the projection starts again from the log's beginning:
-// a running Run replays it, or the next one does. Readers see the model
-// fill up again as it replays.
-func (r *Runner) Rebuild(ctx context.Context) error {
-	if r.p.reset == nil {
-		return factum.IllegalArgument(fmt.Sprintf("projection %s has no Reset function", r.p.group))
-	}
+// round brings the lanes in line with the builds' state, then projects
+// one batch into each: it returns how many streams they moved past and
+// the live lane's checkpoint (where to wait on the log from).
+func (r *Runner) round(ctx context.Context) (int, factum.Position, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.ensureSetup(ctx); err != nil {
-		return err
-	}
-	tx, err := r.cfg.Store.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("projection %s: rebuild: %w", r.p.group, err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := r.p.reset(ctx, tx); err != nil {
-		return fmt.Errorf("projection %s: reset: %w", r.p.group, err)
-	}
-	if err := tx.DeleteCheckpoint(ctx, r.p.group); err != nil {
-		return fmt.Errorf("projection %s: rebuild: %w", r.p.group, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("projection %s: rebuild: %w", r.p.group, err)
-	}
-	r.posKnown = false
-	return nil
-}
-
-// step projects one batch: it returns how many streams it moved past and
-// the checkpoint after them.
-func (r *Runner) step(ctx context.Context) (int, factum.Position, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.ensureSetup(ctx); err != nil {
-		return 0, factum.Position{}, err
-	}
-	tx, pos, batch, err := r.begin(ctx)
-	if err != nil || len(batch) == 0 {
-		return 0, pos, err
-	}
-	failed, ferr := r.apply(ctx, tx, batch)
-	if ferr == nil {
-		if err := r.commit(ctx, tx, batch[len(batch)-1].Position); err != nil {
-			return 0, pos, err
+	if r.p.version > 0 {
+		if err := r.sync(ctx); err != nil {
+			return 0, factum.Position{}, err
 		}
-		r.signalAll(batch, nil)
-		r.failing, r.failures = "", 0
-		return len(batch), batch[len(batch)-1].Position, nil
 	}
-	_ = tx.Rollback(context.WithoutCancel(ctx))
-	if ctx.Err() != nil {
-		return 0, pos, ctx.Err()
-	}
-	s := &batch[failed]
-	if r.failing != s.ID {
-		r.failing, r.failures = s.ID, 0
-	}
-	r.failures++
-	if failed > 0 {
-		// The streams before the failing one commit on their own, so a
-		// failing stream holds up only itself and what follows it.
-		if err := r.commitPrefix(ctx, pos, batch[:failed]); err != nil {
-			return 0, pos, err
-		}
-		return failed, batch[failed-1].Position, nil
-	}
-	if r.failures < r.cfg.Attempts || r.cfg.Failures == nil {
-		return 0, pos, fmt.Errorf("projection %s: stream %s: %w", r.p.group, s.ID, ferr)
-	}
-	return r.pass(ctx, pos, s, ferr)
-}
-
-// ensureSetup creates the projection's tables in a transaction of its own,
-// once per runner.
-func (r *Runner) ensureSetup(ctx context.Context) error {
-	if r.setupDone || r.p.setup == nil {
-		return nil
-	}
-	tx, err := r.cfg.Store.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("projection %s: begin: %w", r.p.group, err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := r.p.setup(ctx, tx); err != nil {
-		return fmt.Errorf("projection %s: setup: %w", r.p.group, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("projection %s: setup: %w", r.p.group, err)
-	}
-	r.setupDone = true
-	return nil
-}
-
-// begin reads the next batch after the checkpoint, then starts a
-// transaction holding the checkpoint at the position the batch follows
-// (locked, where the store locks it, so runners of one projection take
-// turns). No transaction is open while the log is read: a runner never
-// holds a pooled connection while it waits for another. A checkpoint that
-// moved meanwhile (another runner, a rebuild) is errMoved.
-func (r *Runner) begin(ctx context.Context) (Txn, factum.Position, []factum.EventStream, error) {
-	if !r.posKnown {
-		tx, err := r.cfg.Store.Begin(ctx)
-		if err != nil {
-			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: begin: %w", r.p.group, err)
-		}
-		pos, err := tx.Checkpoint(ctx, r.p.group)
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		if err != nil {
-			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: checkpoint: %w", r.p.group, err)
-		}
-		r.pos, r.posKnown = pos, true
-	}
-	pos := r.pos
-	batch, err := r.cfg.Log.ReadLog(ctx, pos, r.cfg.BatchSize)
-	if err != nil {
-		return nil, pos, nil, fmt.Errorf("projection %s: read log: %w", r.p.group, err)
-	}
-	if len(batch) == 0 {
-		return nil, pos, nil, nil
-	}
-	tx, err := r.at(ctx, pos)
-	if err != nil {
-		return nil, pos, nil, err
-	}
-	return tx, pos, batch, nil
-}
-
-// errMoved reports that the checkpoint is not where this runner read the
-// log from: the batch is read again from where it is.
-var errMoved = errors.New("projection: the checkpoint moved")
-
-// at starts a transaction and checks, under the store's lock of the
-// checkpoint, that it is at pos.
-func (r *Runner) at(ctx context.Context, pos factum.Position) (Txn, error) {
-	tx, err := r.cfg.Store.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("projection %s: begin: %w", r.p.group, err)
-	}
-	got, err := tx.Checkpoint(ctx, r.p.group)
-	if err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("projection %s: checkpoint: %w", r.p.group, err)
-	}
-	if got != pos {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		r.pos = got
-		return nil, errMoved
-	}
-	return tx, nil
-}
-
-// apply runs the function for every stream of the batch it consumes. On a
-// failure it returns the failing stream's index.
-func (r *Runner) apply(ctx context.Context, tx Txn, batch []factum.EventStream) (int, error) {
-	for i := range batch {
-		if !r.p.wants(&batch[i]) {
+	total := 0
+	var pos factum.Position
+	var errs []error
+	for _, l := range []*lane{r.live, r.next} {
+		if l == nil {
 			continue
 		}
-		if err := r.invoke(ctx, tx, &batch[i]); err != nil {
-			return i, err
+		n, p, err := r.laneStep(ctx, l)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		total += n
+		if l == r.live {
+			pos = p
+		} else if r.live == nil {
+			pos = p
 		}
 	}
-	return 0, nil
-}
-
-// invoke calls the function, turning a panic into an InternalServerError.
-func (r *Runner) invoke(ctx context.Context, tx Tx, s *factum.EventStream) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = factum.Errorf(factum.CodeInternalServerError, "projection %s panicked: %v\n%s", r.p.group, v, debug.Stack())
+	if len(errs) > 0 {
+		return total, pos, errors.Join(errs...)
+	}
+	if r.next != nil && r.next.caught {
+		switched, err := r.trySwitch(ctx)
+		if err != nil {
+			return total, pos, err
 		}
-	}()
-	return r.p.project(ctx, tx, s)
-}
-
-// commit saves the checkpoint at pos in tx and commits it.
-func (r *Runner) commit(ctx context.Context, tx Txn, pos factum.Position) error {
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := tx.SaveCheckpoint(ctx, r.p.group, pos); err != nil {
-		return fmt.Errorf("projection %s: save checkpoint: %w", r.p.group, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		r.posKnown = false
-		return fmt.Errorf("projection %s: commit: %w", r.p.group, err)
-	}
-	r.pos, r.posKnown = pos, true
-	return nil
-}
-
-// commitPrefix projects streams, which follow from and which the function
-// handled without failing a moment ago, in a transaction of their own and
-// commits it.
-func (r *Runner) commitPrefix(ctx context.Context, from factum.Position, streams []factum.EventStream) error {
-	tx, err := r.at(ctx, from)
-	if err != nil {
-		return err
-	}
-	if _, err := r.apply(ctx, tx, streams); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return fmt.Errorf("projection %s: stream %s: %w", r.p.group, streams[len(streams)-1].ID, err)
-	}
-	if err := r.commit(ctx, tx, streams[len(streams)-1].Position); err != nil {
-		return err
-	}
-	r.signalAll(streams, nil)
-	return nil
-}
-
-// pass records the failure of a stream the function keeps failing on, the
-// first after from, then moves the checkpoint past it in a transaction
-// without its writes.
-func (r *Runner) pass(ctx context.Context, from factum.Position, s *factum.EventStream, ferr error) (int, factum.Position, error) {
-	eventID := ""
-	for i := range s.Events {
-		if r.p.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
-			eventID = s.Events[i].ID
-			break
+		if switched {
+			total++ // look again at once: drop the retired build
 		}
 	}
-	f := event.Failure{
-		Function: r.p.Function(), Stage: factum.StageProjected, Stream: *s, EventID: eventID,
-		Err: ferr, Attempts: r.failures, Time: r.cfg.Now(),
-	}
-	if err := r.cfg.Failures.RecordFailure(ctx, f); err != nil {
-		return 0, factum.Position{}, fmt.Errorf("projection %s: record the failure of stream %s: %w", r.p.group, s.ID, err)
-	}
-	tx, err := r.at(ctx, from)
-	if err != nil {
-		return 0, factum.Position{}, err
-	}
-	if err := r.commit(ctx, tx, s.Position); err != nil {
-		return 0, factum.Position{}, err
-	}
-	r.signal(s, ferr)
-	r.failing, r.failures = "", 0
-	return 1, s.Position, nil
+	return total, pos, nil
 }
 
-func (r *Runner) signalAll(batch []factum.EventStream, err error) {
-	for i := range batch {
-		if r.p.wants(&batch[i]) {
-			r.signal(&batch[i], err)
+// laneStep is step, retried at once while the checkpoint moved under it.
+func (r *Runner) laneStep(ctx context.Context, l *lane) (int, factum.Position, error) {
+	for {
+		n, pos, err := r.step(ctx, l)
+		if errors.Is(err, errMoved) {
+			continue // another runner moved the checkpoint: read from there
 		}
+		if err != nil {
+			l.posKnown = false
+		}
+		return n, pos, err
 	}
 }
 
-func (r *Runner) signal(s *factum.EventStream, err error) {
-	if r.cfg.Notify == nil {
-		return
+// kick wakes Run from its wait.
+func (r *Runner) kick() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
-	sig := factum.Signal{
-		CommandID: s.CommandID, RequestID: s.RequestID, Stage: factum.StageProjected, Function: r.p.Function(),
-		AggregateID: s.AggregateID, AggregateVersion: s.Version, Code: factum.CodeOk, SignalTime: r.cfg.Now(),
-	}
-	if err != nil {
-		fe := factum.AsError(err)
-		sig.Code, sig.Message, sig.Bindings = fe.Code, factum.MessageOf(err), fe.Bindings
-	}
-	r.cfg.Notify(sig)
 }
 
 func backoff(base time.Duration, failures int) time.Duration {

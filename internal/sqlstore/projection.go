@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/factum-go/factum"
@@ -10,10 +11,12 @@ import (
 )
 
 // ProjectionTx is a projection.Txn over a backend's transaction: the read
-// model's statements and the projections' checkpoints in one transaction.
+// model's statements, the projections' checkpoints, their builds' state
+// and failure marks in one transaction.
 type ProjectionTx struct {
-	cps *Checkpoints
-	tx  Executor
+	p      *Projections
+	tx     Executor
+	tables projection.Tables
 	// lockLoad and ensure make Checkpoint hold the group's row until the
 	// transaction ends, on a database whose transactions run side by side.
 	lockLoad, ensure string
@@ -23,20 +26,6 @@ type ProjectionTx struct {
 }
 
 var _ projection.Txn = (*ProjectionTx)(nil)
-
-// NewProjectionTx returns the projection transaction tx of the checkpoints
-// cps; end commits or rolls back the transaction (a rollback after the end
-// is no error). With lock, Checkpoint makes the group's row (at position
-// zero) if there is none and locks it, so runners of one projection take
-// turns; without, the database runs one write transaction at a time.
-func NewProjectionTx(cps *Checkpoints, tx Executor, raw any, lock bool, end func(ctx context.Context, commit bool) error) *ProjectionTx {
-	t := &ProjectionTx{cps: cps, tx: tx, lockLoad: cps.Load, end: end, Raw: raw}
-	if lock {
-		t.lockLoad = cps.Load + ` FOR UPDATE`
-		t.ensure = "INSERT INTO " + cps.table + " (context, processor, name, tx, seq) VALUES (" + cps.d.params(1, 3) + ", 0, 0) ON CONFLICT DO NOTHING"
-	}
-	return t
-}
 
 // Exec implements projection.Tx.
 func (t *ProjectionTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
@@ -48,6 +37,16 @@ func (t *ProjectionTx) QueryRow(ctx context.Context, query string, args ...any) 
 	return t.tx.QueryRow(ctx, query, args...)
 }
 
+// Table implements projection.Tx.
+func (t *ProjectionTx) Table(name string) string { return t.tables.Name(name) }
+
+// WithTables implements projection.Txn.
+func (t *ProjectionTx) WithTables(tables projection.Tables) projection.Txn {
+	c := *t
+	c.tables = tables
+	return &c
+}
+
 // Checkpoint implements projection.Txn.
 func (t *ProjectionTx) Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error) {
 	if err := event.ValidateGroup(group); err != nil {
@@ -55,10 +54,10 @@ func (t *ProjectionTx) Checkpoint(ctx context.Context, group factum.Function) (f
 	}
 	if t.ensure != "" {
 		if _, err := t.tx.Exec(ctx, t.ensure, group.Context, group.Processor, group.Name); err != nil {
-			return factum.Position{}, fmt.Errorf("%s: checkpoint of %s: %w", t.cps.d.Name, group, err)
+			return factum.Position{}, fmt.Errorf("%s: checkpoint of %s: %w", t.p.cps.d.Name, group, err)
 		}
 	}
-	return t.cps.load(ctx, t.tx, t.lockLoad, group)
+	return t.p.cps.load(ctx, t.tx, t.lockLoad, group)
 }
 
 // SaveCheckpoint implements projection.Txn.
@@ -69,16 +68,70 @@ func (t *ProjectionTx) SaveCheckpoint(ctx context.Context, group factum.Function
 	if err := event.ValidatePosition(pos); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, t.cps.Upsert, t.cps.UpsertArgs(group, pos)...); err != nil {
-		return fmt.Errorf("%s: save checkpoint of %s at %s: %w", t.cps.d.Name, group, pos, err)
+	if _, err := t.tx.Exec(ctx, t.p.cps.Upsert, t.p.cps.UpsertArgs(group, pos)...); err != nil {
+		return fmt.Errorf("%s: save checkpoint of %s at %s: %w", t.p.cps.d.Name, group, pos, err)
 	}
 	return nil
 }
 
 // DeleteCheckpoint implements projection.Txn.
 func (t *ProjectionTx) DeleteCheckpoint(ctx context.Context, group factum.Function) error {
-	if _, err := t.tx.Exec(ctx, t.cps.Delete, group.Context, group.Processor, group.Name); err != nil {
-		return fmt.Errorf("%s: delete checkpoint of %s: %w", t.cps.d.Name, group, err)
+	if _, err := t.tx.Exec(ctx, t.p.cps.Delete, group.Context, group.Processor, group.Name); err != nil {
+		return fmt.Errorf("%s: delete checkpoint of %s: %w", t.p.cps.d.Name, group, err)
+	}
+	return nil
+}
+
+// State implements projection.Txn: on a database whose transactions run
+// side by side, the row is made (empty) if there is none and locked.
+func (t *ProjectionTx) State(ctx context.Context, name string) (projection.State, error) {
+	q := t.p.stateLoad
+	if t.p.lock {
+		if _, err := t.tx.Exec(ctx, t.p.stateEnsure, name); err != nil {
+			return projection.State{}, fmt.Errorf("%s: projection state of %s: %w", t.p.cps.d.Name, name, err)
+		}
+		q += ` FOR UPDATE`
+	}
+	return t.p.loadState(ctx, t.tx, q, name)
+}
+
+// SaveState implements projection.Txn.
+func (t *ProjectionTx) SaveState(ctx context.Context, s projection.State) error {
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("%s: projection state of %s: %w", t.p.cps.d.Name, s.Name, err)
+	}
+	args := []any{s.Name, string(doc)}
+	if t.p.cps.d.Stamp != nil {
+		args = append(args, t.p.cps.d.Stamp().UnixMilli())
+	}
+	if _, err := t.tx.Exec(ctx, t.p.stateSave, args...); err != nil {
+		return fmt.Errorf("%s: save projection state of %s: %w", t.p.cps.d.Name, s.Name, err)
+	}
+	return nil
+}
+
+// MarkFailed implements projection.Txn.
+func (t *ProjectionTx) MarkFailed(ctx context.Context, group factum.Function, streamID string) error {
+	if _, err := t.tx.Exec(ctx, t.p.markInsert, group.Processor, group.Name, streamID); err != nil {
+		return fmt.Errorf("%s: mark stream %s failed in %s: %w", t.p.cps.d.Name, streamID, group, err)
+	}
+	return nil
+}
+
+// Unmark implements projection.Txn.
+func (t *ProjectionTx) Unmark(ctx context.Context, group factum.Function, streamID string) (bool, error) {
+	n, err := t.tx.Exec(ctx, t.p.markDelete+` AND stream_id = `+t.p.cps.d.Param(3), group.Processor, group.Name, streamID)
+	if err != nil {
+		return false, fmt.Errorf("%s: unmark stream %s in %s: %w", t.p.cps.d.Name, streamID, group, err)
+	}
+	return n > 0, nil
+}
+
+// DeleteMarks implements projection.Txn.
+func (t *ProjectionTx) DeleteMarks(ctx context.Context, group factum.Function) error {
+	if _, err := t.tx.Exec(ctx, t.p.markDelete, group.Processor, group.Name); err != nil {
+		return fmt.Errorf("%s: delete the marks of %s: %w", t.p.cps.d.Name, group, err)
 	}
 	return nil
 }
@@ -94,31 +147,109 @@ func (t *ProjectionTx) Rollback(ctx context.Context) error { return t.end(ctx, f
 // rollback after the end is no error).
 type BeginFunc func(ctx context.Context) (tx Executor, raw any, end func(ctx context.Context, commit bool) error, err error)
 
+// ReadFunc runs a projection's read query outside any write transaction
+// and returns at most limit rows (Truncated when there were more).
+type ReadFunc func(ctx context.Context, limit int, query string, args ...any) (projection.Result, error)
+
+// ProjectionsConfig is what a backend gives NewProjections.
+type ProjectionsConfig struct {
+	// Checkpoints are the context's checkpoints.
+	Checkpoints *Checkpoints
+	// Context is the bounded context.
+	Context string
+	// Lock makes Checkpoint and State lock their rows (made first if there
+	// are none), for a database whose transactions run side by side;
+	// without, the database runs one write transaction at a time.
+	Lock bool
+	// Begin starts a transaction; Read runs a read query; Reader runs the
+	// state's reads outside a transaction.
+	Begin  BeginFunc
+	Read   ReadFunc
+	Reader Executor
+}
+
 // Projections is the projection.Store of one bounded context: the read
-// model's transactions, with the context's checkpoints in them.
+// model's transactions, with the context's checkpoints, the projections'
+// build state (factum_<context>_projections) and failure marks
+// (factum_<context>_projection_marks) in them.
 type Projections struct {
-	cps     *Checkpoints
-	context string
-	lock    bool
-	begin   BeginFunc
+	cps    *Checkpoints
+	lock   bool
+	begin  BeginFunc
+	read   ReadFunc
+	reader Executor
+
+	stateLoad, stateEnsure, stateSave string
+	markInsert, markDelete            string
 }
 
 var _ projection.Store = (*Projections)(nil)
 
-// NewProjections returns the projection store of boundedContext over the
-// checkpoints cps, starting transactions with begin; lock is as for
-// NewProjectionTx.
-func NewProjections(cps *Checkpoints, boundedContext string, lock bool, begin BeginFunc) *Projections {
-	return &Projections{cps: cps, context: boundedContext, lock: lock, begin: begin}
+// NewProjections returns the projection store of cfg; the tables named
+// above come from the migrations of component "projection:<context>",
+// which the backend applies first.
+func NewProjections(cfg ProjectionsConfig) *Projections {
+	d := cfg.Checkpoints.d
+	states := ContextTable(cfg.Context, "projections")
+	marks := ContextTable(cfg.Context, "projection_marks")
+	p := &Projections{cps: cfg.Checkpoints, lock: cfg.Lock, begin: cfg.Begin, read: cfg.Read, reader: cfg.Reader,
+		stateLoad:   `SELECT state FROM ` + states + ` WHERE name = ` + d.Param(1),
+		stateEnsure: `INSERT INTO ` + states + ` (name, state) VALUES (` + d.Param(1) + `, '{}') ON CONFLICT DO NOTHING`,
+		stateSave: `INSERT INTO ` + states + ` (name, state) VALUES (` + d.params(1, 2) + `)
+			ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = now()`,
+		markInsert: `INSERT INTO ` + marks + ` (processor, name, stream_id) VALUES (` + d.params(1, 3) + `) ON CONFLICT DO NOTHING`,
+		markDelete: `DELETE FROM ` + marks + ` WHERE processor = ` + d.Param(1) + ` AND name = ` + d.Param(2),
+	}
+	if d.Stamp != nil {
+		p.stateEnsure = `INSERT INTO ` + states + ` (name, state, updated_at) VALUES (` + d.Param(1) + `, '{}', 0) ON CONFLICT DO NOTHING`
+		p.stateSave = `INSERT INTO ` + states + ` (name, state, updated_at) VALUES (` + d.params(1, 3) + `)
+			ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
+	}
+	return p
 }
 
 // Begin implements projection.Store.
 func (p *Projections) Begin(ctx context.Context) (projection.Txn, error) {
 	tx, raw, end, err := p.begin(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: projection store %s: %w", p.cps.d.Name, p.context, err)
+		return nil, fmt.Errorf("%s: projection store %s: %w", p.cps.d.Name, p.cps.table, err)
 	}
-	return NewProjectionTx(p.cps, tx, raw, p.lock, end), nil
+	t := &ProjectionTx{p: p, tx: tx, lockLoad: p.cps.Load, end: end, Raw: raw}
+	if p.lock {
+		t.lockLoad = p.cps.Load + ` FOR UPDATE`
+		t.ensure = "INSERT INTO " + p.cps.table + " (context, processor, name, tx, seq) VALUES (" + p.cps.d.params(1, 3) + ", 0, 0) ON CONFLICT DO NOTHING"
+	}
+	return t, nil
+}
+
+// State implements projection.Store.
+func (p *Projections) State(ctx context.Context, name string) (projection.State, error) {
+	return p.loadState(ctx, p.reader, p.stateLoad, name)
+}
+
+func (p *Projections) loadState(ctx context.Context, ex Executor, q, name string) (projection.State, error) {
+	var doc string
+	err := ex.QueryRow(ctx, q, name).Scan(&doc)
+	if p.cps.d.NoRows(err) {
+		return projection.State{Name: name}, nil
+	}
+	if err != nil {
+		return projection.State{}, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
+	}
+	var s projection.State
+	if err := json.Unmarshal([]byte(doc), &s); err != nil {
+		return projection.State{}, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
+	}
+	s.Name = name
+	return s, nil
+}
+
+// Query implements projection.Store.
+func (p *Projections) Query(ctx context.Context, limit int, query string, args ...any) (projection.Result, error) {
+	if limit < 1 {
+		return projection.Result{}, factum.IllegalArgument("projection query: limit less than 1")
+	}
+	return p.read(ctx, limit, query, args...)
 }
 
 // Raw returns the driver's transaction of type T behind a projection's

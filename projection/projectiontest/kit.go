@@ -36,7 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"FailedWritesRollBack", failedWritesRollBack},
 		{"AFailingStreamIsRecordedAndPassed", aFailingStreamIsRecordedAndPassed},
 		{"WithoutARecorderAFailingStreamHoldsTheRunner", withoutARecorderAFailingStreamHolds},
-		{"RebuildReplaysFromAnEmptyModel", rebuildReplays},
+		{"ResetAndReplayReplaysFromAnEmptyModel", resetAndReplay},
 		{"SignalsFollowCommits", signalsFollowCommits},
 		{"TwoRunnersProjectOnce", twoRunnersProjectOnce},
 	}
@@ -324,15 +324,15 @@ func withoutARecorderAFailingStreamHolds(t *testing.T, st projection.Store) {
 	}
 }
 
-// Rebuild empties the model and the checkpoint together; the next run
-// replays the whole log into it.
-func rebuildReplays(t *testing.T, st projection.Store) {
+// ResetAndReplay empties the model and the checkpoint together; the next
+// run replays the whole log into it.
+func resetAndReplay(t *testing.T, st projection.Store) {
 	log, want, _ := appendLog(t, 40, 5)
 	c := newCounts()
 	p := c.projection(t)
 	drain(t, newRunner(t, p, projection.Config{Log: log, Store: st}))
 	r := newRunner(t, p, projection.Config{Log: log, Store: st})
-	if err := r.Rebuild(context.Background()); err != nil {
+	if err := r.ResetAndReplay(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for id, n := range c.read(t, st, ids(want)) {
@@ -348,8 +348,8 @@ func rebuildReplays(t *testing.T, st projection.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := newRunner(t, noReset, projection.Config{Log: log, Store: st}).Rebuild(context.Background()); !errors.Is(err, factum.ErrIllegalArgument) {
-		t.Errorf("Rebuild without Reset: %v, want IllegalArgument", err)
+	if err := newRunner(t, noReset, projection.Config{Log: log, Store: st}).ResetAndReplay(context.Background()); !errors.Is(err, factum.ErrIllegalArgument) {
+		t.Errorf("ResetAndReplay without Reset: %v, want IllegalArgument", err)
 	}
 }
 

@@ -1,0 +1,301 @@
+package projection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+)
+
+// step projects one batch into l: it returns how many streams it moved
+// past and the checkpoint after them.
+func (r *Runner) step(ctx context.Context, l *lane) (int, factum.Position, error) {
+	if err := r.ensureSetup(ctx, l); err != nil {
+		return 0, factum.Position{}, err
+	}
+	tx, pos, batch, err := r.begin(ctx, l)
+	if err != nil || len(batch) == 0 {
+		l.caught = err == nil
+		return 0, pos, err
+	}
+	l.caught = false
+	failed, ferr := r.apply(ctx, tx, batch)
+	if ferr == nil {
+		if err := r.commit(ctx, l, tx, batch[len(batch)-1].Position); err != nil {
+			return 0, pos, err
+		}
+		r.signalAll(l, batch, nil)
+		l.failing, l.failures = "", 0
+		return len(batch), batch[len(batch)-1].Position, nil
+	}
+	_ = tx.Rollback(context.WithoutCancel(ctx))
+	if ctx.Err() != nil {
+		return 0, pos, ctx.Err()
+	}
+	s := &batch[failed]
+	if l.failing != s.ID {
+		l.failing, l.failures = s.ID, 0
+	}
+	l.failures++
+	if failed > 0 {
+		// The streams before the failing one commit on their own, so a
+		// failing stream holds up only itself and what follows it.
+		if err := r.commitPrefix(ctx, l, pos, batch[:failed]); err != nil {
+			return 0, pos, err
+		}
+		return failed, batch[failed-1].Position, nil
+	}
+	if l.failures < r.cfg.Attempts || r.cfg.Failures == nil {
+		return 0, pos, fmt.Errorf("projection %s: stream %s: %w", l.group, s.ID, ferr)
+	}
+	return r.pass(ctx, l, pos, s, ferr)
+}
+
+// ensureSetup creates the lane's tables in a transaction of its own, once
+// per lane, and checks that each declared table has a tenant column.
+func (r *Runner) ensureSetup(ctx context.Context, l *lane) error {
+	if l.setupDone {
+		return nil
+	}
+	if r.p.setup == nil && r.p.version == 0 {
+		l.setupDone = true
+		return nil
+	}
+	tx, err := r.cfg.Store.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("projection %s: begin: %w", l.group, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := r.setupIn(ctx, tx.WithTables(l.tables)); err != nil {
+		return fmt.Errorf("projection %s: setup: %w", l.group, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("projection %s: setup: %w", l.group, err)
+	}
+	l.setupDone = true
+	return nil
+}
+
+// setupIn runs Setup in tx and, with a Schema, checks the tables.
+func (r *Runner) setupIn(ctx context.Context, tx Txn) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = factum.Errorf(factum.CodeInternalServerError, "projection %s: setup panicked: %v", r.p.group, v)
+		}
+	}()
+	if r.p.setup != nil {
+		if err := r.p.setup(ctx, tx); err != nil {
+			return err
+		}
+	}
+	for _, t := range r.p.tables {
+		if r.p.version == 0 {
+			break
+		}
+		var n int64
+		err := tx.QueryRow(ctx, `SELECT count(tenant) FROM `+tx.Table(t)+` WHERE 1 = 0`).Scan(&n)
+		if err != nil {
+			return factum.IllegalArgument(fmt.Sprintf("projection %s: table %s (%s) after Setup: it must exist and have a column tenant: %v", r.p.group, t, tx.Table(t), err))
+		}
+	}
+	return nil
+}
+
+// begin reads the next batch after the checkpoint, then starts a
+// transaction holding the checkpoint at the position the batch follows
+// (locked, where the store locks it, so runners of one projection take
+// turns). No transaction is open while the log is read: a runner never
+// holds a pooled connection while it waits for another. A checkpoint that
+// moved meanwhile (another runner, a rebuild) is errMoved.
+func (r *Runner) begin(ctx context.Context, l *lane) (Txn, factum.Position, []factum.EventStream, error) {
+	if !l.posKnown {
+		tx, err := r.cfg.Store.Begin(ctx)
+		if err != nil {
+			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: begin: %w", l.group, err)
+		}
+		pos, err := tx.Checkpoint(ctx, l.group)
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		if err != nil {
+			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: checkpoint: %w", l.group, err)
+		}
+		l.pos, l.posKnown = pos, true
+	}
+	pos := l.pos
+	batch, err := r.cfg.Log.ReadLog(ctx, pos, r.cfg.BatchSize)
+	if err != nil {
+		return nil, pos, nil, fmt.Errorf("projection %s: read log: %w", l.group, err)
+	}
+	if len(batch) == 0 {
+		return nil, pos, nil, nil
+	}
+	tx, err := r.at(ctx, l, pos)
+	if err != nil {
+		return nil, pos, nil, err
+	}
+	return tx, pos, batch, nil
+}
+
+// errMoved reports that the checkpoint is not where this runner read the
+// log from: the batch is read again from where it is.
+var errMoved = errors.New("projection: the checkpoint moved")
+
+// errGone reports that the lane's build is no longer the one it stands
+// for (another runner switched or dropped it): the runner reads the
+// builds' state again.
+var errGone = errors.New("projection: the build is no longer current")
+
+// at starts a transaction scoped to the lane's tables and checks, under
+// the store's lock of the checkpoint, that it is at pos, and (with a
+// Schema) that the lane's build is still the live or the next one.
+func (r *Runner) at(ctx context.Context, l *lane, pos factum.Position) (Txn, error) {
+	tx, err := r.cfg.Store.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("projection %s: begin: %w", l.group, err)
+	}
+	tx = tx.WithTables(l.tables)
+	got, err := tx.Checkpoint(ctx, l.group)
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("projection %s: checkpoint: %w", l.group, err)
+	}
+	if r.p.version > 0 {
+		st, err := tx.State(ctx, r.p.Name())
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("projection %s: state: %w", l.group, err)
+		}
+		if st.Live.Number != l.build.Number && st.Next.Number != l.build.Number {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("projection %s: build %d: %w", r.p.group, l.build.Number, errGone)
+		}
+	}
+	if got != pos {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		l.pos = got
+		return nil, errMoved
+	}
+	return tx, nil
+}
+
+// apply runs the function for every stream of the batch it consumes. On a
+// failure it returns the failing stream's index.
+func (r *Runner) apply(ctx context.Context, tx Tx, batch []factum.EventStream) (int, error) {
+	for i := range batch {
+		if !r.p.wants(&batch[i]) {
+			continue
+		}
+		if err := r.invoke(ctx, tx, &batch[i]); err != nil {
+			return i, err
+		}
+	}
+	return 0, nil
+}
+
+// invoke calls the function, turning a panic into an InternalServerError.
+func (r *Runner) invoke(ctx context.Context, tx Tx, s *factum.EventStream) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = factum.Errorf(factum.CodeInternalServerError, "projection %s panicked: %v\n%s", r.p.group, v, debug.Stack())
+		}
+	}()
+	return r.p.project(ctx, tx, s)
+}
+
+// commit saves the checkpoint at pos in tx and commits it.
+func (r *Runner) commit(ctx context.Context, l *lane, tx Txn, pos factum.Position) error {
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := tx.SaveCheckpoint(ctx, l.group, pos); err != nil {
+		return fmt.Errorf("projection %s: save checkpoint: %w", l.group, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		l.posKnown = false
+		return fmt.Errorf("projection %s: commit: %w", l.group, err)
+	}
+	l.pos, l.posKnown = pos, true
+	return nil
+}
+
+// commitPrefix projects streams, which follow from and which the function
+// handled without failing a moment ago, in a transaction of their own and
+// commits it.
+func (r *Runner) commitPrefix(ctx context.Context, l *lane, from factum.Position, streams []factum.EventStream) error {
+	tx, err := r.at(ctx, l, from)
+	if err != nil {
+		return err
+	}
+	if _, err := r.apply(ctx, tx, streams); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return fmt.Errorf("projection %s: stream %s: %w", l.group, streams[len(streams)-1].ID, err)
+	}
+	if err := r.commit(ctx, l, tx, streams[len(streams)-1].Position); err != nil {
+		return err
+	}
+	r.signalAll(l, streams, nil)
+	return nil
+}
+
+// pass records the failure of a stream the function keeps failing on, the
+// first after from, then moves the checkpoint past it in a transaction
+// without its writes, which marks the stream as failed in the lane's build
+// (so a retry applies it there once).
+func (r *Runner) pass(ctx context.Context, l *lane, from factum.Position, s *factum.EventStream, ferr error) (int, factum.Position, error) {
+	eventID := ""
+	for i := range s.Events {
+		if r.p.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
+			eventID = s.Events[i].ID
+			break
+		}
+	}
+	f := event.Failure{
+		Function: r.p.Function(), Stage: factum.StageProjected, Stream: *s, EventID: eventID,
+		Err: ferr, Attempts: l.failures, Time: r.cfg.Now(),
+	}
+	if err := r.cfg.Failures.RecordFailure(ctx, f); err != nil {
+		return 0, factum.Position{}, fmt.Errorf("projection %s: record the failure of stream %s: %w", l.group, s.ID, err)
+	}
+	tx, err := r.at(ctx, l, from)
+	if err != nil {
+		return 0, factum.Position{}, err
+	}
+	if err := tx.MarkFailed(ctx, l.group, s.ID); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return 0, factum.Position{}, fmt.Errorf("projection %s: mark stream %s failed: %w", l.group, s.ID, err)
+	}
+	if err := r.commit(ctx, l, tx, s.Position); err != nil {
+		return 0, factum.Position{}, err
+	}
+	if l.signals {
+		r.signal(s, ferr)
+	}
+	l.failing, l.failures = "", 0
+	return 1, s.Position, nil
+}
+
+func (r *Runner) signalAll(l *lane, batch []factum.EventStream, err error) {
+	if !l.signals {
+		return
+	}
+	for i := range batch {
+		if r.p.wants(&batch[i]) {
+			r.signal(&batch[i], err)
+		}
+	}
+}
+
+func (r *Runner) signal(s *factum.EventStream, err error) {
+	if r.cfg.Notify == nil {
+		return
+	}
+	sig := factum.Signal{
+		CommandID: s.CommandID, RequestID: s.RequestID, Stage: factum.StageProjected, Function: r.p.Function(),
+		AggregateID: s.AggregateID, AggregateVersion: s.Version, Code: factum.CodeOk, SignalTime: r.cfg.Now(),
+	}
+	if err != nil {
+		fe := factum.AsError(err)
+		sig.Code, sig.Message, sig.Bindings = fe.Code, factum.MessageOf(err), fe.Bindings
+	}
+	r.cfg.Notify(sig)
+}
