@@ -15,16 +15,22 @@ import (
 // consumer group is shop/order_summaries.
 const SummariesName = "order_summaries"
 
-// The durable summaries' tables. Every row carries its tenant, and every
-// key starts with it.
+// The durable summaries' logical tables (projection.Schema); tx.Table
+// and Scope.From give their physical names, which carry the build
+// number. Every row carries its tenant, and every key starts with it.
 const (
 	// SummariesTable holds one row per order: tenant, order_id, sku, qty,
 	// status, reason, version (the order's stream version).
-	SummariesTable = "shop_order_summaries"
+	SummariesTable = "summaries"
 	// TotalsTable holds, per tenant, SKU and status, how many orders are
 	// in that status and how many units they ask for: the stock report.
-	TotalsTable = "shop_order_totals"
+	TotalsTable = "totals"
 )
+
+// SummariesVersion is the summaries' schema version: a change of their
+// tables or of what the function writes bumps it, and the next start
+// rebuilds them beside the live ones.
+const SummariesVersion = 1
 
 // Total is one row of the stock report: the orders of a tenant for a SKU
 // in one status, and the units they ask for.
@@ -39,7 +45,8 @@ type Total struct {
 // SummariesProjection returns the durable summaries projection: each
 // order's summary in SummariesTable and the per-SKU, per-status totals in
 // TotalsTable, written in the projection's transaction with its
-// checkpoint. Its SQL is portable between SQLite and PostgreSQL.
+// checkpoint, and its read queries (SummaryQueries). Its SQL is portable
+// between SQLite and PostgreSQL.
 //
 // The totals are counters moved by each event (an order confirmed leaves
 // pending and joins confirmed), so they are right only because every
@@ -49,39 +56,43 @@ func SummariesProjection(opts ...projection.Option) (*projection.Projection, err
 	opts = append([]projection.Option{
 		projection.From(Orders.Named()),
 		projection.Events(orderEventNames...),
+		projection.Schema(SummariesVersion, SummariesTable, TotalsTable),
 		projection.Setup(setupSummaries),
 		projection.Reset(resetSummaries),
-	}, opts...)
+	}, append(summaryQueries(), opts...)...)
 	return projection.New(Context, SummariesName, ProjectSummaries, opts...)
 }
 
 // orderEventNames are the order events the summaries consume.
 var orderEventNames = []string{"order_placed", "order_confirmed", "order_rejected"}
 
-// summariesSchema creates the tables; IF NOT EXISTS makes it idempotent,
-// as Setup must be.
-var summariesSchema = []string{
-	`CREATE TABLE IF NOT EXISTS ` + SummariesTable + ` (
-		tenant   TEXT NOT NULL,
-		order_id TEXT NOT NULL,
-		sku      TEXT NOT NULL,
-		qty      INTEGER NOT NULL,
-		status   TEXT NOT NULL,
-		reason   TEXT NOT NULL DEFAULT '',
-		version  INTEGER NOT NULL,
-		PRIMARY KEY (tenant, order_id))`,
-	`CREATE INDEX IF NOT EXISTS ` + SummariesTable + `_status ON ` + SummariesTable + ` (tenant, status, order_id)`,
-	`CREATE TABLE IF NOT EXISTS ` + TotalsTable + ` (
-		tenant TEXT NOT NULL,
-		sku    TEXT NOT NULL,
-		status TEXT NOT NULL,
-		orders INTEGER NOT NULL,
-		qty    INTEGER NOT NULL,
-		PRIMARY KEY (tenant, sku, status))`,
+// summariesSchema creates the tables of tx's build; IF NOT EXISTS makes
+// it idempotent, as Setup must be.
+func summariesSchema(tx projection.Tx) []string {
+	sums, totals := tx.Table(SummariesTable), tx.Table(TotalsTable)
+	return []string{
+		`CREATE TABLE IF NOT EXISTS ` + sums + ` (
+			tenant   TEXT NOT NULL,
+			order_id TEXT NOT NULL,
+			sku      TEXT NOT NULL,
+			qty      INTEGER NOT NULL,
+			status   TEXT NOT NULL,
+			reason   TEXT NOT NULL DEFAULT '',
+			version  INTEGER NOT NULL,
+			PRIMARY KEY (tenant, order_id))`,
+		`CREATE INDEX IF NOT EXISTS ` + sums + `_status ON ` + sums + ` (tenant, status, order_id)`,
+		`CREATE TABLE IF NOT EXISTS ` + totals + ` (
+			tenant TEXT NOT NULL,
+			sku    TEXT NOT NULL,
+			status TEXT NOT NULL,
+			orders INTEGER NOT NULL,
+			qty    INTEGER NOT NULL,
+			PRIMARY KEY (tenant, sku, status))`,
+	}
 }
 
 func setupSummaries(ctx context.Context, tx projection.Tx) error {
-	for _, q := range summariesSchema {
+	for _, q := range summariesSchema(tx) {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return fmt.Errorf("order summaries: %w", err)
 		}
@@ -90,7 +101,7 @@ func setupSummaries(ctx context.Context, tx projection.Tx) error {
 }
 
 func resetSummaries(ctx context.Context, tx projection.Tx) error {
-	for _, t := range []string{SummariesTable, TotalsTable} {
+	for _, t := range []string{tx.Table(SummariesTable), tx.Table(TotalsTable)} {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+t); err != nil {
 			return fmt.Errorf("order summaries: reset %s: %w", t, err)
 		}
@@ -131,7 +142,7 @@ func ProjectSummaries(ctx context.Context, tx projection.Tx, s *factum.EventStre
 // placeSummary records a new pending order. A plain INSERT: an order is
 // placed once, so a second placement is an error, not an overwrite.
 func placeSummary(ctx context.Context, tx projection.Tx, tenant, id string, e OrderPlaced, version int) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO `+SummariesTable+` (tenant, order_id, sku, qty, status, reason, version)
+	if _, err := tx.Exec(ctx, `INSERT INTO `+tx.Table(SummariesTable)+` (tenant, order_id, sku, qty, status, reason, version)
 		VALUES ($1, $2, $3, $4, $5, '', $6)`, tenant, id, e.SKU, e.Qty, string(Pending), version); err != nil {
 		return err
 	}
@@ -143,7 +154,7 @@ func placeSummary(ctx context.Context, tx projection.Tx, tenant, id string, e Or
 func moveSummary(ctx context.Context, tx projection.Tx, tenant, id string, status Status, reason string, version int) error {
 	var sku, old string
 	var qty int
-	err := tx.QueryRow(ctx, `SELECT sku, qty, status FROM `+SummariesTable+` WHERE tenant = $1 AND order_id = $2`,
+	err := tx.QueryRow(ctx, `SELECT sku, qty, status FROM `+tx.Table(SummariesTable)+` WHERE tenant = $1 AND order_id = $2`,
 		tenant, id).Scan(&sku, &qty, &old)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) { // pgx.ErrNoRows is sql.ErrNoRows too
@@ -151,7 +162,7 @@ func moveSummary(ctx context.Context, tx projection.Tx, tenant, id string, statu
 		}
 		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE `+SummariesTable+` SET status = $1, reason = $2, version = $3
+	if _, err := tx.Exec(ctx, `UPDATE `+tx.Table(SummariesTable)+` SET status = $1, reason = $2, version = $3
 		WHERE tenant = $4 AND order_id = $5`, string(status), reason, version, tenant, id); err != nil {
 		return err
 	}
@@ -163,8 +174,9 @@ func moveSummary(ctx context.Context, tx projection.Tx, tenant, id string, statu
 
 // addTotal adds orders and qty to a total, creating it at zero first.
 func addTotal(ctx context.Context, tx projection.Tx, tenant, sku string, status Status, orders, qty int) error {
-	_, err := tx.Exec(ctx, `INSERT INTO `+TotalsTable+` (tenant, sku, status, orders, qty) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (tenant, sku, status) DO UPDATE SET orders = `+TotalsTable+`.orders + excluded.orders,
-		qty = `+TotalsTable+`.qty + excluded.qty`, tenant, sku, string(status), orders, qty)
+	t := tx.Table(TotalsTable)
+	_, err := tx.Exec(ctx, `INSERT INTO `+t+` (tenant, sku, status, orders, qty) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (tenant, sku, status) DO UPDATE SET orders = `+t+`.orders + excluded.orders,
+		qty = `+t+`.qty + excluded.qty`, tenant, sku, string(status), orders, qty)
 	return err
 }

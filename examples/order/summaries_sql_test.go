@@ -2,7 +2,7 @@ package order_test
 
 import (
 	"context"
-	"database/sql"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,15 +18,13 @@ import (
 	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/sqlite"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // sqlBackend is a database the durable summaries run on: its storage
-// handle, its projection store and a database/sql reader of its tables.
+// handle and its projection store.
 type sqlBackend struct {
 	storage engine.Storage
 	store   projection.Store
-	reader  *sql.DB
 }
 
 func sqliteBackend(t *testing.T) sqlBackend {
@@ -41,7 +39,7 @@ func sqliteBackend(t *testing.T) sqlBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sqlBackend{storage: db, store: st, reader: db.Reader()}
+	return sqlBackend{storage: db, store: st}
 }
 
 func postgresBackend(t *testing.T) sqlBackend {
@@ -57,9 +55,7 @@ func postgresBackend(t *testing.T) sqlBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := stdlib.OpenDBFromPool(db.Pool())
-	t.Cleanup(func() { _ = reader.Close() })
-	return sqlBackend{storage: db, store: st, reader: reader}
+	return sqlBackend{storage: db, store: st}
 }
 
 var sqlBackends = []struct {
@@ -72,7 +68,7 @@ var sqlBackends = []struct {
 
 // startSQLService runs orders, inventory and the saga with the durable
 // summaries as a projection component over b.
-func startSQLService(t *testing.T, b sqlBackend, runner projection.Config) *engine.Engine {
+func startSQLService(t *testing.T, b sqlBackend, runner projection.Config) (*engine.Engine, *projection.Component) {
 	t.Helper()
 	p, err := order.SummariesProjection()
 	if err != nil {
@@ -95,24 +91,36 @@ func startSQLService(t *testing.T, b sqlBackend, runner projection.Config) *engi
 			t.Error(err)
 		}
 	})
-	return rt
+	return rt, comp
 }
 
-// summary reads one order's row, scoped by tenant.
-func summary(t *testing.T, db *sql.DB, tenant, id string) (order.Summary, bool) {
+// summary reads one order's summary through the projection's query, in
+// tenant.
+func summary(t *testing.T, comp *projection.Component, tenant, id string) (order.Summary, bool) {
 	t.Helper()
-	v := order.Summary{Tenant: tenant, OrderID: id}
-	var st string
-	err := db.QueryRow(`SELECT sku, qty, status, reason, version FROM `+order.SummariesTable+`
-		WHERE tenant = $1 AND order_id = $2`, tenant, id).Scan(&v.SKU, &v.Qty, &st, &v.Reason, &v.Version)
-	if err == sql.ErrNoRows {
-		return order.Summary{}, false
-	}
+	res, err := comp.Query(context.Background(), tenant, order.Context, order.SummariesName, order.QueryOrder, map[string]string{"id": id})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.Status = order.Status(st)
-	return v, true
+	if len(res.Rows) == 0 {
+		return order.Summary{}, false
+	}
+	b, err := json.Marshal(res.Rows[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row struct {
+		OrderID string `json:"order_id"`
+		SKU     string `json:"sku"`
+		Qty     int    `json:"qty"`
+		Status  string `json:"status"`
+		Reason  string `json:"reason"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(b, &row); err != nil {
+		t.Fatalf("row %s: %v", b, err)
+	}
+	return order.Summary{OrderID: row.OrderID, Tenant: tenant, SKU: row.SKU, Qty: row.Qty, Status: order.Status(row.Status), Reason: row.Reason, Version: row.Version}, true
 }
 
 // A PlaceOrder waited for at PROJECTED is in the SQL read model when the
@@ -122,7 +130,7 @@ func TestSQLSummariesReadAfterWrite(t *testing.T) {
 	for _, bk := range sqlBackends {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.open(t)
-			rt := startSQLService(t, b, projection.Config{})
+			rt, comp := startSQLService(t, b, projection.Config{})
 			ctx := context.Background()
 			gw := rt.Gateway()
 			// Aggregate IDs are unique across tenants: each tenant has its
@@ -143,12 +151,12 @@ func TestSQLSummariesReadAfterWrite(t *testing.T) {
 				if res.Stage != factum.StageProjected {
 					t.Fatalf("order %d: the wait ended at %s", i, res.Stage)
 				}
-				got, ok := summary(t, b.reader, c.tenant, c.id)
+				got, ok := summary(t, comp, c.tenant, c.id)
 				if !ok || got.SKU != c.sku || got.Qty != c.qty || got.Version < 1 {
 					t.Fatalf("right after PROJECTED, order %s@%s reads %+v (present %v)", c.id, c.tenant, got, ok)
 				}
 			}
-			if _, ok := summary(t, b.reader, "globex", "o-1"); ok {
+			if _, ok := summary(t, comp, "globex", "o-1"); ok {
 				t.Fatal("acme's order o-1 is visible to tenant globex")
 			}
 			// Stock for 3: acme's first order is confirmed and its second
@@ -168,7 +176,7 @@ func TestSQLSummariesReadAfterWrite(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := summariestest.Read(ctx, b.reader)
+				_, got, err := summariestest.Snapshot(ctx, b.store)
 				if err != nil {
 					t.Fatal(err)
 				}

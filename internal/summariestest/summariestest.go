@@ -1,12 +1,12 @@
 // Package summariestest is the oracle of the order example's durable
 // summaries projection: Fold computes its read model from the full log in
-// memory, independently of its SQL, and Read loads the tables a
-// projection wrote, so a test can compare the two after crashes.
+// memory, independently of its SQL, and Snapshot loads the tables a
+// projection wrote as of its checkpoint, so a test can compare the two
+// after crashes.
 package summariestest
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -16,6 +16,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/examples/order"
+	"github.com/factum-go/factum/projection"
 )
 
 // Model is the summaries' read model: summaries by tenant/order and the
@@ -101,44 +102,38 @@ func ReadLog(ctx context.Context, log event.LogReader) ([]factum.EventStream, er
 	}
 }
 
-// Read loads the projection's tables from db (a SQLite reader, or
-// PostgreSQL through pgx's database/sql driver). Totals at zero are left
-// out, as Fold leaves them out.
-func Read(ctx context.Context, db *sql.DB) (Model, error) {
+// read loads the tables t names (a build's).
+func read(ctx context.Context, query querier, t projection.Tables) (Model, error) {
 	m := Model{Summaries: map[string]order.Summary{}, Totals: map[string]order.Total{}}
-	rows, err := db.QueryContext(ctx, `SELECT tenant, order_id, sku, qty, status, reason, version FROM `+order.SummariesTable)
+	err := query(ctx, `SELECT tenant, order_id, sku, qty, status, reason, version FROM `+t.Name(order.SummariesTable),
+		func(scan func(...any) error) error {
+			var v order.Summary
+			var st string
+			if err := scan(&v.Tenant, &v.OrderID, &v.SKU, &v.Qty, &st, &v.Reason, &v.Version); err != nil {
+				return err
+			}
+			v.Status = order.Status(st)
+			m.Summaries[summaryKey(v.Tenant, v.OrderID)] = v
+			return nil
+		})
 	if err != nil {
 		return Model{}, err
 	}
-	for rows.Next() {
-		var v order.Summary
-		var st string
-		if err := rows.Scan(&v.Tenant, &v.OrderID, &v.SKU, &v.Qty, &st, &v.Reason, &v.Version); err != nil {
-			rows.Close()
-			return Model{}, err
-		}
-		v.Status = order.Status(st)
-		m.Summaries[summaryKey(v.Tenant, v.OrderID)] = v
-	}
-	if err := rows.Err(); err != nil {
-		return Model{}, err
-	}
-	rows.Close()
-	rows, err = db.QueryContext(ctx, `SELECT tenant, sku, status, orders, qty FROM `+order.TotalsTable+` WHERE orders <> 0 OR qty <> 0`)
+	err = query(ctx, `SELECT tenant, sku, status, orders, qty FROM `+t.Name(order.TotalsTable)+` WHERE orders <> 0 OR qty <> 0`,
+		func(scan func(...any) error) error {
+			var t order.Total
+			var st string
+			if err := scan(&t.Tenant, &t.SKU, &st, &t.Orders, &t.Qty); err != nil {
+				return err
+			}
+			t.Status = order.Status(st)
+			m.Totals[totalKey(t.Tenant, t.SKU, t.Status)] = t
+			return nil
+		})
 	if err != nil {
 		return Model{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var t order.Total
-		var st string
-		if err := rows.Scan(&t.Tenant, &t.SKU, &st, &t.Orders, &t.Qty); err != nil {
-			return Model{}, err
-		}
-		t.Status = order.Status(st)
-		m.Totals[totalKey(t.Tenant, t.SKU, t.Status)] = t
-	}
-	return m, rows.Err()
+	return m, nil
 }
 
 // Diff describes how got differs from want, or returns "" when they are
