@@ -182,6 +182,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		Engine:            rt,
 		CommandMiddleware: idem.Wrap,
 		Compensation:      comp.Service(),
+		Projections:       summaries,
 		Title:             "factum example service",
 		Access:            access,
 		Streams:           opts.streams(),

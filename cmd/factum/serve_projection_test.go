@@ -3,21 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/examples/order"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/internal/servicetest"
-	"github.com/factum-go/factum/postgres"
-	"github.com/factum-go/factum/sqlite"
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/factum-go/factum/projection"
 )
 
 // startPostgresServer runs the example service on a schema of its own in
@@ -71,39 +69,60 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// readerOf returns a database/sql reader of the server's database.
-func readerOf(t *testing.T, s *server) *sql.DB {
+// queryRows asks the summaries' query over HTTP and returns its rows.
+func queryRows(t *testing.T, base, query, params string) []map[string]any {
 	t.Helper()
-	switch db := s.store.storage.(type) {
-	case *sqlite.DB:
-		return db.Reader()
-	case *postgres.DB:
-		r := stdlib.OpenDBFromPool(db.Pool())
-		t.Cleanup(func() { _ = r.Close() })
-		return r
+	status, b := get(t, base+"/shop/projection/"+order.SummariesName+"/"+query+"?"+params)
+	var res projection.Result
+	if status != http.StatusOK || json.Unmarshal(b, &res) != nil {
+		t.Fatalf("query %s?%s: %d %s", query, params, status, b)
 	}
-	t.Fatalf("no SQL reader for %T", s.store.storage)
-	return nil
+	return res.Rows
 }
 
-// serve runs the order summaries projection: an order placed with a
-// PROJECTED wait is in the summaries table when the answer arrives, in
-// its tenant's rows only.
+// serve runs the order summaries projection and serves its queries: an
+// order placed with a PROJECTED wait is in the query's answer as soon as
+// the wait returns (read-after-write), in its tenant and no other, and the
+// totals count it.
 func TestServeProjectsOrderSummaries(t *testing.T) {
 	for _, bk := range serveBackends {
 		t.Run(bk.name, func(t *testing.T) {
 			s := bk.start(t)
-			db := readerOf(t, s)
-			placeProjected(t, s, "acme", "o-1", "apple", 2)
-			var sku, status string
-			var qty int
-			err := db.QueryRow(`SELECT sku, qty, status FROM `+order.SummariesTable+` WHERE tenant = $1 AND order_id = $2`, "acme", "o-1").Scan(&sku, &qty, &status)
-			if err != nil || sku != "apple" || qty != 2 {
-				t.Fatalf("right after PROJECTED: %q %d %q, %v", sku, qty, status, err)
+			acme, globex := s.URL+"/tenant/acme", s.URL+"/tenant/globex"
+			for i, c := range []struct{ tenant, id, sku string }{
+				{"acme", "o-1", "apple"}, {"acme", "o-2", "apple"}, {"globex", "g-1", "pear"},
+			} {
+				placeProjected(t, s, c.tenant, c.id, c.sku, i+1)
+				rows := queryRows(t, s.URL+"/tenant/"+c.tenant, order.QueryOrder, "id="+c.id)
+				if len(rows) != 1 || rows[0]["sku"] != c.sku || fmt.Sprint(rows[0]["qty"]) != fmt.Sprint(i+1) {
+					t.Fatalf("right after PROJECTED, %s@%s reads %v", c.id, c.tenant, rows)
+				}
 			}
-			err = db.QueryRow(`SELECT sku FROM `+order.SummariesTable+` WHERE tenant = $1 AND order_id = $2`, factum.DefaultTenant, "o-1").Scan(&sku)
-			if !errors.Is(err, sql.ErrNoRows) {
-				t.Fatalf("acme's order is in the default tenant's rows: %v", err)
+			if rows := queryRows(t, globex, order.QueryOrder, "id=o-1"); len(rows) != 0 {
+				t.Fatalf("acme's order o-1 is visible to globex: %v", rows)
+			}
+			if rows := queryRows(t, s.URL, order.QueryOrders, ""); len(rows) != 0 {
+				t.Fatalf("the default tenant sees other tenants' orders: %v", rows)
+			}
+			if rows := queryRows(t, globex, order.QueryOrders, ""); len(rows) != 1 || rows[0]["order_id"] != "g-1" {
+				t.Fatalf("globex's orders: %v", rows)
+			}
+			// No stock was added: the saga rejects acme's orders, and the
+			// totals follow; wait for it.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				rows := queryRows(t, acme, order.QueryTotals, "sku=apple")
+				if len(rows) == 1 && rows[0]["status"] == string(order.Rejected) && fmt.Sprint(rows[0]["orders"]) == "2" && fmt.Sprint(rows[0]["qty"]) == "3" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("acme's apple totals: %v", rows)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			status, b := get(t, acme+"/shop/projection/"+order.SummariesName+"/"+order.QueryOrder)
+			if status != http.StatusBadRequest {
+				t.Fatalf("a query without its required parameter: %d %s", status, b)
 			}
 		})
 	}
