@@ -27,7 +27,7 @@ type sqlBackend struct {
 	store   projection.Store
 }
 
-func sqliteBackend(t *testing.T) sqlBackend {
+func sqliteBackend(t testing.TB) sqlBackend {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "shop.db"))
@@ -42,7 +42,7 @@ func sqliteBackend(t *testing.T) sqlBackend {
 	return sqlBackend{storage: db, store: st}
 }
 
-func postgresBackend(t *testing.T) sqlBackend {
+func postgresBackend(t testing.TB) sqlBackend {
 	t.Helper()
 	url, schema := servicetest.PostgresSchema(t)
 	ctx := context.Background()
@@ -60,7 +60,7 @@ func postgresBackend(t *testing.T) sqlBackend {
 
 var sqlBackends = []struct {
 	name string
-	open func(*testing.T) sqlBackend
+	open func(testing.TB) sqlBackend
 }{
 	{"SQLite", sqliteBackend},
 	{"PostgreSQL", postgresBackend},
