@@ -46,6 +46,24 @@ var serveBackends = []struct {
 }{
 	{"SQLite", func(t *testing.T) *server { return startTestServer(t, t.TempDir()) }},
 	{"PostgreSQL", startPostgresServer},
+	{"memory", startMemoryServer},
+}
+
+// startMemoryServer runs the example service with --memory (its
+// projection in a temporary SQLite file), stopped at cleanup.
+func startMemoryServer(t *testing.T) *server {
+	t.Helper()
+	var log bytes.Buffer
+	s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{Memory: true}}, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !s.stopped.Load() {
+			stopServer(t, s)
+		}
+	})
+	return s
 }
 
 // placeProjected places an order in tenant over HTTP and waits for
