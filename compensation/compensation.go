@@ -10,6 +10,7 @@ import (
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/query"
@@ -102,6 +103,9 @@ type bound struct {
 	functions *event.Registry
 	store     eventstore.Store
 	codec     *codec.Registry
+	// components lists the runtime's components, among which retries
+	// find Redeliverers; nil when the runtime has none.
+	components func() []engine.Component
 }
 
 // New returns the compensation of cfg.Context. It is an IllegalArgument
@@ -182,7 +186,11 @@ func (c *Compensation) Bind(rt Runtime) error {
 	if _, ok := rt.Registry().Lookup(c.named); !ok {
 		return factum.IllegalArgument(fmt.Sprintf("compensation: the runtime does not serve %s: pass comp.Type() to engine.New", c.named))
 	}
-	c.bound.Store(&bound{gateway: rt.Gateway(), functions: rt.Functions(), store: rt.Store(), codec: rt.Codec()})
+	b := &bound{gateway: rt.Gateway(), functions: rt.Functions(), store: rt.Store(), codec: rt.Codec()}
+	if cs, ok := rt.(interface{ Components() []engine.Component }); ok {
+		b.components = cs.Components
+	}
+	c.bound.Store(b)
 	return nil
 }
 

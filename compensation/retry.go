@@ -126,7 +126,8 @@ func (c *Compensation) redeliver(ctx context.Context, b *bound, tenant string, e
 		return factum.NewError(factum.CodeRequestTimeout, "the execution timeout passed before the function could run")
 	}
 	h, ok := b.functions.Function(exec.Function)
-	if !ok {
+	red := b.redeliverer(exec.Function)
+	if !ok && red == nil {
 		return factum.NotFound(fmt.Sprintf("event function %s is not registered in this runtime (change the execution's function?)", exec.Function))
 	}
 	streams, err := b.store.Load(ctx, exec.Aggregate, exec.Version, exec.Version)
@@ -139,7 +140,37 @@ func (c *Compensation) redeliver(ctx context.Context, b *bound, tenant string, e
 		// recorded before that rule).
 		return factum.NotFound(fmt.Sprintf("stream %s version %d is not in the event store", exec.Aggregate, exec.Version))
 	}
+	if !ok {
+		_, err := red.Redeliver(ctx, exec.Function, &streams[0], timeout)
+		return err
+	}
 	return event.Invoke(ctx, h, &streams[0], timeout)
+}
+
+// Redeliverer re-runs the stream of a recorded failure through a function
+// that is not one of the runtime's event processors: a component of the
+// engine that runs functions of its own (projection.Component, whose
+// retry writes the read model in a transaction) implements it, and
+// retries find it among the engine's components.
+type Redeliverer interface {
+	// Redeliver hands the stream to fn once, within timeout, and reports
+	// whether fn is the component's (false: it did nothing).
+	Redeliver(ctx context.Context, fn factum.Function, s *factum.EventStream, timeout time.Duration) (bool, error)
+}
+
+// redeliverer returns the runtime's component that owns fn, or nil.
+func (b *bound) redeliverer(fn factum.Function) Redeliverer {
+	if b.components == nil {
+		return nil
+	}
+	for _, c := range b.components() {
+		if o, ok := c.(interface{ Owns(factum.Function) bool }); ok && o.Owns(fn) {
+			if r, ok := c.(Redeliverer); ok {
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 type operatorKey struct{}

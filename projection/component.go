@@ -279,3 +279,9 @@ func (c *Component) Redeliver(ctx context.Context, fn factum.Function, s *factum
 	}
 	return false, nil
 }
+
+// Owns reports whether fn is the Function of one of the component's
+// projections (compensation asks it before Redeliver).
+func (c *Component) Owns(fn factum.Function) bool {
+	return slices.ContainsFunc(c.cfg.Projections, func(p *Projection) bool { return p != nil && p.Function() == fn })
+}

@@ -188,6 +188,17 @@ func (r *Runner) round(ctx context.Context) (int, factum.Position, error) {
 			continue
 		}
 		n, p, err := r.laneStep(ctx, l)
+		// A build replays the whole log: it takes a few batches per
+		// round, between two of the live build's, to catch up with a log
+		// that keeps growing.
+		for k := 1; l == r.next && err == nil && n > 0 && k < nextBatches && ctx.Err() == nil; k++ {
+			var m int
+			m, p, err = r.laneStep(ctx, l)
+			n += m
+			if m == 0 {
+				break
+			}
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -213,6 +224,9 @@ func (r *Runner) round(ctx context.Context) (int, factum.Position, error) {
 	}
 	return total, pos, nil
 }
+
+// nextBatches is how many batches a build takes per round at most.
+const nextBatches = 8
 
 // laneStep is step, retried at once while the checkpoint moved under it.
 func (r *Runner) laneStep(ctx context.Context, l *lane) (int, factum.Position, error) {

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"SignalsFollowCommits", signalsFollowCommits},
 		{"TwoRunnersProjectOnce", twoRunnersProjectOnce},
 	}
+	cases = append(cases, builds...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
