@@ -1,8 +1,3 @@
-// Package summariestest is the oracle of the order example's durable
-// summaries projection: Fold computes its read model from the full log in
-// memory, independently of its SQL, and Snapshot loads the tables a
-// projection wrote as of its checkpoint, so a test can compare the two
-// after crashes.
 package summariestest
 
 import (
