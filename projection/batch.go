@@ -156,11 +156,9 @@ func (r *Runner) at(ctx context.Context, l *lane, pos factum.Position) (Txn, err
 		return nil, fmt.Errorf("projection %s: begin: %w", l.group, err)
 	}
 	tx = tx.WithTables(l.tables)
-	got, err := tx.Checkpoint(ctx, l.group)
-	if err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("projection %s: checkpoint: %w", l.group, err)
-	}
+	// The state first, then the checkpoint: every transaction of the
+	// runners takes the two in this order, so two instances never wait
+	// for each other's.
 	if r.p.version > 0 {
 		st, err := tx.State(ctx, r.p.Name())
 		if err != nil {
@@ -171,6 +169,11 @@ func (r *Runner) at(ctx context.Context, l *lane, pos factum.Position) (Txn, err
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("projection %s: build %d: %w", r.p.group, l.build.Number, errGone)
 		}
+	}
+	got, err := tx.Checkpoint(ctx, l.group)
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("projection %s: checkpoint: %w", l.group, err)
 	}
 	if got != pos {
 		_ = tx.Rollback(context.WithoutCancel(ctx))

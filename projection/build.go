@@ -21,7 +21,7 @@ func (r *Runner) sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("projection %s: state: %w", r.p.group, err)
 	}
-	if st.Live.IsZero() || !st.Retired.IsZero() || (st.Live.Version != r.p.version && st.Next.Version != r.p.version) {
+	if st.Live.IsZero() || !st.Retired.IsZero() || r.supersedes(st) {
 		if st, err = r.transition(ctx); err != nil {
 			return err
 		}
@@ -34,6 +34,16 @@ func (r *Runner) sync(ctx context.Context) error {
 		r.next.signals = r.live == nil
 	}
 	return nil
+}
+
+// supersedes reports whether this code's schema version should replace
+// the builds of st: it is higher than the live build's and than the
+// next build's, if any. A lower version (an instance left behind in a
+// rolling deploy) never starts a rebuild by itself, so instances of two
+// versions do not take turns switching: it runs no lane until an
+// operator's Rebuild asks for a build of its version.
+func (r *Runner) supersedes(st State) bool {
+	return r.p.version > st.Live.Version && (st.Next.IsZero() || r.p.version > st.Next.Version)
 }
 
 // laneFor returns the lane of build b: l if it is already, nil if there is
@@ -66,7 +76,7 @@ func (r *Runner) transition(ctx context.Context) (State, error) {
 	case st.Live.IsZero():
 		st.Last++
 		st.Live = r.newBuild(st.Last)
-	case st.Live.Version != r.p.version && st.Next.Version != r.p.version:
+	case r.supersedes(st):
 		if !st.Next.IsZero() {
 			if err := r.dropBuild(ctx, tx, st.Next); err != nil {
 				return State{}, err
@@ -167,8 +177,10 @@ func (r *Runner) trySwitch(ctx context.Context) (bool, error) {
 // A crash at any point leaves the old or the new build live, never a half
 // filled one, and the next Run goes on with the rebuild. Rebuild returns
 // once the build is recorded (Status shows its progress); with a rebuild
-// under way already it does nothing. A projection without a Schema is
-// refused (IllegalArgument): use ResetAndReplay.
+// of this version under way already it does nothing, and one of another
+// version is abandoned for it (this is how a lower version, which never
+// rebuilds by itself, is rolled back to). A projection without a Schema
+// is refused (IllegalArgument): use ResetAndReplay.
 func (r *Runner) Rebuild(ctx context.Context) error {
 	if r.p.version == 0 {
 		return factum.IllegalArgument(fmt.Sprintf("projection %s has no Schema, so no builds: use ResetAndReplay", r.p.group))
@@ -187,8 +199,15 @@ func (r *Runner) Rebuild(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("projection %s: rebuild: %w", r.p.group, err)
 	}
+	if st.Next.Version == r.p.version {
+		return nil // under way already
+	}
 	if !st.Next.IsZero() {
-		return nil
+		// A build of another version: this code cannot fill it, and the
+		// operator asked for one of this version.
+		if err := r.dropBuild(ctx, tx, st.Next); err != nil {
+			return err
+		}
 	}
 	st.Last++
 	st.Next = r.newBuild(st.Last)

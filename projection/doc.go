@@ -8,11 +8,23 @@
 // checkpoint moved past a stream whose rows were lost.
 //
 // A [Projection] names the events it consumes and the function that
-// writes them; [Setup] creates its tables and [Reset] empties them for a
-// rebuild ([Runner.Rebuild]: the reset and the checkpoint's removal commit
-// together, then the runner replays the log). The function receives a [Tx]
-// (Exec and QueryRow, in the database's own SQL dialect); the adapters
-// also give the native transaction (sqlite.SQLTx, postgres.PgxTx).
+// writes them; [Setup] creates its tables. The function receives a [Tx]
+// (Exec and QueryRow, in the database's own SQL dialect, and Table, the
+// physical name of a declared table); the adapters also give the native
+// transaction (sqlite.SQLTx, postgres.PgxTx).
+//
+// With a [Schema] (a version and the table names) a projection has builds,
+// each with tables and a checkpoint of its own, and the store records which
+// build is live. [Runner.Rebuild] fills a new build from the log's start
+// beside the live one, which keeps serving, and switches to it in one
+// transaction once it is as far along; a higher Schema version deployed
+// does the same at start. [Runner.ResetAndReplay] empties the live build
+// and replays it, for development.
+//
+// [Query] declares named read queries with typed parameters ([Param]); a
+// query reaches the tables only through [Scope.From], which reads the live
+// build's rows of the caller's tenant, so it cannot leak another tenant's
+// rows. httpapi serves them as GET /{context}/projection/{name}/{query}.
 //
 // The Runner reads the global log from the checkpoint in batches: one
 // transaction holds a whole batch (Config.BatchSize streams), with the same
@@ -20,16 +32,19 @@
 // tried again, and if the same stream keeps failing, the streams before
 // it commit, the failure is recorded (Config.Failures, the compensation
 // package) and the checkpoint moves past it in a transaction of its own,
-// without the failed stream's writes. Without a recorder, or when recording
-// fails, the runner does not move past the stream.
+// without the failed stream's writes but with a failure mark, so that
+// [Runner.Retry] (compensation's retry) applies it once. Without a
+// recorder, or when recording fails, the runner does not move past the
+// stream.
 //
 // The adapters: sqlite.NewProjectionStore and postgres.NewProjectionStore
-// keep the checkpoints in the context's checkpoint table of the same
-// database as the read model.
+// keep the checkpoints, the builds' state and the failure marks in the
+// same database as the read model.
 //
 // [NewComponent] runs projections inside an engine (engine.Config's
 // Components): the runners run from Start to Shutdown, record failures
 // with the engine's recorder, and signal PROJECTED into the engine's sink,
 // so a wait for PROJECTED returns once the projections consuming the
-// command's events committed.
+// command's events committed. It answers operators (List, Status, Rebuild,
+// ResetAndReplay), queries, and compensation's retries (Redeliver).
 package projection

@@ -124,9 +124,9 @@ func (r *Runner) Drain() { r.drainDone() }
 // Drain, until the log is projected). A batch in hand when ctx ends rolls
 // back: nothing of it is kept, and it is projected again on the next run.
 // With a Schema it first brings the builds' state in line with the code:
-// the first run makes build 1 live; a live build of another schema version
-// starts a rebuild into a build of this one; a build replaced by a switch
-// has its tables dropped. A rebuild (Rebuild, or a version bump) fills the
+// the first run makes build 1 live; a live build of a lower schema version
+// starts a rebuild into a build of this one (a higher one is left alone:
+// see Rebuild); a build replaced by a switch has its tables dropped. A rebuild (Rebuild, or a version bump) fills the
 // next build batch by batch between the live build's batches, and
 // switches to it in one transaction once it is as far along the log as
 // the live build.

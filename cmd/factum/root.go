@@ -54,7 +54,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("factum {{.Version}}\n")
-	root.AddCommand(newServeCmd(), newSendCmd(), newStateCmd(), newEventsCmd(), newLookupCmd(), newQueryCmd(), newBenchCmd(), newCompensationCmd())
+	root.AddCommand(newServeCmd(), newSendCmd(), newStateCmd(), newEventsCmd(), newLookupCmd(), newQueryCmd(), newBenchCmd(), newCompensationCmd(), newProjectionCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	markUsage(root)
 	return root

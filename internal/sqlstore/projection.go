@@ -85,12 +85,17 @@ func (t *ProjectionTx) DeleteCheckpoint(ctx context.Context, group factum.Functi
 // State implements projection.Txn: on a database whose transactions run
 // side by side, the row is made (empty) if there is none and locked.
 func (t *ProjectionTx) State(ctx context.Context, name string) (projection.State, error) {
-	q := t.p.stateLoad
-	if t.p.lock {
-		if _, err := t.tx.Exec(ctx, t.p.stateEnsure, name); err != nil {
-			return projection.State{}, fmt.Errorf("%s: projection state of %s: %w", t.p.cps.d.Name, name, err)
-		}
-		q += ` FOR UPDATE`
+	if !t.p.lock {
+		return t.p.loadState(ctx, t.tx, t.p.stateLoad, name)
+	}
+	q := t.p.stateLoad + ` FOR UPDATE`
+	s, found, err := t.p.loadStateRow(ctx, t.tx, q, name)
+	if err != nil || found {
+		return s, err
+	}
+	// No row to lock yet: make one (a concurrent maker's wins), then lock.
+	if _, err := t.tx.Exec(ctx, t.p.stateEnsure, name); err != nil {
+		return projection.State{}, fmt.Errorf("%s: projection state of %s: %w", t.p.cps.d.Name, name, err)
 	}
 	return t.p.loadState(ctx, t.tx, q, name)
 }
@@ -228,20 +233,27 @@ func (p *Projections) State(ctx context.Context, name string) (projection.State,
 }
 
 func (p *Projections) loadState(ctx context.Context, ex Executor, q, name string) (projection.State, error) {
+	s, _, err := p.loadStateRow(ctx, ex, q, name)
+	return s, err
+}
+
+// loadStateRow reads a projection's state with q and reports whether it
+// has a row.
+func (p *Projections) loadStateRow(ctx context.Context, ex Executor, q, name string) (projection.State, bool, error) {
 	var doc string
 	err := ex.QueryRow(ctx, q, name).Scan(&doc)
 	if p.cps.d.NoRows(err) {
-		return projection.State{Name: name}, nil
+		return projection.State{Name: name}, false, nil
 	}
 	if err != nil {
-		return projection.State{}, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
+		return projection.State{}, false, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
 	}
 	var s projection.State
 	if err := json.Unmarshal([]byte(doc), &s); err != nil {
-		return projection.State{}, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
+		return projection.State{}, false, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
 	}
 	s.Name = name
-	return s, nil
+	return s, true, nil
 }
 
 // Query implements projection.Store.

@@ -205,7 +205,7 @@ func rebuildUnderLoad(t *testing.T, st projection.Store) {
 		return 0
 	}
 	p := c.projection(t, 1)
-	r := newRunner(t, p, projection.Config{Log: log, Store: st, BatchSize: 8})
+	r := newRunner(t, p, projection.Config{Log: log, Store: st, BatchSize: 16})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -214,7 +214,7 @@ func rebuildUnderLoad(t *testing.T, st projection.Store) {
 	wg.Go(func() {
 		for !stop.Load() && ctx.Err() == nil {
 			appendStreams(t, log, "", 1, 9)
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 	waitFor(t, "build 1 live", func() bool { return state(t, st, "load").Live.Number == 1 })
@@ -247,6 +247,7 @@ func rebuildUnderLoad(t *testing.T, st projection.Store) {
 		} else {
 			last = n
 		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	if readsOld == 0 {
 		t.Error("no read came from the old build during the rebuild")
@@ -347,10 +348,20 @@ func versionBump(t *testing.T, st projection.Store) {
 	if sigs.Load() == 0 {
 		t.Error("a version bump's build sent no PROJECTED signals (no live build runs meanwhile)")
 	}
-	// Going back to version 1 is one more rebuild, not a reuse.
-	drain(t, newRunner(t, c.projection(t, 1), projection.Config{Log: log, Store: st}))
+	// A lower version (an instance left behind in a rolling deploy) does
+	// not rebuild by itself; going back to it is an operator's Rebuild,
+	// into one more build, not a reuse.
+	v1 := newRunner(t, c.projection(t, 1), projection.Config{Log: log, Store: st})
+	drain(t, v1)
+	if s := state(t, st, "bump"); s.Live.Version != 2 || !s.Next.IsZero() {
+		t.Fatalf("after version 1 ran again: %+v, want version 2 live and no build", s)
+	}
+	if err := v1.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, v1)
 	if s := state(t, st, "bump"); s.Live.Version != 1 || s.Live.Number != 3 {
-		t.Fatalf("after version 1 again: %+v", s)
+		t.Fatalf("after version 1's Rebuild: %+v", s)
 	}
 }
 
