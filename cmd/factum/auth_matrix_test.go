@@ -187,6 +187,8 @@ func expectedRole(method, path string) auth.Role {
 	switch {
 	case strings.HasPrefix(p, "/compensation"):
 		return auth.RoleOperator
+	case strings.Contains(p, "/projections"): // list, status, rebuild, reset
+		return auth.RoleOperator
 	case method == "PUT" && strings.HasSuffix(p, "/snapshot"):
 		return auth.RoleOperator
 	case method == "GET":
@@ -218,6 +220,7 @@ func fill(path, tenant string, d tenantData) string {
 		"{tenant}", tenant, "{id}", id, "{version}", "1",
 		"{time}", strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10),
 		"{from}", "1", "{to}", "1", "{requestId}", rid,
+		"{name}", "order_summaries", "{query}", "totals",
 	).Replace(path)
 }
 

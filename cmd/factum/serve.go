@@ -149,11 +149,15 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		return nil, errors.Join(err, st.close())
 	}
 	comp := compensation.NewComponent(compensation.Config{Logger: obs.log, Attempts: obs.attempts()}, compensation.SchedulerConfig{Logger: obs.log})
+	summaries, _, err := summariesComponent(ctx, st, obs.log, obs.events()) // serve_projection.go
+	if err != nil {
+		return nil, errors.Join(err, st.close())
+	}
 	ecfg := engine.Config{
 		Storage: st.storage, Store: obs.store(events), Codec: codec.NewRegistry(),
 		Events: event.Config{Logger: obs.log}, Sagas: ex.sagas, Processors: ex.processors,
 		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(), Bus: obs.bus(),
-		Components: []engine.Component{comp},
+		Components: []engine.Component{comp, summaries},
 	}
 	// Clustered, the bus, the wait signals and the consumer leases are
 	// the cluster's (serve_nats.go).
@@ -201,6 +205,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 		Engine:            rt,
 		CommandMiddleware: idem.Wrap,
 		Compensation:      comp.Service(),
+		Projections:       summaries,
 		Title:             "factum example service",
 		Access:            access,
 		Streams:           opts.streams(),

@@ -26,9 +26,8 @@ func catalog() cart.Items {
 var carts = cart.New(nil, cart.DefaultLimits).Named()
 
 // example is the example service's domain: the aggregates and the
-// fulfilment saga. (The order example's in-memory summaries projection is
-// left out: with durable checkpoints it would come back empty after a
-// restart, and the snapshot store already answers order queries.)
+// fulfilment saga. The order summaries, a SQL projection in the service's
+// database, are wired in serve_projection.go.
 type example struct {
 	aggregates []aggregate.Type
 	sagas      []*saga.Saga
