@@ -52,6 +52,12 @@ func (sn *Snapshotter) batched(cfg event.Config) event.Config {
 		cfg.Leases = batchLeases{b, cfg.Leases}
 	}
 	cfg.Notify = b.signal
+	// The checkpoint rides in the transaction that saves the batch's
+	// snapshots, at no commit of its own, so it is saved after every read
+	// rather than batched by the consumer: the consumer's batching would
+	// leave the snapshots to be saved alone before the next read and the
+	// checkpoint in a second transaction later.
+	cfg.CheckpointInterval = -1
 	mark := func(_ *event.Handler, next event.StreamFunc) event.StreamFunc {
 		return func(ctx context.Context, s *factum.EventStream) error {
 			return next(context.WithValue(ctx, batchKey{}, b), s)
