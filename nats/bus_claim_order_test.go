@@ -79,6 +79,11 @@ func settled(t testing.TB, e interface{ Bus() engine.Bus }) bool {
 	if !ok {
 		t.Fatalf("the engine's bus is a %T", e.Bus())
 	}
+	return settledBus(b)
+}
+
+// settledBus is settled for a bus.
+func settledBus(b *Bus) bool {
 	for n := range b.state {
 		st := &b.state[n]
 		st.mu.Lock()
@@ -89,4 +94,26 @@ func settled(t testing.TB, e interface{ Bus() engine.Bus }) bool {
 		}
 	}
 	return true
+}
+
+// An acquire again under the claim a consumer already serves (Start's
+// look at the partitions held, after the subscription delivered them)
+// makes no consumer, so it does not start a catching up that nothing
+// would end: the owner's commands keep the local path.
+func TestAcquireAgainUnderTheSameClaimKeepsTheLocalPath(t *testing.T) {
+	w := inProcessWorld(t, 1, time.Second)
+	n := w.node(t, "a", BusConfig{})
+	probe := &orderProbe{}
+	eb, err := n.newBus(probe, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := eb.(*Bus)
+	b.Start(context.Background())
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	waitFor(t, 30*time.Second, "the claim to catch up", func() bool { return b.claimOf(0) != 0 && settledBus(b) })
+	b.acquire(0, b.claimOf(0))
+	if !settledBus(b) {
+		t.Fatal("an acquire under the claim in force started a catching up")
+	}
 }

@@ -47,20 +47,24 @@ func (b *Bus) acquire(n int, token uint64) {
 		// Start's look at the partitions held raced with their release.
 		return
 	}
+	old := b.consumers[n]
+	again := old != nil && old.token == token
 	st := &b.state[n]
 	st.mu.Lock()
 	if st.token != token {
 		st.delivered = 0
 	}
 	st.token = token
-	// A new consumer is made: what the stream holds goes first.
-	st.catchingUp, st.fwdSeq = true, 0
+	if !again {
+		// A new consumer is made: what the stream holds goes first,
+		// from the moment the claim admits commands here.
+		st.catchingUp, st.fwdSeq = true, 0
+	}
 	if st.inflight == nil {
 		st.inflight = map[uint64]jetstream.Msg{}
 	}
 	st.mu.Unlock()
-	old := b.consumers[n]
-	if old != nil && old.token == token {
+	if again {
 		return
 	}
 	if old != nil {
