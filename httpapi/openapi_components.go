@@ -29,6 +29,7 @@ const (
 	roleSend     = "send"
 	roleRead     = "read"
 	roleOperator = "operator"
+	roleAdmin    = "admin"
 )
 
 // errorResponse is one error status of the document.

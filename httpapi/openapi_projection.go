@@ -12,7 +12,7 @@ import (
 const projectionTag = "projection"
 
 // projectionDocRoutes adds every projection's read queries, with their
-// declared parameters, and the operator routes of each context.
+// declared parameters, and the admin's routes of each context.
 func (b *docBuilder) projectionDocRoutes(c *projection.Component) {
 	resultRef := b.sc.Define("projection.Result", reflect.TypeFor[projection.Result]())
 	statusRef := b.sc.Define("projection.Status", reflect.TypeFor[projection.Status]())
@@ -54,15 +54,15 @@ func (b *docBuilder) projectionDocRoutes(c *projection.Component) {
 	for ctx := range contexts {
 		base := "/" + ctx + "/" + projectionsSegment
 		ok := jsonOK("The projection's status.", statusRef, nil)
-		op(http.MethodGet, base, camel(projectionTag, ctx, "list"), "The projections of the context with their builds and lag.", roleOperator,
+		op(http.MethodGet, base, camel(projectionTag, ctx, "list"), "The projections of the context with their builds and lag.", roleAdmin,
 			jsonOK("The projections.", listRef, nil), nil, readErrors)
-		op(http.MethodGet, base+"/{name}", camel(projectionTag, ctx, "status"), "A projection's builds and lag.", roleOperator,
+		op(http.MethodGet, base+"/{name}", camel(projectionTag, ctx, "status"), "A projection's builds and lag.", roleAdmin,
 			ok, openapi3.Parameters{name()}, readErrors)
 		op(http.MethodPost, base+"/{name}/rebuild", camel(projectionTag, ctx, "rebuild"),
-			"Start a blue/green rebuild: new tables filled from the log's start, switched to once caught up.", roleOperator,
+			"Start a blue/green rebuild: new tables filled from the log's start, switched to once caught up.", roleAdmin,
 			ok, openapi3.Parameters{name()}, compensationErrors)
 		op(http.MethodPost, base+"/{name}/reset", camel(projectionTag, ctx, "reset"),
-			"Empty the live read model and replay the log into it (development: readers see it fill up).", roleOperator,
+			"Empty the live read model and replay the log into it (development: readers see it fill up).", roleAdmin,
 			ok, openapi3.Parameters{name()}, compensationErrors)
 	}
 }

@@ -46,10 +46,14 @@ func (h *Handler) projectionRoutes() *projectionMux {
 			pm.roles[pattern] = role
 		}
 		route("GET "+base+projectionSegment+"/{name}/{query}", auth.RoleRead, h.projectionQuery(ctx))
-		route("GET "+base+projectionsSegment, auth.RoleOperator, h.listProjections(ctx))
-		route("GET "+base+projectionsSegment+"/{name}", auth.RoleOperator, h.projectionStatus(ctx))
-		route("POST "+base+projectionsSegment+"/{name}/rebuild", auth.RoleOperator, h.projectionAction(ctx, c.Rebuild))
-		route("POST "+base+projectionsSegment+"/{name}/reset", auth.RoleOperator, h.projectionAction(ctx, c.ResetAndReplay))
+		// A projection's builds hold every tenant's rows: its status
+		// counts every tenant's streams and a rebuild or reset changes
+		// what every tenant reads, so these routes are the admin's (as
+		// /metrics and /cluster are), not a tenant's operator's.
+		route("GET "+base+projectionsSegment, auth.RoleAdmin, h.listProjections(ctx))
+		route("GET "+base+projectionsSegment+"/{name}", auth.RoleAdmin, h.projectionStatus(ctx))
+		route("POST "+base+projectionsSegment+"/{name}/rebuild", auth.RoleAdmin, h.projectionAction(ctx, c.Rebuild))
+		route("POST "+base+projectionsSegment+"/{name}/reset", auth.RoleAdmin, h.projectionAction(ctx, c.ResetAndReplay))
 	}
 	return pm
 }

@@ -147,24 +147,45 @@ func TestProjectionQueryRouteChecksInput(t *testing.T) {
 	wantOK(t, f.do(t, "GET", "/cart/projection/state/1", "", key...))
 }
 
-// The operator routes need the operator role: list, status, rebuild (to
-// a new build, switched to once caught up) and reset.
+// A tenant's operator cannot list, read the status of, rebuild or reset
+// a projection: its builds hold every tenant's rows, so these routes are
+// the admin's, and one tenant's operator never changes what another
+// tenant reads.
+func TestProjectionOperatorRoutesAreTheAdmins(t *testing.T) {
+	f, _ := projectionFixture(t)
+	wantOK(t, f.do(t, "POST", "/tenant/globex/cart/g1/add_item", `{"sku":"sku-1","qty":2}`, append(withKey(keyGlobex), httpapi.HeaderWaitStage, "PROJECTED")...))
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/shop/projections"},
+		{"GET", "/shop/projections/cart_qty"},
+		{"POST", "/shop/projections/cart_qty/rebuild"},
+		{"POST", "/shop/projections/cart_qty/reset"},
+		{"POST", "/tenant/acme/shop/projections/cart_qty/reset"},
+	} {
+		wantError(t, f.do(t, tc.method, tc.path, "", withKey(keyAcme)...), http.StatusForbidden, factum.CodeForbidden)
+	}
+	if res := queryRows(t, f.do(t, "GET", "/tenant/globex/shop/projection/cart_qty/by_cart?cart=g1", "", withKey(keyGlobex)...)); res.Build != 1 || len(res.Rows) != 1 {
+		t.Fatalf("globex's read model after acme's operator tried a reset: %+v", res)
+	}
+}
+
+// The operator routes need the admin: list, status, rebuild (to a new
+// build, switched to once caught up) and reset.
 func TestProjectionOperatorRoutes(t *testing.T) {
 	f, _ := projectionFixture(t)
 	wantOK(t, f.do(t, "POST", "/cart/c1/add_item", `{"sku":"sku-1","qty":2}`, append(withKey(keyAcme), httpapi.HeaderWaitStage, "PROJECTED")...))
 	wantError(t, f.do(t, "GET", "/shop/projections", "", withKey(keyAcmeRead)...), http.StatusForbidden, factum.CodeForbidden)
 	wantError(t, f.do(t, "POST", "/shop/projections/cart_qty/rebuild", "", withKey(keyAcmeRead)...), http.StatusForbidden, factum.CodeForbidden)
-	list := decode[[]projection.Status](t, f.do(t, "GET", "/shop/projections", "", withKey(keyAcme)...))
+	list := decode[[]projection.Status](t, f.do(t, "GET", "/shop/projections", "", withKey(keyAdmin)...))
 	if len(list) != 1 || list[0].Name != "cart_qty" || list[0].Live == nil || list[0].Live.Number != 1 {
 		t.Fatalf("list: %+v", list)
 	}
-	r := f.do(t, "POST", "/shop/projections/cart_qty/rebuild", "", withKey(keyAcme)...)
+	r := f.do(t, "POST", "/shop/projections/cart_qty/rebuild", "", withKey(keyAdmin)...)
 	wantOK(t, r)
 	if s := decode[projection.Status](t, r); s.Next == nil && (s.Live == nil || s.Live.Number != 2) {
 		t.Fatalf("after rebuild: %+v", s)
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		s := decode[projection.Status](t, f.do(t, "GET", "/shop/projections/cart_qty", "", withKey(keyAcme)...))
+		s := decode[projection.Status](t, f.do(t, "GET", "/shop/projections/cart_qty", "", withKey(keyAdmin)...))
 		if s.Live != nil && s.Live.Number == 2 && s.Next == nil {
 			break
 		}
@@ -175,8 +196,8 @@ func TestProjectionOperatorRoutes(t *testing.T) {
 	if res := queryRows(t, f.do(t, "GET", "/shop/projection/cart_qty/by_cart?cart=c1", "", withKey(keyAcme)...)); res.Build != 2 || len(res.Rows) != 1 {
 		t.Fatalf("after the rebuild: %+v", res)
 	}
-	wantOK(t, f.do(t, "POST", "/shop/projections/cart_qty/reset", "", withKey(keyAcme)...))
-	wantError(t, f.do(t, "GET", "/shop/projections/nope", "", withKey(keyAcme)...), http.StatusNotFound, factum.CodeNotFound)
+	wantOK(t, f.do(t, "POST", "/shop/projections/cart_qty/reset", "", withKey(keyAdmin)...))
+	wantError(t, f.do(t, "GET", "/shop/projections/nope", "", withKey(keyAdmin)...), http.StatusNotFound, factum.CodeNotFound)
 }
 
 // The document describes each query with its parameters and the operator

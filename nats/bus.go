@@ -358,7 +358,9 @@ func (b *Bus) Start(ctx context.Context) {
 // Send implements command.Bus. A command for a partition this instance
 // owns goes to its lanes (LocalFirst, unless the command is void), even
 // while its claim waits for a late renewal, so that no command overtakes
-// one queued here; any other is published to JetStream and
+// one queued here, once the claim's consumer delivered the commands the
+// stream held (before that it is published, behind them); any other is
+// published to JetStream and
 // Send returns once JetStream stored it, waiting for that answer up to
 // PublishTimeout even past ctx's end, so that an error means the command
 // was not accepted. It fails with an UnavailableError (code
@@ -389,6 +391,9 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 		// could overtake one queued in them. The lane waits for the
 		// renewal, or refuses the command once the claim is given up.
 		if token := b.claimOf(n); token != 0 {
+			if fwd, err := b.forward(ctx, cmd, n); fwd {
+				return err
+			}
 			if b.cfg.Local == LocalDurable {
 				return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
 			}

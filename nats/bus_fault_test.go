@@ -275,6 +275,9 @@ func TestVoidCommandsAreAlwaysStored(t *testing.T) {
 	}
 	a := f.start("a")
 	f.balanced()
+	// Until its consumer delivered what the stream held, a claim's
+	// commands are stored too (they must not overtake that).
+	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 	js := f.nodes["a"].js
 	stored := func() uint64 {
 		s, err := js.Stream(context.Background(), f.w.stream)

@@ -43,6 +43,47 @@ type partState struct {
 	touched   map[factum.AggregateID]struct{} // aggregates processed under token
 	delivered uint64                          // the highest stream sequence delivered here
 	copies    map[string]*localCopy           // LocalDurable: by command ID
+	// catchingUp holds from a claim until its consumer delivered every
+	// command stored before it: meanwhile a command accepted here is
+	// published (behind them) rather than queued, which would overtake
+	// them. fwdInflight and fwdSeq are those publishes in flight and the
+	// highest stream sequence they stored at.
+	catchingUp  bool
+	fwdInflight int
+	fwdSeq      uint64
+}
+
+// caughtUp ends the catching up of partition n under token once nothing
+// is pending on its consumer beyond what was delivered (pending is the
+// consumer's count of undelivered commands) and every command published
+// while catching up was delivered.
+func (b *Bus) caughtUp(n int, token uint64, pending uint64) {
+	st := &b.state[n]
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.token == token && pending == 0 && st.fwdInflight == 0 && st.delivered >= st.fwdSeq {
+		st.catchingUp = false
+	}
+}
+
+// forward publishes a command accepted here for partition n while its
+// claim catches up, and reports whether it did (false: the claim caught
+// up, queue it here).
+func (b *Bus) forward(ctx context.Context, cmd *factum.Command, n int) (bool, error) {
+	st := &b.state[n]
+	st.mu.Lock()
+	if !st.catchingUp {
+		st.mu.Unlock()
+		return false, nil
+	}
+	st.fwdInflight++
+	st.mu.Unlock()
+	seq, err := b.publishSeq(ctx, cmd, n, true)
+	st.mu.Lock()
+	st.fwdInflight--
+	st.fwdSeq = max(st.fwdSeq, seq)
+	st.mu.Unlock()
+	return true, err
 }
 
 // ownsNow reports whether this instance acts on partition n now, with

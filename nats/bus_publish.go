@@ -22,19 +22,30 @@ var traceHeaders = [...]string{"traceparent", "tracestate", "baggage"}
 // then it may be, and sending it again with the same command ID stores it
 // at most once.
 func (b *Bus) publish(ctx context.Context, cmd *factum.Command, n int) error {
+	_, err := b.publishSeq(ctx, cmd, n, false)
+	return err
+}
+
+// publishSeq is publish, returning the stream sequence JetStream stored
+// the command at; owned skips the look at the partition's owner (this
+// instance, whose claim the watched view may not show yet).
+func (b *Bus) publishSeq(ctx context.Context, cmd *factum.Command, n int, owned bool) (uint64, error) {
 	if st := b.nc.Status(); st != natsgo.CONNECTED {
-		return b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
+		return 0, b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
 	}
 	owner, alive := b.parts.Owner(n)
+	if owned {
+		owner, alive = b.parts.Instance(), true
+	}
 	if owner != "" && !alive {
-		return b.unavailable(cmd, n, owner, "the partition's owner "+owner+" is unreachable (no announcement within a lease); another instance takes the partition over within a lease", nil)
+		return 0, b.unavailable(cmd, n, owner, "the partition's owner "+owner+" is unreachable (no announcement within a lease); another instance takes the partition over within a lease", nil)
 	}
 	msg, err := encodeCommand(b.cfg.SubjectPrefix, cmd, n)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return factum.Errorf(factum.CodeTooManyRequests, "nats: the sender gave up before the command was sent: %w", err).
+		return 0, factum.Errorf(factum.CodeTooManyRequests, "nats: the sender gave up before the command was sent: %w", err).
 			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 	}
 	// Once the message is on its way, the answer is awaited past ctx's
@@ -42,23 +53,23 @@ func (b *Bus) publish(ctx context.Context, cmd *factum.Command, n int) error {
 	// command was not accepted, and only JetStream's answer tells.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.PublishTimeout)
 	defer cancel()
-	_, err = b.js.PublishMsg(pctx, msg, jetstream.WithMsgID(cmd.ID), jetstream.WithExpectStream(b.cfg.Stream))
+	ack, err := b.js.PublishMsg(pctx, msg, jetstream.WithMsgID(cmd.ID), jetstream.WithExpectStream(b.cfg.Stream))
 	if err == nil {
-		return nil
+		return ack.Sequence, nil
 	}
 	var apiErr *jetstream.APIError
 	switch {
 	case errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum messages"):
 		// The partition's subject holds MaxPending commands: back-pressure.
-		return factum.Errorf(factum.CodeTooManyRequests, "nats: the partition's commands are at their bound; retry later: %w", err).
+		return 0, factum.Errorf(factum.CodeTooManyRequests, "nats: the partition's commands are at their bound; retry later: %w", err).
 			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 	case errors.As(err, &apiErr) && apiErr.Code == 503:
-		return b.unavailable(cmd, n, owner, "JetStream could not store the command", err)
+		return 0, b.unavailable(cmd, n, owner, "JetStream could not store the command", err)
 	case errors.As(err, &apiErr):
-		return factum.Errorf(factum.CodeIllegalState, "nats: the command stream refused the command: %w", err).
+		return 0, factum.Errorf(factum.CodeIllegalState, "nats: the command stream refused the command: %w", err).
 			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 	default:
-		return b.unavailable(cmd, n, owner, "no acknowledgement from JetStream (the command may be stored: send it again with the same command ID, which JetStream de-duplicates)", err)
+		return 0, b.unavailable(cmd, n, owner, "no acknowledgement from JetStream (the command may be stored: send it again with the same command ID, which JetStream de-duplicates)", err)
 	}
 }
 

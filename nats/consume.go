@@ -47,18 +47,24 @@ func (b *Bus) acquire(n int, token uint64) {
 		// Start's look at the partitions held raced with their release.
 		return
 	}
+	old := b.consumers[n]
+	again := old != nil && old.token == token
 	st := &b.state[n]
 	st.mu.Lock()
 	if st.token != token {
 		st.delivered = 0
 	}
 	st.token = token
+	if !again {
+		// A new consumer is made: what the stream holds goes first,
+		// from the moment the claim admits commands here.
+		st.catchingUp, st.fwdSeq = true, 0
+	}
 	if st.inflight == nil {
 		st.inflight = map[uint64]jetstream.Msg{}
 	}
 	st.mu.Unlock()
-	old := b.consumers[n]
-	if old != nil && old.token == token {
+	if again {
 		return
 	}
 	if old != nil {
@@ -129,6 +135,9 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	for pc.ctx.Err() == nil {
 		cons, err := b.consumer(pc, fresh)
 		if err == nil {
+			if info := cons.CachedInfo(); info != nil && info.NumAckPending == 0 {
+				b.caughtUp(pc.n, pc.token, info.NumPending)
+			}
 			pc.mu.Lock()
 			pc.cons = cons
 			pc.mu.Unlock()
@@ -229,9 +238,11 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 		st.delivered = max(st.delivered, seq)
 		st.mu.Unlock()
 		if dup {
+			b.caughtUp(pc.n, pc.token, meta.NumPending)
 			continue
 		}
 		if b.cfg.Local == LocalDurable && b.copyDelivered(pc.n, m.Headers().Get(HeaderCommandID), m, seq) {
+			b.caughtUp(pc.n, pc.token, meta.NumPending)
 			continue
 		}
 		cmd, err := decodeCommand(m.Data())
@@ -239,11 +250,13 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 			b.cfg.Logger.Error("nats: dropping a command message that does not decode", "subject", m.Subject(), "seq", seq, "err", err)
 			_ = m.Term()
 			b.forget(&job{n: pc.n, seq: seq})
+			b.caughtUp(pc.n, pc.token, meta.NumPending)
 			continue
 		}
 		if !b.enqueueDelivered(pc.ctx, job{cmd: cmd, n: pc.n, token: pc.token, msg: m, seq: seq}) {
 			b.forget(&job{n: pc.n, seq: seq})
 			return nil
 		}
+		b.caughtUp(pc.n, pc.token, meta.NumPending)
 	}
 }

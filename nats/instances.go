@@ -18,8 +18,8 @@ type ClusterView struct {
 	// Instances lists the instances, by name: those announced within a
 	// lease, and any still named in a partition's lease.
 	Instances []InstanceView `json:"instances"`
-	// Unowned lists the partitions no lease names: their commands fail
-	// fast (503) until an instance claims them.
+	// Unowned lists the partitions no lease names: their commands are
+	// stored and wait on the stream until an instance claims them.
 	Unowned []int `json:"unowned"`
 }
 

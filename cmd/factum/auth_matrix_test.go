@@ -181,14 +181,14 @@ var openPaths = []string{"/healthz", "/readyz", "/openapi.json"}
 
 // expectedRole is the role a route needs, decided here from the route's
 // shape (independently of the server's table): operator actions and
-// snapshot repair need operator, reads and queries read, the rest send.
+// snapshot repair need operator, the projections' routes admin, reads and queries read, the rest send.
 func expectedRole(method, path string) auth.Role {
 	p := strings.TrimPrefix(path, "/tenant/{tenant}")
 	switch {
 	case strings.HasPrefix(p, "/compensation"):
 		return auth.RoleOperator
-	case strings.Contains(p, "/projections"): // list, status, rebuild, reset
-		return auth.RoleOperator
+	case strings.Contains(p, "/projections"): // list, status, rebuild, reset: every tenant's rows
+		return auth.RoleAdmin
 	case method == "PUT" && strings.HasSuffix(p, "/snapshot"):
 		return auth.RoleOperator
 	case method == "GET":
@@ -324,6 +324,17 @@ func runMatrix(t *testing.T, store storeOptions) {
 		}
 		if m := leaks(b, acme.markers); m != "" && rt.path != "/openapi.json" {
 			t.Errorf("%s with another tenant's key shows acme's %q: %s", name, m, b)
+		}
+
+		if role == auth.RoleAdmin {
+			// Every tenant's data: a tenant's key with all its roles is
+			// refused.
+			status, _, b = callAs(t, rt.method, acmeURL, body, matrixKey("acme", "all"))
+			if status != http.StatusForbidden || leaks(b, append(acme.markers, globex.markers...)) != "" {
+				t.Errorf("%s with a tenant's key of every role: %d %s, want 403", name, status, b)
+			}
+			counts[string(role)]++
+			continue
 		}
 
 		// Wrong role: acme's key with every role but the one needed.
