@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,8 @@ func TestConsoleCluster(t *testing.T) {
 	if len(owners) != 2 {
 		t.Fatalf("the map names owners %v, want a and b only", owners)
 	}
+
+	br.shotFull(os.Getenv(screenshotsEnv) == "1", "cluster")
 
 	// Instance a stops: b takes its partitions over, and the page shows it
 	// without being asked.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -25,6 +26,7 @@ import (
 func TestConsoleProjections(t *testing.T) {
 	const keyReader, keyRoot = "fk_reader-0123456789abcdefghijklmnopqr", "fk_root-0123456789abcdefghijklmnopqrstu"
 	b := newBrowser(t)
+	shots := os.Getenv(screenshotsEnv) == "1"
 	var log strings.Builder
 	s, err := startServer(context.Background(), serveOptions{
 		Addr: "127.0.0.1:0", storeOptions: storeOptions{DataDir: t.TempDir()},
@@ -105,6 +107,7 @@ func TestConsoleProjections(t *testing.T) {
 	if got := b.text(row + ` [data-test=no-failure]`); got != "none" {
 		t.Fatalf("the list shows last failure %q, want none", got)
 	}
+	b.shot(shots, "projections")
 	b.run("open order_summaries", chromedp.Click(chromedp.CSS(row+` a`)),
 		until(`document.body.dataset.ready === 'projections' && !!document.getElementById('projection')`))
 	if got := b.attr(`tr[data-test=build-live]`, "data-number"); got != "1" {
@@ -132,6 +135,7 @@ func TestConsoleProjections(t *testing.T) {
 	if got := b.attr(`[data-test=query-count]`, "data-build"); got != "2" {
 		t.Fatalf("the query answered from build %q, want the rebuilt 2", got)
 	}
+	b.shotFull(shots, "projection")
 	// A required parameter missing: the API's refusal shows.
 	b.run("a query without its required parameter", js(`delete document.body.dataset.ready`), chromedp.Navigate(s.URL+"/console/#/projections?query=shop/order_summaries/order&n=0"),
 		until(`document.body.dataset.ready === 'projections' && !!document.getElementById('read-form')`),

@@ -49,7 +49,7 @@ function view(v) {
     h('div', { class: 'grid' },
       h('section', { class: 'card wide' }, h('h2', {}, 'Instances'),
         h('table', { class: 'list', id: 'instances' },
-          h('thead', {}, h('tr', {}, ['Instance', 'Alive', 'Partitions held', ''].map((x) => h('th', {}, x)))),
+          h('thead', {}, h('tr', {}, ['Instance', 'Alive', 'Held', 'Partitions'].map((x) => h('th', {}, x)))),
           h('tbody', {}, v.instances.map((i) => h('tr', { 'data-test': 'instance', 'data-name': i.name, 'data-alive': String(i.alive), 'data-partitions': i.partitions.length },
             h('td', {}, h('code', {}, i.name), i.name === v.instance ? h('span', { class: 'muted' }, ' (this one)') : null),
             h('td', {}, i.alive ? h('span', { class: 'badge b-ok' }, 'alive')

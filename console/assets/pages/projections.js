@@ -3,7 +3,7 @@
 // admin's routes, since a projection's tables hold every tenant's rows),
 // and their named read queries (the read role, in the session's tenant).
 import { get, post, seg, session, projections as catalog } from '../api.js';
-import { h, mount, time, errorBox, toast, confirm, params, go } from '../ui.js';
+import { h, mount, errorBox, toast, confirm, params, go } from '../ui.js';
 import { queryCard } from './readquery.js';
 
 /** MAX_LAG is projection.MaxLag: a lag of it means at least that many. */
@@ -108,8 +108,7 @@ async function list(cat, ctx) {
   mount(h('h1', {}, 'Projections ', h('button', { type: 'button', 'data-test': 'refresh', onclick: () => go('projections', Object.fromEntries(params().entries())) }, 'Refresh')),
     h('p', { class: 'muted' }, 'Read models kept in SQL tables, updated with their checkpoint in one transaction. Open one for its builds, a blue/green rebuild and a reset-and-replay.'),
     cat.contexts.length === 0 ? h('p', { class: 'empty', 'data-test': 'no-projections' }, 'This service runs no projections.') : null,
-    sections,
-    cat.queries.length ? queryCard(cat.queries, params().get('query')) : null);
+    h('div', { class: 'grid' }, sections, cat.queries.length ? queryCard(cat.queries, params().get('query')) : null));
 }
 
 function buildRow(role, b) {
@@ -130,10 +129,10 @@ async function detail(cat, context, name, ctx) {
   if (ctx.stale()) return;
   const queries = cat.queries.filter((q) => q.context === context && q.projection === name);
   const back = h('p', {}, h('a', { href: '#/projections' }, '← Projections'));
-  const title = h('h1', {}, 'Projection ', h('code', {}, `${context}/${name}`), ' ');
+  const title = h('h1', {}, 'Projection ', h('code', {}, `${context}/${name}`));
   const queryBox = queries.length ? queryCard(queries, params().get('query')) : null;
   if (!s) {
-    mount(back, title, h('section', { class: 'card wide' }, err.status === 404 ? errorBox(err) : refusal(err, ADMIN_WHY)), queryBox);
+    mount(back, title, h('div', { class: 'grid' }, h('section', { class: 'card wide' }, err.status === 404 ? errorBox(err) : refusal(err, ADMIN_WHY)), queryBox));
     return;
   }
 
@@ -191,8 +190,8 @@ async function detail(cat, context, name, ctx) {
           h('thead', {}, h('tr', {}, ['', 'Build', 'Schema version', 'Checkpoint', 'Lag', 'Tables'].map((x) => h('th', {}, x)))), builds)),
       h('section', { class: 'card' }, h('h2', {}, `Failures in ${session.tenant || 'your home tenant'}`),
         failureCell(context, name, failure),
-        h('p', { class: 'muted' }, 'A stream the projection keeps failing on is recorded for compensation and passed without its writes; a retry from Failures applies it once.'))));
+        h('p', { class: 'muted' }, 'A stream the projection keeps failing on is recorded for compensation and passed without its writes; a retry from Failures applies it once.')),
+      queryBox));
 
-  mount(back, h('h1', {}, 'Projection ', h('code', {}, `${context}/${name}`), ' ', head), card, queryBox);
-  card.dataset.loaded = time(Date.now());
+  mount(back, h('h1', {}, 'Projection ', h('code', {}, `${context}/${name}`), ' ', head), card);
 }
