@@ -193,5 +193,7 @@ async function detail(cat, context, name, ctx) {
         h('p', { class: 'muted' }, 'A stream the projection keeps failing on is recorded for compensation and passed without its writes; a retry from Failures applies it once.')),
       queryBox));
 
-  mount(back, h('h1', {}, 'Projection ', h('code', {}, `${context}/${name}`), ' ', head), card);
+  const again = () => go(`projections/${seg(context)}/${seg(name)}`, Object.fromEntries(params().entries()));
+  mount(back, h('h1', {}, 'Projection ', h('code', {}, `${context}/${name}`), ' ', head,
+    h('button', { type: 'button', 'data-test': 'refresh', onclick: again }, 'Refresh')), card);
 }
