@@ -43,6 +43,9 @@ func TestHandlerServesTheAssets(t *testing.T) {
 		{"/console/prom.js", "200", "text/javascript", "export function parse"},
 		{"/console/chart.js", "200", "text/javascript", "export function sparkline"},
 		{"/console/pages/metrics.js", "200", "text/javascript", "factum_consumer_lag_streams"},
+		{"/console/pages/projections.js", "200", "text/javascript", "/projections`"},
+		{"/console/pages/readquery.js", "200", "text/javascript", "/projection/"},
+		{"/console/pages/cluster.js", "200", "text/javascript", "get('cluster'"},
 		{"/console/config.json", "200", "application/json", `"title":"shop"`},
 		{"/console/failures/01a2", "200", "text/html", `<main id="main"`}, // a route of the page, not a file
 		{"/console/../console.go", "200", "text/html", `<main id="main"`}, // never a file outside the assets
@@ -129,6 +132,29 @@ func TestAssetsAreSelfContained(t *testing.T) {
 			if _, err := fs.Stat(assets, target); err != nil {
 				t.Errorf("%s imports %s, which is not embedded", p, target)
 			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The console writes nothing to the browser's log: a credential, a
+// request's body or an answer never ends up in it (or in whatever
+// collects it).
+func TestAssetsLogNothing(t *testing.T) {
+	logs := regexp.MustCompile(`\bconsole\s*\.\s*(log|info|warn|error|debug|trace|dir|table)\b`)
+	err := fs.WalkDir(os.DirFS("assets"), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(p) != ".js" {
+			return err
+		}
+		b, err := fs.ReadFile(os.DirFS("assets"), p)
+		if err != nil {
+			return err
+		}
+		if m := logs.Find(b); m != nil {
+			t.Errorf("%s calls %s: the console must not log", p, m)
 		}
 		return nil
 	})

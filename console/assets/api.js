@@ -71,26 +71,58 @@ export const del = (path, opts) => call('DELETE', path, undefined, opts);
 /** seg encodes one path segment. */
 export const seg = (s) => encodeURIComponent(s);
 
-let typesPromise = null;
+let docPromise = null;
+
+/** openapi returns the API's OpenAPI document, read once per page load. */
+export function openapi() {
+  if (!docPromise) {
+    docPromise = get('openapi.json', { tenanted: false }).catch((e) => { docPromise = null; throw e; });
+  }
+  return docPromise;
+}
 
 /**
  * types lists the public aggregate types the API routes, read from its
  * OpenAPI document: [{segment, name, context, aggregate}].
  */
-export function types() {
-  if (!typesPromise) {
-    typesPromise = get('openapi.json', { tenanted: false }).then((doc) => {
-      const out = [];
-      for (const [p, item] of Object.entries(doc.paths || {})) {
-        const m = /^\/([^/{]+)\/\{id\}\/state$/.exec(p);
-        if (!m || !item.get) continue;
-        const name = (item.get.tags || [m[1]])[0];
-        const [context, aggregate] = name.includes('.') ? name.split('.', 2) : ['', name];
-        out.push({ segment: m[1], name, context, aggregate });
-      }
-      out.sort((a, b) => a.name.localeCompare(b.name));
-      return out;
-    }).catch((e) => { typesPromise = null; throw e; });
+export async function types() {
+  const doc = await openapi();
+  const out = [];
+  for (const [p, item] of Object.entries(doc.paths || {})) {
+    const m = /^\/([^/{]+)\/\{id\}\/state$/.exec(p);
+    if (!m || !item.get) continue;
+    const name = (item.get.tags || [m[1]])[0];
+    const [context, aggregate] = name.includes('.') ? name.split('.', 2) : ['', name];
+    out.push({ segment: m[1], name, context, aggregate });
   }
-  return typesPromise;
+  out.sort((a, b) => a.name.localeCompare(b.name));
+  return out;
+}
+
+/**
+ * projections lists, from the OpenAPI document, the bounded contexts with
+ * projections (those with a /{context}/projections route) and every read
+ * query: [{context, projection, query, summary, params: [{name,
+ * required, type, format, maximum, default, description}]}], the limit
+ * parameter among them.
+ */
+export async function projections() {
+  const doc = await openapi();
+  const contexts = new Set();
+  const queries = [];
+  for (const [p, item] of Object.entries(doc.paths || {})) {
+    const c = /^\/([^/{]+)\/projections$/.exec(p);
+    if (c && item.get) contexts.add(c[1]);
+    const m = /^\/([^/{]+)\/projection\/([^/{]+)\/([^/{]+)$/.exec(p);
+    if (!m || !item.get) continue;
+    contexts.add(m[1]);
+    const params = (item.get.parameters || []).filter((x) => x && x.in === 'query').map((x) => ({
+      name: x.name, required: !!x.required, description: x.description || '',
+      type: (x.schema && x.schema.type) || 'string', format: x.schema && x.schema.format,
+      maximum: x.schema && x.schema.maximum, default: x.schema && x.schema.default,
+    }));
+    queries.push({ context: m[1], projection: m[2], query: m[3], summary: item.get.summary || '', params });
+  }
+  queries.sort((a, b) => `${a.context}/${a.projection}/${a.query}`.localeCompare(`${b.context}/${b.projection}/${b.query}`));
+  return { contexts: [...contexts].sort(), queries };
 }

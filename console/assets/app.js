@@ -6,8 +6,10 @@ import * as failures from './pages/failures.js';
 import * as aggregates from './pages/aggregates.js';
 import * as query from './pages/query.js';
 import * as requests from './pages/requests.js';
+import * as projections from './pages/projections.js';
+import * as cluster from './pages/cluster.js';
 
-const pages = { overview, failures, aggregates, query, requests };
+const pages = { overview, failures, aggregates, query, requests, projections, cluster };
 export const settings = { title: 'factum', api: '/', metrics: '' };
 
 async function loadSettings() {

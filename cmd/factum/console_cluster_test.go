@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/factum-go/factum/auth"
+)
+
+// The console's Cluster page on two real instances of the example service
+// (one PostgreSQL database, the machine's NATS server): the admin sees
+// both instances alive, their partitions adding up to all of them, none
+// unowned, the NATS connection up, and a map naming each partition's
+// owner as its instance's row does; when one instance stops, the page,
+// reading the view again by itself, shows the other holding every
+// partition. A reader that is no admin sees why it may not look.
+func TestConsoleCluster(t *testing.T) {
+	const keyReader, keyRoot = "fk_reader-0123456789abcdefghijklmnopqr", "fk_root-0123456789abcdefghijklmnopqrstu"
+	pgURL, natsURL, ns := clusterEnv(t)
+	keys := securityOptions{APIKeys: "reader " + auth.HashKey(keyReader) + " tenants=acme roles=read;root " + auth.HashKey(keyRoot) + " roles=admin"}
+	start := func(instance string) *server {
+		t.Helper()
+		opts := clusterOpts(pgURL, natsURL, ns, instance)
+		opts.securityOptions = keys
+		var log strings.Builder
+		s, err := startServer(context.Background(), opts, &log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := start("a")
+	aStopped := false
+	t.Cleanup(func() {
+		if !aStopped {
+			stopServer(t, a)
+		}
+	})
+	bs := start("b")
+	t.Cleanup(func() { stopServer(t, bs) })
+	// The shares settle at 4 and 4.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ca, ra := readyz(t, a.URL)
+		cb, rb := readyz(t, bs.URL)
+		if ca == http.StatusOK && cb == http.StatusOK && len(ra.Partitions) == 4 && len(rb.Partitions) == 4 && ra.Instances == 2 && rb.Instances == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz: a %d %+v, b %d %+v", ca, ra, cb, rb)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	br := newBrowser(t)
+	signIn := func(name, key string) {
+		t.Helper()
+		br.run("sign in as "+name, chromedp.Navigate(bs.URL+"/console/#/requests"),
+			until(`document.body.dataset.ready === 'requests'`),
+			js(fmt.Sprintf(`document.getElementById('credential').value = %q; document.getElementById('who').textContent = ''`, key)),
+			chromedp.Click(chromedp.CSS(`#session button[type=submit]`)),
+			until(fmt.Sprintf(`document.getElementById('who').textContent.startsWith(%q)`, name)))
+	}
+
+	signIn("reader", keyReader)
+	br.run("the reader opens Cluster", chromedp.Navigate(bs.URL+"/console/#/cluster"),
+		until(`document.body.dataset.ready === 'cluster' && !!document.querySelector('[data-test=not-admin]')`))
+	if got := br.text(`[data-test=not-admin]`); !strings.Contains(got, "403") || !strings.Contains(got, "every tenant") {
+		t.Fatalf("the reader's explanation: %q", got)
+	}
+	if n := countOf(t, br, `tr[data-test=instance]`); n != 0 {
+		t.Fatalf("the reader sees %d instances", n)
+	}
+
+	signIn("root", keyRoot)
+	br.run("root opens Cluster", chromedp.Navigate(bs.URL+"/console/#/cluster"),
+		until(`document.body.dataset.ready === 'cluster' && document.querySelectorAll('tr[data-test=instance][data-alive=true]').length === 2`))
+	for sel, want := range map[string]string{
+		`[data-test=instance]`: "b", `[data-test=partitions]`: "8", `[data-test=alive]`: "2",
+		`[data-test=connected]`: "connected", `[data-test=context]`: "shop", `[data-test=lease]`: "3 s",
+	} {
+		if got := br.text(sel); got != want {
+			t.Fatalf("%s shows %q, want %q", sel, got, want)
+		}
+	}
+	if got := br.attr(`[data-test=unowned]`, "data-count"); got != "0" {
+		t.Fatalf("the page shows %s unowned partitions, want 0", got)
+	}
+	// Each instance's row and the map agree, and cover every partition
+	// once.
+	owners := value(br, "read the map", chromedp.Evaluate[map[string]int](`(() => {
+		const out = {};
+		for (const c of document.querySelectorAll('[data-test=partition]')) out[c.dataset.owner] = (out[c.dataset.owner] || 0) + 1;
+		return out;
+	})()`))
+	for _, name := range []string{"a", "b"} {
+		held := br.attr(fmt.Sprintf(`tr[data-test=instance][data-name=%s]`, name), "data-partitions")
+		if fmt.Sprint(owners[name]) != held || held != "4" {
+			t.Fatalf("instance %s holds %s partitions in its row and %d in the map, want 4 (map %v)", name, held, owners[name], owners)
+		}
+	}
+	if len(owners) != 2 {
+		t.Fatalf("the map names owners %v, want a and b only", owners)
+	}
+
+	br.shotFull(os.Getenv(screenshotsEnv) == "1", "cluster")
+
+	// Instance a stops: b takes its partitions over, and the page shows it
+	// without being asked.
+	aStopped = true
+	stopServer(t, a)
+	ctx, cancel := context.WithTimeout(br.ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, until(`(() => {
+		const b = document.querySelector('tr[data-test=instance][data-name=b]');
+		return !!b && b.dataset.partitions === '8' && document.querySelectorAll('tr[data-test=instance][data-alive=true]').length === 1 &&
+			document.querySelector('[data-test=unowned]').dataset.count === '0';
+	})()`)); err != nil {
+		br.fail("b holds every partition", err)
+	}
+	if n := countOf(t, br, `[data-test=partition][data-owner=b]`); n != 8 {
+		t.Fatalf("the map names b the owner of %d partitions, want 8", n)
+	}
+	if errs := br.errors(); len(errs) > 0 {
+		t.Fatalf("JavaScript errors in the console log:\n%s", strings.Join(errs, "\n"))
+	}
+}
