@@ -95,16 +95,12 @@ type SnapshotStore struct {
 // names.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	ex := db.executor()
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil)
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil,
+		sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore }))
 	if err != nil {
 		return nil, err
 	}
-	core.JoinCheckpoints = sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore })
-	front, err := snapshot.NewBatch(core, core.FrontConfig())
-	if err != nil {
-		return nil, err
-	}
-	return &SnapshotStore{BatchFront: front, core: core, table: core.Table()}, nil
+	return &SnapshotStore{BatchFront: core.Front, core: core, table: core.Table()}, nil
 }
 
 // Context returns the bounded context the store serves.

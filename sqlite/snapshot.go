@@ -92,16 +92,12 @@ type SnapshotStore struct {
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared),
+		sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore }))
 	if err != nil {
 		return nil, err
 	}
-	core.JoinCheckpoints = sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore })
-	front, err := snapshot.NewBatch(core, core.FrontConfig())
-	if err != nil {
-		return nil, err
-	}
-	s := &SnapshotStore{BatchFront: front, core: core}
+	s := &SnapshotStore{BatchFront: core.Front, core: core}
 	// Prepared once on the single write connection, so that a save does
 	// not parse its statement again.
 	if s.upsert, err = db.Writer().PrepareContext(ctx, s.core.UpsertSQL); err != nil {

@@ -46,10 +46,15 @@ type Snapshots struct {
 	UpsertSQL, TenantSQL, LoadSQL string
 	scanSQL                       string
 
-	// JoinCheckpoints, when set, returns the shared checkpoint store under
-	// a checkpoint store of the same database, nil for any other: a batch
-	// saved with it writes its checkpoint in the snapshots' transaction.
-	JoinCheckpoints func(event.CheckpointStore) *Checkpoints
+	// join returns the shared checkpoint store under a checkpoint store
+	// of the same database, nil for any other: a batch saved with it
+	// writes its checkpoint in the snapshots' transaction.
+	join func(event.CheckpointStore) *Checkpoints
+
+	// Front is the front end over the backend that a SQL store embeds:
+	// it serves the backend's bounded context, its errors named after the
+	// dialect.
+	Front *snapshot.BatchFront
 }
 
 var (
@@ -59,12 +64,14 @@ var (
 	_ snapshot.CheckpointBatchSaver = (*Snapshots)(nil)
 )
 
-// NewSnapshots returns the snapshot backend of boundedContext in db,
-// reading through read and saving through write (nil: through read, as
-// it comes), applying its schema migrations from fsys (component
-// "snapshot:<context>", table factum_<context>_snapshots) if they are not
-// applied yet.
-func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, read Executor, write WriteFunc) (*Snapshots, error) {
+// NewSnapshots returns the snapshot backend of boundedContext in db, and
+// its front end, reading through read and saving through write (nil:
+// through read, as it comes), applying its schema migrations from fsys
+// (component "snapshot:<context>", table factum_<context>_snapshots) if
+// they are not applied yet. join finds the checkpoint stores of the same
+// database (see CheckpointsOf); nil joins none.
+func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, read Executor, write WriteFunc,
+	join func(event.CheckpointStore) *Checkpoints) (*Snapshots, error) {
 	table, err := Setup(ctx, d, db, Component{Name: "snapshot", FS: fsys, Table: "snapshots"}, boundedContext)
 	if err != nil {
 		return nil, err
@@ -73,13 +80,12 @@ func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boun
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshots(d, boundedContext, table, read, write, tr), nil
-}
-
-// FrontConfig is the configuration of the front end over s: its bounded
-// context, errors named after the dialect.
-func (s *Snapshots) FrontConfig() snapshot.Config {
-	return snapshot.Config{Context: s.context, Name: s.d.Name}
+	s := newSnapshots(d, boundedContext, table, read, write, tr)
+	s.join = join
+	if s.Front, err = snapshot.NewBatch(s, snapshot.Config{Context: boundedContext, Name: d.Name}); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func newSnapshots(d *Dialect, boundedContext, table string, read Executor, write WriteFunc, tr *sqlquery.Translator) *Snapshots {

@@ -25,8 +25,8 @@ func (s *Snapshots) SaveBatch(ctx context.Context, snaps []snapshot.Snapshot) ([
 }
 
 // SaveBatchAt implements snapshot.CheckpointBatchSaver: the checkpoint
-// joins the snapshots' transaction when JoinCheckpoints finds checkpoints
-// a store of the same database.
+// joins the snapshots' transaction when checkpoints is a store of the
+// same database.
 func (s *Snapshots) SaveBatchAt(ctx context.Context, snaps []snapshot.Snapshot, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position) (saved []bool, checkpointed bool, err error) {
 	args := make([][]any, len(snaps))
 	for i := range snaps {
@@ -39,8 +39,8 @@ func (s *Snapshots) SaveBatchAt(ctx context.Context, snaps []snapshot.Snapshot, 
 			snap.Operator, ToMillis(snap.FirstEventTime), ToMillis(snap.EventTime), ToMillis(snap.SnapshotTime), snap.Deleted, s.d.JSON(snap.State)}
 	}
 	var cps *Checkpoints
-	if checkpoints != nil && s.JoinCheckpoints != nil {
-		cps = s.JoinCheckpoints(checkpoints)
+	if checkpoints != nil && s.join != nil {
+		cps = s.join(checkpoints)
 	}
 	join := cps != nil && sameExecutor(s.read, cps.read)
 	run := s.write
@@ -89,7 +89,7 @@ func sameExecutor(a, b Executor) bool {
 	return t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
 
-// CheckpointsOf returns the JoinCheckpoints of a backend whose checkpoint
+// CheckpointsOf returns the join of NewSnapshots for a backend whose checkpoint
 // stores are of type T, each over the shared store shared returns: nil
 // for any other checkpoint store.
 func CheckpointsOf[T event.CheckpointStore](shared func(T) event.CheckpointStore) func(event.CheckpointStore) *Checkpoints {
