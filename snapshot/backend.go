@@ -29,8 +29,9 @@ type Backend interface {
 	// Save stores s unless the backend holds a higher version of the
 	// aggregate, inside one atomic write, and reports Saved or Stale; it
 	// reports RefusedTenant, storing nothing, when the stored snapshot of
-	// the aggregate belongs to another tenant. s.State is the caller's: a
-	// backend that keeps it copies it.
+	// the aggregate belongs to another tenant. With an error the outcome
+	// means nothing. s.State is the caller's: a backend that keeps it
+	// copies it.
 	Save(ctx context.Context, s Snapshot) (Outcome, error)
 
 	// Load returns the stored snapshot of the aggregate, whatever tenant
