@@ -169,7 +169,7 @@ func testBatch(t *testing.T, st snapshot.Store, saveBatch func(context.Context, 
 	}
 	rounds := [][]snapshot.Snapshot{
 		{at("a", "", 1), at("b", "tenant-b", 2), at("c", "", 5)},
-		{at("a", "", 3), at("b", "", 3), at("c", "", 4), at("d", "tenant-d", 1)},      // newer, other tenant, stale, new
+		{at("a", "", 3), at("b", "", 3), at("c", "", 4), at("d", "tenant-d", 1)},         // newer, other tenant, stale, new
 		{at("a", "", 3), at("b", "tenant-b", 2), at("c", "", 6), at("d", "tenant-d", 1)}, // repair, repair, newer, repair
 		{},
 	}
