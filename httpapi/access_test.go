@@ -25,12 +25,19 @@ const (
 
 func testKeys(t testing.TB) *auth.Authenticator {
 	t.Helper()
-	ks, err := auth.ParseKeys(strings.Join([]string{
-		"acme-all " + auth.HashKey(keyAcme) + " tenants=acme roles=send,read,operator",
-		"acme-read " + auth.HashKey(keyAcmeRead) + " tenants=acme roles=read",
-		"globex-all " + auth.HashKey(keyGlobex) + " tenants=globex roles=send,read,operator",
-		"root " + auth.HashKey(keyAdmin) + " roles=admin",
-	}, "\n"))
+	return authenticator(t,
+		"acme-all "+auth.HashKey(keyAcme)+" tenants=acme roles=send,read,operator",
+		"acme-read "+auth.HashKey(keyAcmeRead)+" tenants=acme roles=read",
+		"globex-all "+auth.HashKey(keyGlobex)+" tenants=globex roles=send,read,operator",
+		"root "+auth.HashKey(keyAdmin)+" roles=admin",
+	)
+}
+
+// authenticator returns an authenticator of the API keys of lines, one
+// key a line in the key file's form.
+func authenticator(t testing.TB, lines ...string) *auth.Authenticator {
+	t.Helper()
+	ks, err := auth.ParseKeys(strings.Join(lines, "\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

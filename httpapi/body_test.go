@@ -3,10 +3,8 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
@@ -49,20 +47,6 @@ func TestCommandBodyUnknownFieldsAllowedPerAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	h, err := httpapi.New(httpapi.Config{Engine: rt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(ctx)
-	})
-	f := &fixture{rt: rt, srv: srv}
+	f := serve(t, rt, httpapi.Config{})
 	wantOK(t, f.do(t, "POST", "/counter/k1/bump", `{"By":2,"newerField":true}`))
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,6 +23,13 @@ import (
 // compensationFixture serves a cart runtime whose projection fails while
 // broken is set, with compensation recording the failures.
 func compensationFixture(t *testing.T, broken *atomic.Bool) *fixture {
+	t.Helper()
+	return compensationFixtureWith(t, broken, httpapi.Config{})
+}
+
+// compensationFixtureWith is compensationFixture with the handler's
+// configuration cfg (its engine, snapshot store and compensation set).
+func compensationFixtureWith(t *testing.T, broken *atomic.Bool, cfg httpapi.Config) *fixture {
 	t.Helper()
 	snaps := snapshot.NewMemory()
 	comp, err := compensation.New(compensation.Config{Context: "shop", Snapshots: snaps})
@@ -47,21 +53,8 @@ func compensationFixture(t *testing.T, broken *atomic.Bool) *fixture {
 	if err := comp.Bind(rt); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	h, err := httpapi.New(httpapi.Config{Engine: rt, SnapshotStore: snaps, Compensation: comp.Service()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(ctx)
-	})
-	return &fixture{rt: rt, srv: srv}
+	cfg.SnapshotStore, cfg.Compensation = snaps, comp.Service()
+	return serve(t, rt, cfg)
 }
 
 func TestCompensationRoutes(t *testing.T) {

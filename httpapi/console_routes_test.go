@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -27,18 +26,11 @@ func TestPrincipalOpen(t *testing.T) {
 // without the read role is 403.
 func TestPrincipalWithCredentials(t *testing.T) {
 	const keySend = "fk_send-only-0123456789abcdefghijklmn"
-	ks, err := auth.ParseKeys(strings.Join([]string{
-		"support " + auth.HashKey(keyAcme) + " tenants=globex,acme roles=read,operator",
-		"bot " + auth.HashKey(keySend) + " tenants=acme roles=send",
-		"root " + auth.HashKey(keyAdmin) + " roles=admin",
-	}, "\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := auth.New(auth.Config{Keys: ks})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := authenticator(t,
+		"support "+auth.HashKey(keyAcme)+" tenants=globex,acme roles=read,operator",
+		"bot "+auth.HashKey(keySend)+" tenants=acme roles=send",
+		"root "+auth.HashKey(keyAdmin)+" roles=admin",
+	)
 	f := newFixture(t, func(_ *engine.Config, h *httpapi.Config) { h.Access.Authenticator = a })
 
 	p := decode[httpapi.PrincipalInfo](t, f.do(t, "GET", "/tenant/globex/principal", "", withKey(keyAcme)...))

@@ -37,11 +37,19 @@ func newFixture(t testing.TB, edit func(*engine.Config, *httpapi.Config)) *fixtu
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, rt, hcfg)
+}
+
+// serve starts rt and serves it through a handler of cfg (its Engine set
+// to rt) until the test's clean-up, which closes the server and shuts rt
+// down, failing the test if the shutdown fails.
+func serve(t testing.TB, rt *engine.Engine, cfg httpapi.Config) *fixture {
+	t.Helper()
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	hcfg.Engine = rt
-	h, err := httpapi.New(hcfg)
+	cfg.Engine = rt
+	h, err := httpapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

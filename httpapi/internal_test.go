@@ -3,10 +3,8 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
@@ -49,21 +47,7 @@ func TestInternalNotRouted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	h, err := httpapi.New(httpapi.Config{Engine: rt, SnapshotStore: snapshot.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(ctx)
-	})
-	f := &fixture{rt: rt, srv: srv}
+	f := serve(t, rt, httpapi.Config{SnapshotStore: snapshot.NewMemory()})
 	wantOK(t, f.do(t, "POST", "/ledger/l-1/open_ledger", ""))
 	// Through Go, the internal command and type work.
 	ctx := context.Background()

@@ -8,7 +8,6 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/internal/sqlstore/pgxexec"
 	"github.com/factum-go/factum/query/sqlquery"
-	"github.com/factum-go/factum/snapshot"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -53,5 +52,4 @@ func (d *DB) executor() sqlstore.Executor {
 // own, so that each store has the methods of the interface and no more.
 type (
 	checkpointStore = event.CheckpointStore
-	queryStore      = snapshot.QueryStore
 )

@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/snapshot"
 )
 
 // SnapshotStore is the PostgreSQL snapshot.QueryStore of one bounded
@@ -72,11 +74,18 @@ import (
 // these indexes and check that the plans use them.) Quote the table name
 // in the statements when the context name holds '-' or '.' or capitals.
 //
+// # Batches
+//
+// SaveBatch saves many snapshots in one transaction, each as Save would;
+// SaveBatchAt also saves a consumer's checkpoint there when the checkpoint
+// store is a CheckpointStore of the same DB. They are the snapshotter's
+// fast path for the snapshots of one consumer batch.
+//
 // A SnapshotStore is safe for concurrent use.
 type SnapshotStore struct {
-	queryStore // the shared implementation
-	core       *sqlstore.Snapshots
-	table      string // quoted identifier
+	*snapshot.BatchFront // the checks, over the shared backend
+	core                 *sqlstore.Snapshots
+	table                string // quoted identifier
 }
 
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
@@ -86,11 +95,12 @@ type SnapshotStore struct {
 // names.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	ex := db.executor()
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil)
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, ex, nil,
+		sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore }))
 	if err != nil {
 		return nil, err
 	}
-	return &SnapshotStore{queryStore: core, core: core, table: core.Table()}, nil
+	return &SnapshotStore{BatchFront: core.Front, core: core, table: core.Table()}, nil
 }
 
 // Context returns the bounded context the store serves.

@@ -19,6 +19,14 @@
 // document is its JSON form without the type names; see
 // Snapshot.Document.
 //
-// Memory is the in-memory QueryStore. Package snapshottest is the contract
-// kit every store runs.
+// Front is the one implementation of the contract's checks, over a small
+// Backend (save, load, scan) as database/sql is over its driver: it checks
+// the context and the input, normalizes what it saves, shapes the
+// backend's outcomes into the contract's errors, and answers queries
+// through the backend's Finder or a generic fallback over Scan. A backend
+// that saves many snapshots in one atomic write (BatchSaver,
+// CheckpointBatchSaver: the SQL stores) is put under a BatchFront, which
+// forwards those saves to the snapshotter. Memory is the in-memory
+// QueryStore, a Front over the memory backend. Package snapshottest is the
+// contract kit every store runs; it holds every fast path to its fallback.
 package snapshot

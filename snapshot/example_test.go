@@ -64,3 +64,27 @@ func ExampleVersionOffset() {
 	// first save at version 5
 	// false true
 }
+
+// A front end over a backend serves one bounded context when its Config
+// says so: it refuses another's snapshots before the backend sees them,
+// and shapes the backend's answers into the contract's errors.
+func ExampleNew() {
+	ctx := context.Background()
+	shop, err := snapshot.New(snapshot.NewMemory().Backend(), snapshot.Config{Context: "shop", Name: "example"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cart := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}.WithID("c-1")
+	invoice := factum.NamedAggregate{Context: "billing", Aggregate: "invoice"}.WithID("i-1")
+	saved, err := shop.Save(ctx, snapshot.Snapshot{AggregateID: cart, Version: 1, State: json.RawMessage(`{}`)})
+	fmt.Println(saved, err)
+	_, err = shop.Save(ctx, snapshot.Snapshot{AggregateID: invoice, Version: 1, State: json.RawMessage(`{}`)})
+	fmt.Println(factum.CodeOf(err))
+	_, err = shop.Load(ctx, cart.WithTenant("acme"))
+	fmt.Println(factum.CodeOf(err))
+	// Output:
+	// true <nil>
+	// IllegalArgument
+	// TenantMismatch
+}

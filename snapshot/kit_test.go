@@ -130,6 +130,57 @@ var brokenStores = map[string]struct {
 	"find ignores offset":     {func() snapshot.Store { return skewed{Memory: snapshot.NewMemory(), ignoreOffset: true} }, []string{"QueryCorpus"}},
 	"count ignores condition": {func() snapshot.Store { return skewed{Memory: snapshot.NewMemory(), countAll: true} }, []string{"QueryCorpus"}},
 	"sort reversed":           {func() snapshot.Store { return skewed{Memory: snapshot.NewMemory(), reverse: true} }, []string{"QueryCorpus"}},
+	"finder drops the last":   {func() snapshot.Store { return front(lossyFinder{memoryBackend()}) }, []string{"FastPathsMatchFallbacks"}},
+	"batch saves the stale":   {func() snapshot.Store { return batchFront(eagerBatch{memoryBackend()}) }, []string{"FastPathsMatchFallbacks"}},
+}
+
+func memoryBackend() snapshot.Backend { return snapshot.NewMemory().Backend() }
+
+func front(b snapshot.Backend) snapshot.Store {
+	f, err := snapshot.New(b, snapshot.Config{})
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func batchFront(b snapshot.Backend) snapshot.Store {
+	f, err := snapshot.NewBatch(b, snapshot.Config{})
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// lossyFinder is the memory backend whose Find drops the last snapshot of
+// a result of two or more.
+type lossyFinder struct{ snapshot.Backend }
+
+func (l lossyFinder) Find(ctx context.Context, named factum.NamedAggregate, plan query.Plan) ([]snapshot.Snapshot, error) {
+	got, err := l.Backend.(snapshot.Finder).Find(ctx, named, plan)
+	if len(got) > 1 {
+		got = got[:len(got)-1]
+	}
+	return got, err
+}
+
+func (l lossyFinder) Count(ctx context.Context, named factum.NamedAggregate, cond query.Condition) (int64, error) {
+	return l.Backend.(snapshot.Finder).Count(ctx, named, cond)
+}
+
+// eagerBatch is the memory backend with a batch save that saves every
+// snapshot, whatever version or tenant is stored.
+type eagerBatch struct{ snapshot.Backend }
+
+func (e eagerBatch) SaveBatch(ctx context.Context, snaps []snapshot.Snapshot) ([]bool, error) {
+	saved := make([]bool, len(snaps))
+	for i, s := range snaps {
+		if _, err := e.Backend.Save(ctx, s); err != nil {
+			return nil, err
+		}
+		saved[i] = true
+	}
+	return saved, nil
 }
 
 func newNaive(defect func(*naive)) *naive {

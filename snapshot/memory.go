@@ -3,6 +3,8 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/factum-go/factum"
@@ -11,7 +13,9 @@ import (
 
 // Memory is an in-memory QueryStore. It keeps the whole contract and is
 // the reference the contract kit is written against; it keeps nothing
-// across restarts, so it is for tests, examples and development.
+// across restarts, so it is for tests, examples and development. It is
+// the front end ([Front]) over the memory backend, which answers queries
+// itself ([Finder]) and saves no batches: its saves cost a lock each.
 //
 // Each aggregate type has its own lock: saves of one type serialise with
 // each other and with its queries, other types are not affected. A
@@ -19,6 +23,11 @@ import (
 // it was saved: saves, which the snapshotter makes after every stream, pay
 // no decoding, and queries parse each saved state at most once.
 type Memory struct {
+	Front
+}
+
+// memoryBackend is the memory Backend.
+type memoryBackend struct {
 	mu    sync.RWMutex
 	types map[factum.NamedAggregate]*memoryType
 }
@@ -58,14 +67,16 @@ func (t *memoryType) rlockDecoded() error {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{types: map[factum.NamedAggregate]*memoryType{}}
+	m := &Memory{}
+	m.Front.init(&memoryBackend{types: map[factum.NamedAggregate]*memoryType{}}, Config{Name: "snapshot: memory"})
+	return m
 }
 
 var _ QueryStore = (*Memory)(nil)
 
 // typeOf returns the collection of an aggregate type, creating it when
 // create is set; otherwise it may return nil.
-func (m *Memory) typeOf(named factum.NamedAggregate, create bool) *memoryType {
+func (m *memoryBackend) typeOf(named factum.NamedAggregate, create bool) *memoryType {
 	m.mu.RLock()
 	t := m.types[named]
 	m.mu.RUnlock()
@@ -81,15 +92,9 @@ func (m *Memory) typeOf(named factum.NamedAggregate, create bool) *memoryType {
 	return t
 }
 
-// Save implements Store.
-func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if err := s.Validate(); err != nil {
-		return false, err
-	}
-	s = s.Normalized()
+// Save implements Backend.
+func (m *memoryBackend) Save(_ context.Context, s Snapshot) (Outcome, error) {
+	s.State = bytes.Clone(s.State)
 	t := m.typeOf(s.AggregateID.NamedAggregate, true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -99,54 +104,63 @@ func (m *Memory) Save(ctx context.Context, s Snapshot) (bool, error) {
 		t.snaps = append(t.snaps, s)
 		t.docs = append(t.docs, nil)
 		t.stale++
-		return true, nil
+		return Saved, nil
 	}
 	old := &t.snaps[i]
 	if old.AggregateID.Tenant != s.AggregateID.Tenant {
-		return false, TenantMismatch(s.AggregateID)
+		return RefusedTenant, nil
 	}
 	if old.Version > s.Version {
-		return false, nil
+		return Stale, nil
 	}
 	if t.docs[i] != nil {
 		t.docs[i] = nil
 		t.stale++
 	}
 	t.snaps[i] = s
-	return true, nil
+	return Saved, nil
 }
 
-// Load implements Store.
-func (m *Memory) Load(ctx context.Context, id factum.AggregateID) (Snapshot, error) {
-	if err := ctx.Err(); err != nil {
-		return Snapshot{}, err
-	}
-	if err := id.Validate(); err != nil {
-		return Snapshot{}, err
-	}
+// Load implements Backend.
+func (m *memoryBackend) Load(_ context.Context, id factum.AggregateID) (Snapshot, bool, error) {
 	if t := m.typeOf(id.NamedAggregate, false); t != nil {
 		t.mu.RLock()
 		defer t.mu.RUnlock()
 		if i, ok := t.index[id.ID]; ok {
 			s := t.snaps[i]
-			if s.AggregateID.Tenant != id.TenantOrDefault() {
-				return Snapshot{}, TenantMismatch(id)
-			}
 			s.State = bytes.Clone(s.State)
-			return s, nil
+			return s, true, nil
 		}
 	}
-	return Snapshot{}, NotFound(id)
+	return Snapshot{}, false, nil
 }
 
-// Find implements Querier.
-func (m *Memory) Find(ctx context.Context, named factum.NamedAggregate, plan query.Plan) ([]Snapshot, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// Scan implements Backend.
+func (m *memoryBackend) Scan(_ context.Context, named factum.NamedAggregate, afterID string, limit int) ([]Snapshot, error) {
+	t := m.typeOf(named, false)
+	if t == nil {
+		return []Snapshot{}, nil
 	}
-	if err := named.Validate(); err != nil {
-		return nil, err
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var ids []string
+	for id := range t.index {
+		if id > afterID {
+			ids = append(ids, id)
+		}
 	}
+	slices.SortFunc(ids, strings.Compare)
+	out := make([]Snapshot, 0, min(len(ids), limit))
+	for _, id := range ids[:min(len(ids), limit)] {
+		s := t.snaps[t.index[id]]
+		s.State = bytes.Clone(s.State)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Find implements Finder.
+func (m *memoryBackend) Find(_ context.Context, named factum.NamedAggregate, plan query.Plan) ([]Snapshot, error) {
 	t := m.typeOf(named, false)
 	if t == nil {
 		// Still check the plan, so a bad plan fails whatever the data.
@@ -169,14 +183,8 @@ func (m *Memory) Find(ctx context.Context, named factum.NamedAggregate, plan que
 	return out, nil
 }
 
-// Count implements Querier.
-func (m *Memory) Count(ctx context.Context, named factum.NamedAggregate, cond query.Condition) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if err := named.Validate(); err != nil {
-		return 0, err
-	}
+// Count implements Finder.
+func (m *memoryBackend) Count(_ context.Context, named factum.NamedAggregate, cond query.Condition) (int64, error) {
 	t := m.typeOf(named, false)
 	if t == nil {
 		_, err := query.Count(cond, nil)

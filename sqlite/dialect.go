@@ -11,7 +11,6 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/query/sqlquery"
-	"github.com/factum-go/factum/snapshot"
 )
 
 // dialect is SQLite's for the shared SQL code.
@@ -67,5 +66,4 @@ func writes(b *prepareBatcher, prepared map[string]*sql.Stmt) sqlstore.WriteFunc
 // own, so that each store has the methods of the interface and no more.
 type (
 	checkpointStore = event.CheckpointStore
-	queryStore      = snapshot.QueryStore
 )

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/snapshot"
 )
 
 // SnapshotStore is the SQLite snapshot.QueryStore of one bounded context.
@@ -70,12 +72,19 @@ import (
 // these indexes and check that the plans use them.) Quote the table name
 // in the statements when the context name holds '-' or '.'.
 //
+// # Batches
+//
+// SaveBatch saves many snapshots in one transaction, each as Save would;
+// SaveBatchAt also saves a consumer's checkpoint there when the checkpoint
+// store is a CheckpointStore of the same DB. They are the snapshotter's
+// fast path for the snapshots of one consumer batch.
+//
 // A SnapshotStore is safe for concurrent use.
 type SnapshotStore struct {
-	queryStore // the shared implementation
-	core       *sqlstore.Snapshots
-	upsert     *sql.Stmt // prepared on the write connection
-	tenant     *sql.Stmt
+	*snapshot.BatchFront // the checks, over the shared backend
+	core                 *sqlstore.Snapshots
+	upsert               *sql.Stmt // prepared on the write connection
+	tenant               *sql.Stmt
 }
 
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
@@ -83,11 +92,12 @@ type SnapshotStore struct {
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared),
+		sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore }))
 	if err != nil {
 		return nil, err
 	}
-	s := &SnapshotStore{queryStore: core, core: core}
+	s := &SnapshotStore{BatchFront: core.Front, core: core}
 	// Prepared once on the single write connection, so that a save does
 	// not parse its statement again.
 	if s.upsert, err = db.Writer().PrepareContext(ctx, s.core.UpsertSQL); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 
@@ -62,12 +61,7 @@ func TestBenchBackToBackRunsBothAppend(t *testing.T) {
 // TestBenchAgainstADownServer: every request fails with a transport cause,
 // the throughput is zero and the exit code is not 0.
 func TestBenchAgainstADownServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ln.Close()
+	url := downURL(t)
 	code, rep, _ := runBench(t, "--url", url, "--concurrency", "2", "--total", "20")
 	if code == 0 {
 		t.Fatal("bench against a down server exited 0")

@@ -29,13 +29,19 @@ func TestCLIUsageOnMistakes(t *testing.T) {
 	}
 }
 
-func TestCLIServerErrorsAreClear(t *testing.T) {
+// downURL returns the URL of a local port nothing listens on.
+func downURL(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := "http://" + ln.Addr().String()
-	ln.Close()
+	defer ln.Close()
+	return "http://" + ln.Addr().String()
+}
+
+func TestCLIServerErrorsAreClear(t *testing.T) {
+	down := downURL(t)
 	for _, c := range []struct {
 		args []string
 		want string

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"strings"
 	"testing"
 )
@@ -13,28 +11,7 @@ import (
 // server that requires credentials; bench does too.
 func TestClientCommandsSendTheAPIKey(t *testing.T) {
 	keys := writeMatrixKeys(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--memory", "--addr", "127.0.0.1:0", "--api-keys-file", keys}, pw, pw)
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
-	var url string
-	for url == "" && lines.Scan() {
-		if _, rest, ok := strings.Cut(lines.Text(), "listening on "); ok {
-			url, _, _ = strings.Cut(rest, " ")
-		}
-	}
-	go io.Copy(io.Discard, pr)
-	defer func() {
-		cancel()
-		<-done
-	}()
-	if url == "" {
-		t.Fatal("no start-up line")
-	}
+	url := serveInProcess(t, "--memory", "--addr", "127.0.0.1:0", "--api-keys-file", keys)
 	cli := func(args ...string) (int, string) {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), args, &out, &errOut)

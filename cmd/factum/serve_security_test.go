@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -11,7 +10,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -257,31 +255,8 @@ func TestServeOperatorRoutesNeedOperator(t *testing.T) {
 // the command line.
 func TestServeSecurityFlags(t *testing.T) {
 	keys := writeMatrixKeys(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--memory", "--addr", "127.0.0.1:0", "--api-keys-file", keys,
-			"--rate-limit", "0.001", "--rate-burst", "2", "--max-connections", "64", "--read-header-timeout", "2s"}, pw, pw)
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
-	var url string
-	for url == "" && lines.Scan() {
-		if _, rest, ok := strings.Cut(lines.Text(), "listening on "); ok {
-			url, _, _ = strings.Cut(rest, " ")
-		}
-	}
-	go io.Copy(io.Discard, pr)
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d", code)
-		}
-	}()
-	if url == "" {
-		t.Fatal("no start-up line")
-	}
+	url := serveInProcess(t, "--memory", "--addr", "127.0.0.1:0", "--api-keys-file", keys,
+		"--rate-limit", "0.001", "--rate-burst", "2", "--max-connections", "64", "--read-header-timeout", "2s")
 	if status, _, b := callAs(t, "GET", url+"/cart/c-1/state", "", ""); status != http.StatusUnauthorized {
 		t.Fatalf("without a key: %d %s", status, b)
 	}

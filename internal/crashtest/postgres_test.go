@@ -31,19 +31,30 @@ func startOn(bin, url string) func(ctx context.Context) (*serveproc.Process, err
 	}
 }
 
-func TestKillServePostgres(t *testing.T) {
+// roundsOnPostgres runs the crash rounds of serve on a private PostgreSQL
+// server pg, fault striking in each round, under the audit, and checks
+// the sagas.
+func roundsOnPostgres(t *testing.T, audit crashtest.AuditConfig, fault func(ctx context.Context, pg *pgserver.Server, r *crashtest.Round) error) {
+	t.Helper()
 	skipShort(t)
 	bin := buildServe(t)
-	_, url := privatePostgres(t)
+	pg, url := privatePostgres(t)
 	res := crashtest.Rounds(t, crashtest.RoundsConfig{
 		Seed:   crashtest.Seed(t),
 		Rounds: rounds(),
 		Start:  startOn(bin, url),
 		Setup:  restock,
-		Fault:  killAndRestart,
+		Fault:  func(ctx context.Context, r *crashtest.Round) error { return fault(ctx, pg, r) },
 		Load:   crashtest.LoadConfig{OrderEvery: 8, SKUs: inventories},
+		Audit:  audit,
 	})
 	checkSagas(t, res)
+}
+
+func TestKillServePostgres(t *testing.T) {
+	roundsOnPostgres(t, crashtest.AuditConfig{}, func(ctx context.Context, _ *pgserver.Server, r *crashtest.Round) error {
+		return killAndRestart(ctx, r)
+	})
 }
 
 // databaseFault explains compensation records left by a database outage:
@@ -63,47 +74,35 @@ func databaseFault(e json.RawMessage) bool {
 // started again after a while: serve is not restarted, /readyz says 503
 // while the database is away and 200 again after, and the audit holds.
 func TestPostgresRestartUnderLoad(t *testing.T) {
-	skipShort(t)
-	bin := buildServe(t)
-	pg, url := privatePostgres(t)
-	res := crashtest.Rounds(t, crashtest.RoundsConfig{
-		Seed:   crashtest.Seed(t),
-		Rounds: rounds(),
-		Start:  startOn(bin, url),
-		Setup:  restock,
-		Fault: func(ctx context.Context, r *crashtest.Round) error {
-			sig := syscall.SIGQUIT // immediate: no checkpoint, crash recovery at start
-			if r.Index%2 == 1 {
-				sig = syscall.SIGINT // fast: sessions cut, clean checkpoint
-			}
-			pg.Stop(sig)
-			wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			d, err := crashtest.AwaitReadiness(wctx, r.Client, false)
-			cancel()
-			if err != nil {
-				return err
-			}
-			t.Logf("round %d: database stopped with %v; /readyz not ready after %v", r.Index, sig, d.Round(time.Millisecond))
-			time.Sleep(time.Duration(500+r.Rand.IntN(1500)) * time.Millisecond)
-			if err := pg.Start(); err != nil {
-				return err
-			}
-			wctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-			defer cancel()
-			d, err = crashtest.AwaitAck(wctx, r.Client, r.Ledger, "probe-"+strings.Repeat("x", r.Index+1))
-			if err != nil {
-				return err
-			}
-			r.Recovered(d)
-			if _, err := crashtest.AwaitReadiness(wctx, r.Client, true); err != nil {
-				return err
-			}
-			return nil
-		},
-		Load:  crashtest.LoadConfig{OrderEvery: 8, SKUs: inventories},
-		Audit: crashtest.AuditConfig{Explain: databaseFault},
+	roundsOnPostgres(t, crashtest.AuditConfig{Explain: databaseFault}, func(ctx context.Context, pg *pgserver.Server, r *crashtest.Round) error {
+		sig := syscall.SIGQUIT // immediate: no checkpoint, crash recovery at start
+		if r.Index%2 == 1 {
+			sig = syscall.SIGINT // fast: sessions cut, clean checkpoint
+		}
+		pg.Stop(sig)
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		d, err := crashtest.AwaitReadiness(wctx, r.Client, false)
+		cancel()
+		if err != nil {
+			return err
+		}
+		t.Logf("round %d: database stopped with %v; /readyz not ready after %v", r.Index, sig, d.Round(time.Millisecond))
+		time.Sleep(time.Duration(500+r.Rand.IntN(1500)) * time.Millisecond)
+		if err := pg.Start(); err != nil {
+			return err
+		}
+		wctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		d, err = crashtest.AwaitAck(wctx, r.Client, r.Ledger, "probe-"+strings.Repeat("x", r.Index+1))
+		if err != nil {
+			return err
+		}
+		r.Recovered(d)
+		if _, err := crashtest.AwaitReadiness(wctx, r.Client, true); err != nil {
+			return err
+		}
+		return nil
 	})
-	checkSagas(t, res)
 }
 
 // The event store's append statements terminated by pg_terminate_backend
@@ -111,37 +110,25 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 // are of unknown outcome to the client), nothing acknowledged is lost,
 // and serve goes on without a restart.
 func TestPostgresTerminateMidAppend(t *testing.T) {
-	skipShort(t)
-	bin := buildServe(t)
-	pg, url := privatePostgres(t)
-	res := crashtest.Rounds(t, crashtest.RoundsConfig{
-		Seed:   crashtest.Seed(t),
-		Rounds: rounds(),
-		Start:  startOn(bin, url),
-		Setup:  restock,
-		Fault: func(ctx context.Context, r *crashtest.Round) error {
-			end := time.Now().Add(time.Second)
-			killed := 0
-			for time.Now().Before(end) {
-				n, err := pg.TerminateBackends(ctx, "factum", "INSERT INTO")
-				if err != nil {
-					return err
-				}
-				killed += n
-				time.Sleep(time.Duration(5+r.Rand.IntN(30)) * time.Millisecond)
+	roundsOnPostgres(t, crashtest.AuditConfig{Explain: databaseFault}, func(ctx context.Context, pg *pgserver.Server, r *crashtest.Round) error {
+		end := time.Now().Add(time.Second)
+		killed := 0
+		for time.Now().Before(end) {
+			n, err := pg.TerminateBackends(ctx, "factum", "INSERT INTO")
+			if err != nil {
+				return err
 			}
-			t.Logf("round %d: terminated %d backends inside an INSERT", r.Index, killed)
-			if killed == 0 {
-				t.Errorf("round %d: no append was caught in flight: the fault did not strike", r.Index)
-			}
-			wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-			defer cancel()
-			d, err := crashtest.AwaitAck(wctx, r.Client, r.Ledger, "probe-"+strings.Repeat("x", r.Index+1))
-			r.Recovered(d)
-			return err
-		},
-		Load:  crashtest.LoadConfig{OrderEvery: 8, SKUs: inventories},
-		Audit: crashtest.AuditConfig{Explain: databaseFault},
+			killed += n
+			time.Sleep(time.Duration(5+r.Rand.IntN(30)) * time.Millisecond)
+		}
+		t.Logf("round %d: terminated %d backends inside an INSERT", r.Index, killed)
+		if killed == 0 {
+			t.Errorf("round %d: no append was caught in flight: the fault did not strike", r.Index)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		d, err := crashtest.AwaitAck(wctx, r.Client, r.Ledger, "probe-"+strings.Repeat("x", r.Index+1))
+		r.Recovered(d)
+		return err
 	})
-	checkSagas(t, res)
 }

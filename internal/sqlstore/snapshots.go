@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/query/sqlquery"
 	"github.com/factum-go/factum/snapshot"
@@ -26,9 +27,12 @@ var snapshotQueryColumns = sqlquery.SnapshotColumns()
 // that).
 const snapshotSaveAttempts = 3
 
-// Snapshots is the snapshot.QueryStore of one bounded context over one
+// Snapshots is the snapshot backend of one bounded context over one
 // table, the same on every dialect: the backend says where reads and
-// writes run.
+// writes run. The SQL stores put a snapshot.BatchFront over it, which
+// makes the checks of the contract; it runs queries itself
+// (snapshot.Finder) and saves batches (snapshot.BatchSaver,
+// snapshot.CheckpointBatchSaver).
 type Snapshots struct {
 	d       *Dialect
 	context string
@@ -40,15 +44,34 @@ type Snapshots struct {
 	// UpsertSQL and TenantSQL are the save's statements, for a backend
 	// that prepares them; LoadSQL reads one snapshot.
 	UpsertSQL, TenantSQL, LoadSQL string
+	scanSQL                       string
+
+	// join returns the shared checkpoint store under a checkpoint store
+	// of the same database, nil for any other: a batch saved with it
+	// writes its checkpoint in the snapshots' transaction.
+	join func(event.CheckpointStore) *Checkpoints
+
+	// Front is the front end over the backend that a SQL store embeds:
+	// it serves the backend's bounded context, its errors named after the
+	// dialect.
+	Front *snapshot.BatchFront
 }
 
-var _ snapshot.QueryStore = (*Snapshots)(nil)
+var (
+	_ snapshot.Backend              = (*Snapshots)(nil)
+	_ snapshot.Finder               = (*Snapshots)(nil)
+	_ snapshot.BatchSaver           = (*Snapshots)(nil)
+	_ snapshot.CheckpointBatchSaver = (*Snapshots)(nil)
+)
 
-// NewSnapshots returns the snapshot store of boundedContext in db, reading
-// through read and saving through write (nil: through read, as it comes), applying its schema migrations
-// from fsys (component "snapshot:<context>", table
-// factum_<context>_snapshots) if they are not applied yet.
-func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, read Executor, write WriteFunc) (*Snapshots, error) {
+// NewSnapshots returns the snapshot backend of boundedContext in db, and
+// its front end, reading through read and saving through write (nil:
+// through read, as it comes), applying its schema migrations from fsys
+// (component "snapshot:<context>", table factum_<context>_snapshots) if
+// they are not applied yet. join finds the checkpoint stores of the same
+// database (see CheckpointsOf); nil joins none.
+func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, read Executor, write WriteFunc,
+	join func(event.CheckpointStore) *Checkpoints) (*Snapshots, error) {
 	table, err := Setup(ctx, d, db, Component{Name: "snapshot", FS: fsys, Table: "snapshots"}, boundedContext)
 	if err != nil {
 		return nil, err
@@ -57,7 +80,12 @@ func NewSnapshots(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boun
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshots(d, boundedContext, table, read, write, tr), nil
+	s := newSnapshots(d, boundedContext, table, read, write, tr)
+	s.join = join
+	if s.Front, err = snapshot.NewBatch(s, snapshot.Config{Context: boundedContext, Name: d.Name}); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func newSnapshots(d *Dialect, boundedContext, table string, read Executor, write WriteFunc, tr *sqlquery.Translator) *Snapshots {
@@ -77,6 +105,8 @@ func newSnapshots(d *Dialect, boundedContext, table string, read Executor, write
 		WHERE ` + table + `.version <= excluded.version AND ` + table + `.tenant_id = excluded.tenant_id`,
 		TenantSQL: `SELECT tenant_id FROM ` + table + key,
 		LoadSQL:   `SELECT ` + SnapshotColumns + ` FROM ` + table + key,
+		scanSQL: `SELECT ` + SnapshotColumns + ` FROM ` + table + ` WHERE aggregate = ` + p(1) + ` AND aggregate_id > ` + p(2) +
+			` ORDER BY aggregate_id LIMIT ` + p(3),
 	}
 }
 
@@ -86,35 +116,17 @@ func (s *Snapshots) Context() string { return s.context }
 // Table returns the quoted snapshot table.
 func (s *Snapshots) Table() string { return s.table }
 
-// checkContext refuses aggregates of another bounded context: the table
-// holds one context only.
-func (s *Snapshots) checkContext(named factum.NamedAggregate) error {
-	if named.Context != s.context {
-		return factum.IllegalArgument(fmt.Sprintf("%s: the snapshot store of context %q cannot serve %s", s.d.Name, s.context, named))
-	}
-	return nil
-}
-
-// Save implements snapshot.Store: one upsert; when it changes no row, the
-// stored tenant, read where the upsert ran, says why (another tenant is a
-// TenantMismatch error, the same tenant a stale version). A row's tenant
-// never changes once written, so that read cannot be misled by a save in
+// Save implements snapshot.Backend: one upsert; when it changes no row,
+// the stored tenant, read where the upsert ran, says why (another tenant
+// is RefusedTenant, the same tenant a stale version). A row's tenant never
+// changes once written, so that read cannot be misled by a save in
 // between.
-func (s *Snapshots) Save(ctx context.Context, snap snapshot.Snapshot) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if err := snap.Validate(); err != nil {
-		return false, err
-	}
-	if err := s.checkContext(snap.AggregateID.NamedAggregate); err != nil {
-		return false, err
-	}
+func (s *Snapshots) Save(ctx context.Context, snap snapshot.Snapshot) (snapshot.Outcome, error) {
 	if err := s.checkText(&snap); err != nil {
-		return false, err
+		return 0, err
 	}
 	id := snap.AggregateID
-	tenant := id.TenantOrDefault()
+	tenant := id.Tenant
 	args := []any{id.Aggregate, id.ID, tenant, snap.OwnerID, snap.Version, snap.EventID, snap.FirstOperator, snap.Operator,
 		ToMillis(snap.FirstEventTime), ToMillis(snap.EventTime), ToMillis(snap.SnapshotTime), snap.Deleted, s.d.JSON(snap.State)}
 	for range snapshotSaveAttempts {
@@ -128,17 +140,19 @@ func (s *Snapshots) Save(ctx context.Context, snap snapshot.Snapshot) (bool, err
 		saved, gone, stored := op.saved, op.gone, op.stored
 		switch {
 		case err != nil && s.d.DataError != nil && s.d.DataError(err):
-			return false, factum.Errorf(factum.CodeIllegalArgument, "%s: the database refused the snapshot of %s v%d: %w", s.d.Name, id, snap.Version, err)
+			return 0, factum.Errorf(factum.CodeIllegalArgument, "%s: the database refused the snapshot of %s v%d: %w", s.d.Name, id, snap.Version, err)
 		case err != nil:
-			return false, fmt.Errorf("%s: save snapshot of %s v%d: %w", s.d.Name, id, snap.Version, err)
+			return 0, fmt.Errorf("%s: save snapshot of %s v%d: %w", s.d.Name, id, snap.Version, err)
 		case gone:
 			continue
-		case !saved && stored != tenant:
-			return false, snapshot.TenantMismatch(id)
+		case saved:
+			return snapshot.Saved, nil
+		case stored != tenant:
+			return snapshot.RefusedTenant, nil
 		}
-		return saved, nil
+		return snapshot.Stale, nil
 	}
-	return false, factum.Errorf(factum.CodeInternalServerError, "%s: save snapshot of %s v%d: the stored row kept disappearing", s.d.Name, id, snap.Version)
+	return 0, factum.Errorf(factum.CodeInternalServerError, "%s: save snapshot of %s v%d: the stored row kept disappearing", s.d.Name, id, snap.Version)
 }
 
 // snapshotSave is the outcome of one save statement.
@@ -182,27 +196,22 @@ func (s *Snapshots) checkText(snap *snapshot.Snapshot) error {
 	return nil
 }
 
-// Load implements snapshot.Store.
-func (s *Snapshots) Load(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, error) {
-	if err := ctx.Err(); err != nil {
-		return snapshot.Snapshot{}, err
-	}
-	if err := id.Validate(); err != nil {
-		return snapshot.Snapshot{}, err
-	}
-	if err := s.checkContext(id.NamedAggregate); err != nil {
-		return snapshot.Snapshot{}, err
-	}
+// Load implements snapshot.Backend.
+func (s *Snapshots) Load(ctx context.Context, id factum.AggregateID) (snapshot.Snapshot, bool, error) {
 	snap, err := scanSnapshot(id.NamedAggregate, s.read.QueryRow(ctx, s.LoadSQL, id.Aggregate, id.ID))
 	switch {
 	case s.d.NoRows(err):
-		return snapshot.Snapshot{}, snapshot.NotFound(id)
+		return snapshot.Snapshot{}, false, nil
 	case err != nil:
-		return snapshot.Snapshot{}, fmt.Errorf("%s: load snapshot of %s: %w", s.d.Name, id, err)
-	case snap.AggregateID.Tenant != id.TenantOrDefault():
-		return snapshot.Snapshot{}, snapshot.TenantMismatch(id)
+		return snapshot.Snapshot{}, false, fmt.Errorf("%s: load snapshot of %s: %w", s.d.Name, id, err)
 	}
-	return snap, nil
+	return snap, true, nil
+}
+
+// Scan implements snapshot.Backend. The columns compare in byte order
+// (BINARY, COLLATE "C").
+func (s *Snapshots) Scan(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]snapshot.Snapshot, error) {
+	return s.query(ctx, "scan", named, sqlquery.Statement{SQL: s.scanSQL, Args: []any{named.Aggregate, afterID, limit}}, min(limit, 64))
 }
 
 // scope restricts a statement to one aggregate type.
@@ -210,40 +219,32 @@ func (s *Snapshots) scope(named factum.NamedAggregate) sqlquery.Statement {
 	return sqlquery.Statement{SQL: s.tr.Alias() + ".aggregate = " + s.d.Param(1), Args: []any{named.Aggregate}}
 }
 
-func (s *Snapshots) checkQuery(ctx context.Context, named factum.NamedAggregate) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := named.Validate(); err != nil {
-		return err
-	}
-	return s.checkContext(named)
-}
-
-// Find implements snapshot.Querier.
+// Find implements snapshot.Finder.
 func (s *Snapshots) Find(ctx context.Context, named factum.NamedAggregate, plan query.Plan) ([]snapshot.Snapshot, error) {
-	if err := s.checkQuery(ctx, named); err != nil {
-		return nil, err
-	}
 	st, err := s.FindStatement(named, plan)
 	if err != nil {
 		return nil, err
 	}
+	return s.query(ctx, "find", named, st, min(plan.Limit, 64))
+}
+
+// query runs a SELECT of SnapshotColumns; what names it in errors.
+func (s *Snapshots) query(ctx context.Context, what string, named factum.NamedAggregate, st sqlquery.Statement, capacity int) ([]snapshot.Snapshot, error) {
 	rows, err := s.read.Query(ctx, st.SQL, st.Args...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: find snapshots of %s: %w", s.d.Name, named, err)
+		return nil, fmt.Errorf("%s: %s snapshots of %s: %w", s.d.Name, what, named, err)
 	}
 	defer rows.Close()
-	out := make([]snapshot.Snapshot, 0, min(plan.Limit, 64))
+	out := make([]snapshot.Snapshot, 0, max(capacity, 0))
 	for rows.Next() {
 		snap, err := scanSnapshot(named, rows)
 		if err != nil {
-			return nil, fmt.Errorf("%s: find snapshots of %s: %w", s.d.Name, named, err)
+			return nil, fmt.Errorf("%s: %s snapshots of %s: %w", s.d.Name, what, named, err)
 		}
 		out = append(out, snap)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: find snapshots of %s: %w", s.d.Name, named, err)
+		return nil, fmt.Errorf("%s: %s snapshots of %s: %w", s.d.Name, what, named, err)
 	}
 	return out, nil
 }
@@ -253,11 +254,8 @@ func (s *Snapshots) FindStatement(named factum.NamedAggregate, plan query.Plan) 
 	return s.tr.Find(plan, s.table, snapshotQueryColumns, s.scope(named))
 }
 
-// Count implements snapshot.Querier.
+// Count implements snapshot.Finder.
 func (s *Snapshots) Count(ctx context.Context, named factum.NamedAggregate, cond query.Condition) (int64, error) {
-	if err := s.checkQuery(ctx, named); err != nil {
-		return 0, err
-	}
 	st, err := s.tr.Count(cond, s.table, s.scope(named))
 	if err != nil {
 		return 0, err

@@ -17,49 +17,32 @@ type TxRunner interface {
 	InTx(ctx context.Context, fn func(ctx context.Context, ex Executor) error) error
 }
 
-// SaveBatch saves snaps in one transaction, each by the upsert Save runs
-// (a version never moves backwards, an equal one repairs, a row never
-// changes tenant); on an error none is saved. saved[i] reports whether
-// snaps[i] was written: false means a newer version, or another tenant's
-// row, holds its aggregate.
+// SaveBatch implements snapshot.BatchSaver: one transaction of the
+// upserts Save runs.
 func (s *Snapshots) SaveBatch(ctx context.Context, snaps []snapshot.Snapshot) ([]bool, error) {
 	saved, _, err := s.SaveBatchAt(ctx, snaps, nil, factum.Function{}, factum.Position{})
 	return saved, err
 }
 
-// SaveBatchAt is SaveBatch that, when cps is a checkpoint store of the
-// same database, also saves group's position pos (by the checkpoint
-// upsert, which never moves it backwards) in the same transaction and
-// reports checkpointed; otherwise the caller saves the checkpoint.
-func (s *Snapshots) SaveBatchAt(ctx context.Context, snaps []snapshot.Snapshot, cps *Checkpoints, group factum.Function, pos factum.Position) (saved []bool, checkpointed bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, false, err
-	}
+// SaveBatchAt implements snapshot.CheckpointBatchSaver: the checkpoint
+// joins the snapshots' transaction when checkpoints is a store of the
+// same database.
+func (s *Snapshots) SaveBatchAt(ctx context.Context, snaps []snapshot.Snapshot, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position) (saved []bool, checkpointed bool, err error) {
 	args := make([][]any, len(snaps))
 	for i := range snaps {
 		snap := &snaps[i]
-		if err := snap.Validate(); err != nil {
-			return nil, false, err
-		}
-		if err := s.checkContext(snap.AggregateID.NamedAggregate); err != nil {
-			return nil, false, err
-		}
 		if err := s.checkText(snap); err != nil {
 			return nil, false, err
 		}
 		id := snap.AggregateID
-		args[i] = []any{id.Aggregate, id.ID, id.TenantOrDefault(), snap.OwnerID, snap.Version, snap.EventID, snap.FirstOperator,
+		args[i] = []any{id.Aggregate, id.ID, id.Tenant, snap.OwnerID, snap.Version, snap.EventID, snap.FirstOperator,
 			snap.Operator, ToMillis(snap.FirstEventTime), ToMillis(snap.EventTime), ToMillis(snap.SnapshotTime), snap.Deleted, s.d.JSON(snap.State)}
 	}
-	join := cps != nil && sameExecutor(s.read, cps.read)
-	if join {
-		if err := event.ValidateGroup(group); err != nil {
-			return nil, false, err
-		}
-		if err := event.ValidatePosition(pos); err != nil {
-			return nil, false, err
-		}
+	var cps *Checkpoints
+	if checkpoints != nil && s.join != nil {
+		cps = s.join(checkpoints)
 	}
+	join := cps != nil && sameExecutor(s.read, cps.read)
 	run := s.write
 	if run == nil {
 		tr, ok := s.read.(TxRunner)
@@ -104,4 +87,18 @@ func sameExecutor(a, b Executor) bool {
 	}
 	t := reflect.TypeOf(a)
 	return t == reflect.TypeOf(b) && t.Comparable() && a == b
+}
+
+// CheckpointsOf returns the join of NewSnapshots for a backend whose checkpoint
+// stores are of type T, each over the shared store shared returns: nil
+// for any other checkpoint store.
+func CheckpointsOf[T event.CheckpointStore](shared func(T) event.CheckpointStore) func(event.CheckpointStore) *Checkpoints {
+	return func(c event.CheckpointStore) *Checkpoints {
+		t, ok := c.(T)
+		if !ok {
+			return nil
+		}
+		core, _ := shared(t).(*Checkpoints)
+		return core
+	}
 }

@@ -153,6 +153,44 @@ func (r snapshotRow) document() (query.Document, error) {
 	}, nil
 }
 
+// rowScanner is what the rows of both drivers (database/sql, pgx) have.
+type rowScanner interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// readDocuments reads every row: one column holding the whole document
+// when document is set, the snapshot columns otherwise.
+func readDocuments(rows rowScanner, document bool) ([]query.Document, error) {
+	docs := []query.Document{}
+	for rows.Next() {
+		var d query.Document
+		var err error
+		if document {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				return nil, err
+			}
+			d, err = query.ParseDocument(raw, true)
+		} else {
+			var r snapshotRow
+			var state []byte // json.RawMessage is not a type database/sql scans into
+			if err := rows.Scan(&r.AggregateID, &r.TenantID, &r.OwnerID, &r.Version, &r.EventID, &r.FirstOperator,
+				&r.Operator, &r.FirstEventTime, &r.EventTime, &r.SnapshotTime, &r.Deleted, &state); err != nil {
+				return nil, err
+			}
+			r.State = state
+			d, err = r.document()
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+	return docs, rows.Err()
+}
+
 // documentSchema keeps each whole document in one JSON column.
 func documentSchema() sqlquery.Schema {
 	return sqlquery.Schema{Alias: "d", Document: "doc"}

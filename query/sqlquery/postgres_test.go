@@ -22,30 +22,7 @@ func (b postgresBackend) rows(ctx context.Context, st sqlquery.Statement) ([]que
 		return nil, err
 	}
 	defer rows.Close()
-	docs := []query.Document{}
-	for rows.Next() {
-		var d query.Document
-		if b.document {
-			var raw []byte
-			if err := rows.Scan(&raw); err != nil {
-				return nil, err
-			}
-			if d, err = query.ParseDocument(raw, true); err != nil {
-				return nil, err
-			}
-		} else {
-			var r snapshotRow
-			if err := rows.Scan(&r.AggregateID, &r.TenantID, &r.OwnerID, &r.Version, &r.EventID, &r.FirstOperator,
-				&r.Operator, &r.FirstEventTime, &r.EventTime, &r.SnapshotTime, &r.Deleted, &r.State); err != nil {
-				return nil, err
-			}
-			if d, err = r.document(); err != nil {
-				return nil, err
-			}
-		}
-		docs = append(docs, d)
-	}
-	return docs, rows.Err()
+	return readDocuments(rows, b.document)
 }
 
 func (b postgresBackend) count(ctx context.Context, st sqlquery.Statement) (int64, error) {

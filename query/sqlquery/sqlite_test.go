@@ -23,32 +23,7 @@ func (b sqliteBackend) rows(ctx context.Context, st sqlquery.Statement) ([]query
 		return nil, err
 	}
 	defer rows.Close()
-	docs := []query.Document{}
-	for rows.Next() {
-		var d query.Document
-		if b.document {
-			var raw string
-			if err := rows.Scan(&raw); err != nil {
-				return nil, err
-			}
-			if d, err = query.ParseDocument([]byte(raw), true); err != nil {
-				return nil, err
-			}
-		} else {
-			var r snapshotRow
-			var state string
-			if err := rows.Scan(&r.AggregateID, &r.TenantID, &r.OwnerID, &r.Version, &r.EventID, &r.FirstOperator,
-				&r.Operator, &r.FirstEventTime, &r.EventTime, &r.SnapshotTime, &r.Deleted, &state); err != nil {
-				return nil, err
-			}
-			r.State = []byte(state)
-			if d, err = r.document(); err != nil {
-				return nil, err
-			}
-		}
-		docs = append(docs, d)
-	}
-	return docs, rows.Err()
+	return readDocuments(rows, b.document)
 }
 
 func (b sqliteBackend) count(ctx context.Context, st sqlquery.Statement) (int64, error) {

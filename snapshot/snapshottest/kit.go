@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ConcurrentSavesKeepHighest", testConcurrentSaves},
 		{"ConcurrentAggregates", testConcurrentAggregates},
 		{"ConcurrentTenantsOneWins", testTenantRace},
+		{"FastPathsMatchFallbacks", testFastPaths},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -83,6 +83,7 @@ func Run(t *testing.T, b Backend) {
 		snapshottest.Run(t, func(*testing.T) snapshot.Store { return st })
 	})
 	t.Run("SnapshotStoreContextNames", b.snapshotStoreContextNames)
+	t.Run("SnapshotStoreBatches", b.snapshotStoreBatches)
 	t.Run("CheckpointStoreContract", func(t *testing.T) {
 		stores := b.Open(t)
 		checkpointtest.Run(t, func(t *testing.T) event.CheckpointStore { return Must(stores.Checkpoints("shop"))(t) })

@@ -1,0 +1,97 @@
+package snapshot
+
+import (
+	"context"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+)
+
+// BatchFront is the front end of a backend that saves many snapshots in
+// one atomic write: a [Front] that also forwards SaveBatch and
+// SaveBatchAt, after the checks Save makes of each snapshot. The
+// snapshotter saves a consumer batch's snapshots through them (its
+// BatchSaver and CheckpointBatchSaver), so a store of such a backend
+// embeds a BatchFront, never a plain Front, which would hide them. A
+// BatchFront is safe for concurrent use.
+type BatchFront struct {
+	*Front
+	batch BatchSaver           // nil: SaveBatchAt without checkpoints
+	at    CheckpointBatchSaver // nil: SaveBatch, the caller checkpoints
+}
+
+// NewBatch returns the front end over b, which implements BatchSaver or
+// CheckpointBatchSaver (or both); it refuses a backend of neither.
+func NewBatch(b Backend, cfg Config) (*BatchFront, error) {
+	f, err := New(b, cfg)
+	if err != nil {
+		return nil, err
+	}
+	bf := &BatchFront{Front: f}
+	bf.batch, _ = b.(BatchSaver)
+	bf.at, _ = b.(CheckpointBatchSaver)
+	if bf.batch == nil && bf.at == nil {
+		return nil, factum.IllegalArgument("snapshot: NewBatch: the backend saves no batches")
+	}
+	return bf, nil
+}
+
+// checkBatch makes Save's checks of every snapshot, on a copy of snaps
+// as the backend gets them.
+func (f *BatchFront) checkBatch(ctx context.Context, snaps []Snapshot) ([]Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Snapshot, len(snaps))
+	copy(out, snaps)
+	for i := range out {
+		if err := f.checkSave(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// SaveBatch saves snaps in one atomic write, each as Save would (a
+// version never moves backwards, an equal one repairs, a snapshot never
+// changes tenant); on an error none is saved. saved[i] reports whether
+// snaps[i] was written: false means a newer version, or another tenant's
+// snapshot, holds its aggregate. It is the snapshotter's fast path for the
+// snapshots of one consumer batch.
+func (f *BatchFront) SaveBatch(ctx context.Context, snaps []Snapshot) ([]bool, error) {
+	snaps, err := f.checkBatch(ctx, snaps)
+	if err != nil {
+		return nil, err
+	}
+	if f.batch == nil {
+		saved, _, err := f.at.SaveBatchAt(ctx, snaps, nil, factum.Function{}, factum.Position{})
+		return saved, err
+	}
+	return f.batch.SaveBatch(ctx, snaps)
+}
+
+// SaveBatchAt is SaveBatch that, when checkpoints is a checkpoint store
+// the backend writes in the same transaction (a CheckpointStore of the
+// same database), also saves group's checkpoint at pos (never moving it
+// backwards) there and reports checkpointed; otherwise it saves the
+// snapshots alone and the caller saves the checkpoint. With checkpoints
+// set, it refuses an invalid group or position.
+func (f *BatchFront) SaveBatchAt(ctx context.Context, snaps []Snapshot, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position) (saved []bool, checkpointed bool, err error) {
+	snaps, err = f.checkBatch(ctx, snaps)
+	if err != nil {
+		return nil, false, err
+	}
+	if checkpoints != nil {
+		if err := event.ValidateGroup(group); err != nil {
+			return nil, false, err
+		}
+		if err := event.ValidatePosition(pos); err != nil {
+			return nil, false, err
+		}
+	}
+	if f.at == nil {
+		saved, err := f.batch.SaveBatch(ctx, snaps)
+		return saved, false, err
+	}
+	return f.at.SaveBatchAt(ctx, snaps, checkpoints, group, pos)
+}
