@@ -86,5 +86,8 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 }
 
 // SQLTx returns the *sql.Tx behind a projection's transaction on SQLite,
-// for the database/sql API beyond Exec and QueryRow.
+// for the database/sql API beyond Exec, QueryRow and Queue. Statements
+// queued with Queue and not run yet run at the transaction's next Exec,
+// QueryRow or commit, after what is done directly on the *sql.Tx
+// meanwhile.
 func SQLTx(tx projection.Tx) (*sql.Tx, bool) { return sqlstore.Raw[*sql.Tx](tx) }

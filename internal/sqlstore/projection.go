@@ -14,8 +14,10 @@ import (
 // model's statements, the projections' checkpoints, their builds' state
 // and failure marks in one transaction.
 type ProjectionTx struct {
-	p      *Projections
-	tx     Executor
+	p *Projections
+	// tx runs each statement after the queued ones (WithTables's copies
+	// share it).
+	tx     *txQueue
 	tables projection.Tables
 	// lockLoad and ensure make Checkpoint hold the group's row until the
 	// transaction ends, on a database whose transactions run side by side.
@@ -27,7 +29,7 @@ type ProjectionTx struct {
 
 var _ projection.Txn = (*ProjectionTx)(nil)
 
-// Exec implements projection.Tx.
+// Exec implements projection.Tx: the queued statements run first.
 func (t *ProjectionTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return t.tx.Exec(ctx, query, args...)
 }
@@ -68,9 +70,11 @@ func (t *ProjectionTx) SaveCheckpoint(ctx context.Context, group factum.Function
 	if err := event.ValidatePosition(pos); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, t.p.cps.Upsert, t.p.cps.UpsertArgs(group, pos)...); err != nil {
-		return fmt.Errorf("%s: save checkpoint of %s at %s: %w", t.p.cps.d.Name, group, pos, err)
-	}
+	// Queued: it runs in the round trip of the projection's statements.
+	t.tx.add(queuedStatement{
+		Statement: Statement{SQL: t.p.cps.Upsert, Args: t.p.cps.UpsertArgs(group, pos)}, index: -1,
+		what: fmt.Sprintf("save checkpoint of %s at %s", group, pos),
+	})
 	return nil
 }
 
@@ -142,10 +146,18 @@ func (t *ProjectionTx) DeleteMarks(ctx context.Context, group factum.Function) e
 }
 
 // Commit implements projection.Txn.
-func (t *ProjectionTx) Commit(ctx context.Context) error { return t.end(ctx, true) }
+func (t *ProjectionTx) Commit(ctx context.Context) error {
+	if err := t.Flush(ctx); err != nil {
+		return err
+	}
+	return t.end(ctx, true)
+}
 
 // Rollback implements projection.Txn.
-func (t *ProjectionTx) Rollback(ctx context.Context) error { return t.end(ctx, false) }
+func (t *ProjectionTx) Rollback(ctx context.Context) error {
+	t.tx.pending = nil
+	return t.end(ctx, false)
+}
 
 // BeginFunc starts a backend's transaction for a projection: the executor
 // over it, the driver's transaction, and the function that ends it (a
@@ -219,7 +231,7 @@ func (p *Projections) Begin(ctx context.Context) (projection.Txn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: projection store %s: %w", p.cps.d.Name, p.cps.table, err)
 	}
-	t := &ProjectionTx{p: p, tx: tx, lockLoad: p.cps.Load, end: end, Raw: raw}
+	t := &ProjectionTx{p: p, tx: &txQueue{raw: tx, d: p.cps.d}, lockLoad: p.cps.Load, end: end, Raw: raw}
 	if p.lock {
 		t.lockLoad = p.cps.Load + ` FOR UPDATE`
 		t.ensure = "INSERT INTO " + p.cps.table + " (context, processor, name, tx, seq) VALUES (" + p.cps.d.params(1, 3) + ", 0, 0) ON CONFLICT DO NOTHING"
