@@ -26,15 +26,8 @@ type ProjectionStore = sqlstore.Projections
 // applying the checkpoint and projection tables' migrations if they are
 // not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "projection", FS: migrations, Table: "projections"}, boundedContext); err != nil {
-		return nil, err
-	}
-	return sqlstore.NewProjections(sqlstore.ProjectionsConfig{
-		Checkpoints: cps, Context: boundedContext, Lock: true, Reader: pgxexec.New(db.Pool()),
+	return sqlstore.OpenProjections(ctx, &dialect, db.migrator(), migrations, boundedContext, sqlstore.ProjectionsConfig{
+		Lock: true, Reader: pgxexec.New(db.Pool()),
 		Begin: func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
 			tx, err := db.Pool().Begin(ctx)
 			if err != nil {
@@ -80,7 +73,7 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 			rows.Close()
 			return res, rows.Err()
 		},
-	}), nil
+	})
 }
 
 // PgxTx returns the pgx.Tx behind a projection's transaction on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
@@ -19,10 +20,10 @@ type ProjectionTx struct {
 	// share it).
 	tx     *txQueue
 	tables projection.Tables
-	// lockLoad and ensure make Checkpoint hold the group's row until the
+	// lockLoad makes Checkpoint hold the group's row until the
 	// transaction ends, on a database whose transactions run side by side.
-	lockLoad, ensure string
-	end              func(ctx context.Context, commit bool) error
+	lockLoad string
+	end      func(ctx context.Context, commit bool) error
 	// Raw is the driver's transaction (*sql.Tx, pgx.Tx).
 	Raw any
 }
@@ -53,11 +54,6 @@ func (t *ProjectionTx) WithTables(tables projection.Tables) projection.Txn {
 func (t *ProjectionTx) Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error) {
 	if err := event.ValidateGroup(group); err != nil {
 		return factum.Position{}, err
-	}
-	if t.ensure != "" {
-		if _, err := t.tx.Exec(ctx, t.ensure, group.Context, group.Processor, group.Name); err != nil {
-			return factum.Position{}, fmt.Errorf("%s: checkpoint of %s: %w", t.p.cps.d.Name, group, err)
-		}
 	}
 	return t.p.cps.load(ctx, t.tx, t.lockLoad, group)
 }
@@ -202,6 +198,22 @@ type Projections struct {
 
 var _ projection.Store = (*Projections)(nil)
 
+// OpenProjections returns the projection store of boundedContext in db,
+// applying the checkpoint and projection tables' migrations (from fsys)
+// if they are not applied yet; cfg's Checkpoints and Context are set
+// here.
+func OpenProjections(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, cfg ProjectionsConfig) (*Projections, error) {
+	cps, err := NewCheckpoints(ctx, d, db, fsys, boundedContext, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Setup(ctx, d, db, Component{Name: "projection", FS: fsys, Table: "projections"}, boundedContext); err != nil {
+		return nil, err
+	}
+	cfg.Checkpoints, cfg.Context = cps, boundedContext
+	return NewProjections(cfg), nil
+}
+
 // NewProjections returns the projection store of cfg; the tables named
 // above come from the migrations of component "projection:<context>",
 // which the backend applies first.
@@ -233,8 +245,10 @@ func (p *Projections) Begin(ctx context.Context) (projection.Txn, error) {
 	}
 	t := &ProjectionTx{p: p, tx: &txQueue{raw: tx, d: p.cps.d}, lockLoad: p.cps.Load, end: end, Raw: raw}
 	if p.lock {
-		t.lockLoad = p.cps.Load + ` FOR UPDATE`
-		t.ensure = "INSERT INTO " + p.cps.table + " (context, processor, name, tx, seq) VALUES (" + p.cps.d.params(1, 3) + ", 0, 0) ON CONFLICT DO NOTHING"
+		// One statement makes the row if there is none and locks it: an
+		// upsert that changes nothing returns the row as last committed.
+		t.lockLoad = "INSERT INTO " + p.cps.table + " AS c (context, processor, name, tx, seq) VALUES (" + p.cps.d.params(1, 3) +
+			", 0, 0) ON CONFLICT (context, processor, name) DO UPDATE SET tx = c.tx RETURNING tx, seq"
 	}
 	return t, nil
 }
