@@ -13,7 +13,8 @@ import (
 )
 
 // Statements queued with Tx.Queue take effect in order with the
-// function's own, and a queued statement's failure is its stream's,
+// function's own (a QueryRow after Queue reads the queued write), and a
+// queued statement's failure is its stream's,
 // wherever it surfaces: one stream's failing INSERT surfaces at the next
 // stream's Exec, another's failing Check at the commit. Exactly those two
 // streams are recorded and passed; every other stream counts once.
@@ -32,9 +33,18 @@ func queuedFailuresAreTheirStreams(t *testing.T, st projection.Store) {
 			tx.Queue(projection.Statement{SQL: upsert, Args: []any{s.AggregateID.ID}, Check: func(int64) error {
 				return factum.IllegalState("kit: the check refuses the row")
 			}})
-		case i%2 == 0: // half the streams write at once, after what is queued
+		case i%4 == 0: // a quarter of the streams write at once, after what is queued
 			_, err := tx.Exec(ctx, upsert, s.AggregateID.ID)
 			return err
+		case i%4 == 2: // a quarter queue, then read their own write back
+			tx.Queue(projection.Statement{SQL: upsert, Args: []any{s.AggregateID.ID}})
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT n FROM `+c.table+` WHERE aggregate_id = $1`, s.AggregateID.ID).Scan(&n); err != nil {
+				return err
+			}
+			if n != 1 {
+				return fmt.Errorf("kit: QueryRow after Queue reads n = %d, want 1 (the queued upsert first)", n)
+			}
 		default:
 			tx.Queue(projection.Statement{SQL: upsert, Args: []any{s.AggregateID.ID}})
 		}
