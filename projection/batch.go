@@ -212,6 +212,14 @@ func (r *Runner) applyCommit(ctx context.Context, l *lane, tx Txn, batch []factu
 		}
 		applied = append(applied, queuedFrom{stream: i, queued: tx.Queued()})
 		if err := r.invoke(ctx, tx, &batch[i]); err != nil {
+			var qe *QueuedError
+			if !errors.As(err, &qe) {
+				// The function may have dropped or reworded a queued
+				// statement's error: the transaction still holds it.
+				if ferr := tx.Flush(ctx); errors.As(ferr, &qe) {
+					err = qe
+				}
+			}
 			return owner(err, applied, i), err, nil
 		}
 	}

@@ -14,10 +14,11 @@ import (
 
 // Statements queued with Tx.Queue take effect in order with the
 // function's own (a QueryRow after Queue reads the queued write), and a
-// queued statement's failure is its stream's,
-// wherever it surfaces: one stream's failing INSERT surfaces at the next
-// stream's Exec, another's failing Check at the commit. Exactly those two
-// streams are recorded and passed; every other stream counts once.
+// queued statement's failure is its stream's, wherever it surfaces: one
+// stream's failing INSERT surfaces at the next stream's Exec (whose
+// function rewords the error without %w), another's failing Check at the
+// commit. Exactly those two streams are recorded and passed; every other
+// stream counts once.
 func queuedFailuresAreTheirStreams(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 30, 30)
 	c := newCounts()
@@ -33,9 +34,10 @@ func queuedFailuresAreTheirStreams(t *testing.T, st projection.Store) {
 			tx.Queue(projection.Statement{SQL: upsert, Args: []any{s.AggregateID.ID}, Check: func(int64) error {
 				return factum.IllegalState("kit: the check refuses the row")
 			}})
-		case i%4 == 0: // a quarter of the streams write at once, after what is queued
-			_, err := tx.Exec(ctx, upsert, s.AggregateID.ID)
-			return err
+		case i%4 == 0: // a quarter write at once, after what is queued, and reword an error
+			if _, err := tx.Exec(ctx, upsert, s.AggregateID.ID); err != nil {
+				return fmt.Errorf("kit: %v", err)
+			}
 		case i%4 == 2: // a quarter queue, then read their own write back
 			tx.Queue(projection.Statement{SQL: upsert, Args: []any{s.AggregateID.ID}})
 			var n int
