@@ -15,12 +15,12 @@ import (
 )
 
 // recorder is a transaction's executor that records what reaches the
-// database: statements run one by one, and batches.
+// database: statements run one by one, and batches (batchRecorder, which
+// has ExecBatch).
 type recorder struct {
 	mu      sync.Mutex
 	execs   []string
 	batches [][]string
-	batch   bool // whether it has ExecBatch (batchRecorder)
 }
 
 func (r *recorder) Exec(_ context.Context, query string, _ ...any) (int64, error) {
