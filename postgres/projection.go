@@ -26,21 +26,14 @@ type ProjectionStore = sqlstore.Projections
 // applying the checkpoint and projection tables' migrations if they are
 // not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "projection", FS: migrations, Table: "projections"}, boundedContext); err != nil {
-		return nil, err
-	}
-	return sqlstore.NewProjections(sqlstore.ProjectionsConfig{
-		Checkpoints: cps, Context: boundedContext, Lock: true, Reader: pgxexec.New(db.Pool()),
+	return sqlstore.OpenProjections(ctx, &dialect, db.migrator(), migrations, boundedContext, sqlstore.ProjectionsConfig{
+		Lock: true, Reader: pgxexec.New(db.Pool()),
 		Begin: func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
 			tx, err := db.Pool().Begin(ctx)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			return pgxexec.New(tx), tx, func(ctx context.Context, commit bool) error {
+			return batchExec{pgxexec.New(tx), tx}, tx, func(ctx context.Context, commit bool) error {
 				if commit {
 					return tx.Commit(ctx)
 				}
@@ -80,9 +73,39 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 			rows.Close()
 			return res, rows.Err()
 		},
-	}), nil
+	})
 }
 
 // PgxTx returns the pgx.Tx behind a projection's transaction on
-// PostgreSQL, for pgx's API beyond Exec and QueryRow (CopyFrom, batches).
+// PostgreSQL, for pgx's API beyond Exec, QueryRow and Queue (CopyFrom).
+// Statements queued with Queue and not run yet run at the transaction's
+// next Exec, QueryRow or commit, after what is done directly on the
+// pgx.Tx meanwhile.
 func PgxTx(tx projection.Tx) (pgx.Tx, bool) { return sqlstore.Raw[pgx.Tx](tx) }
+
+// batchExec is a projection transaction's executor, which sends the
+// statements a projection queued in one pipeline.
+type batchExec struct {
+	sqlstore.Executor
+	tx pgx.Tx
+}
+
+// ExecBatch implements sqlstore.BatchExecutor with a pgx batch: one round
+// trip for all the statements.
+func (e batchExec) ExecBatch(ctx context.Context, stmts []sqlstore.Statement) ([]int64, error) {
+	b := &pgx.Batch{}
+	for _, s := range stmts {
+		b.Queue(s.SQL, s.Args...)
+	}
+	br := e.tx.SendBatch(ctx, b)
+	rows := make([]int64, 0, len(stmts))
+	for range stmts {
+		tag, err := br.Exec()
+		if err != nil {
+			_ = br.Close()
+			return rows, err
+		}
+		rows = append(rows, tag.RowsAffected())
+	}
+	return rows, br.Close()
+}

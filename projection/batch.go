@@ -26,16 +26,15 @@ func (r *Runner) step(ctx context.Context, l *lane) (int, factum.Position, error
 		return 0, pos, err
 	}
 	l.caught = false
-	failed, ferr := r.apply(ctx, tx, batch)
+	failed, ferr, err := r.applyCommit(ctx, l, tx, batch)
+	if err != nil {
+		return 0, pos, err
+	}
 	if ferr == nil {
-		if err := r.commit(ctx, l, tx, batch[len(batch)-1].Position); err != nil {
-			return 0, pos, err
-		}
 		r.signalAll(l, batch, nil)
 		l.failing, l.failures = "", 0
 		return len(batch), batch[len(batch)-1].Position, nil
 	}
-	_ = tx.Rollback(context.WithoutCancel(ctx))
 	if ctx.Err() != nil {
 		return 0, pos, ctx.Err()
 	}
@@ -199,18 +198,39 @@ func (r *Runner) at(ctx context.Context, l *lane, pos factum.Position) (Txn, err
 	return tx, nil
 }
 
-// apply runs the function for every stream of the batch it consumes. On a
-// failure it returns the failing stream's index.
-func (r *Runner) apply(ctx context.Context, tx Tx, batch []factum.EventStream) (int, error) {
+// applyCommit runs the function for every stream of the batch it
+// consumes, then saves the checkpoint at the batch's end and commits tx.
+// A stream's failure (its function's error, or at the commit a statement
+// it queued) rolls tx back and is ferr, with the failing stream's index;
+// err is a failure of the transaction itself.
+func (r *Runner) applyCommit(ctx context.Context, l *lane, tx Txn, batch []factum.EventStream) (failed int, ferr, err error) {
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	applied := make([]queuedFrom, 0, len(batch))
 	for i := range batch {
 		if !r.p.wants(&batch[i]) {
 			continue
 		}
+		applied = append(applied, queuedFrom{stream: i, queued: tx.Queued()})
 		if err := r.invoke(ctx, tx, &batch[i]); err != nil {
-			return i, err
+			var qe *QueuedError
+			if !errors.As(err, &qe) {
+				// The function may have dropped or reworded a queued
+				// statement's error: the transaction still holds it.
+				if ferr := tx.Flush(ctx); errors.As(ferr, &qe) {
+					err = qe
+				}
+			}
+			return owner(err, applied, i), err, nil
 		}
 	}
-	return 0, nil
+	if err := r.commit(ctx, l, tx, batch[len(batch)-1].Position); err != nil {
+		var qe *QueuedError
+		if errors.As(err, &qe) && len(applied) > 0 {
+			return owner(qe, applied, applied[len(applied)-1].stream), qe, nil
+		}
+		return 0, nil, err
+	}
+	return 0, nil, nil
 }
 
 // invoke calls the function, turning a panic into an InternalServerError.
@@ -245,12 +265,12 @@ func (r *Runner) commitPrefix(ctx context.Context, l *lane, from factum.Position
 	if err != nil {
 		return err
 	}
-	if _, err := r.apply(ctx, tx, streams); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return fmt.Errorf("projection %s: stream %s: %w", l.group, streams[len(streams)-1].ID, err)
-	}
-	if err := r.commit(ctx, l, tx, streams[len(streams)-1].Position); err != nil {
+	failed, ferr, err := r.applyCommit(ctx, l, tx, streams)
+	if err != nil {
 		return err
+	}
+	if ferr != nil {
+		return fmt.Errorf("projection %s: stream %s: %w", l.group, streams[failed].ID, ferr)
 	}
 	r.signalAll(l, streams, nil)
 	return nil

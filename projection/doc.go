@@ -9,9 +9,11 @@
 //
 // A [Projection] names the events it consumes and the function that
 // writes them; [Setup] creates its tables. The function receives a [Tx]
-// (Exec and QueryRow, in the database's own SQL dialect, and Table, the
-// physical name of a declared table); the adapters also give the native
-// transaction (sqlite.SQLTx, postgres.PgxTx).
+// (Exec and QueryRow, in the database's own SQL dialect; Queue, for
+// statements whose outcome it does not read, which PostgreSQL sends a
+// batch's worth at a time in one round trip; and Table, the physical name
+// of a declared table); the adapters also give the native transaction
+// (sqlite.SQLTx, postgres.PgxTx).
 //
 // With a [Schema] (a version and the table names) a projection has builds,
 // each with tables and a checkpoint of its own, and the store records which

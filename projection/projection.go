@@ -15,6 +15,17 @@ type Tx interface {
 	Exec(ctx context.Context, query string, args ...any) (int64, error)
 	// QueryRow runs a query expected to return at most one row.
 	QueryRow(ctx context.Context, query string, args ...any) Row
+	// Queue adds a statement whose outcome the function does not read
+	// (an INSERT, an upsert, an UPDATE with a Check) to the transaction
+	// without running it. Queued statements run in the order queued,
+	// before the transaction's next Exec or QueryRow and before its
+	// commit, so the function's own statements see their effects;
+	// PostgreSQL sends all that are pending in one round trip, which
+	// makes a batch of streams cost a few round trips instead of some
+	// per stream. A queued statement's failure fails the stream that
+	// queued it, as an error of its function would: its batch rolls
+	// back, and the checkpoint does not pass it.
+	Queue(s Statement)
 	// Table returns the physical name of the projection's table declared
 	// as name (Schema) in the build this transaction writes: a plain SQL
 	// identifier, safe to splice into SQL. A projection without a Schema

@@ -33,7 +33,9 @@ type Txn interface {
 	// at a time), so two runners of a projection never apply one batch.
 	Checkpoint(ctx context.Context, group factum.Function) (factum.Position, error)
 	// SaveCheckpoint records the group's position; a position before the
-	// saved one is ignored.
+	// saved one is ignored. The store may queue its statement behind the
+	// queued ones, to run at the next Flush or at the commit (its failure
+	// there is no QueuedError).
 	SaveCheckpoint(ctx context.Context, group factum.Function, pos factum.Position) error
 	// DeleteCheckpoint removes the group's checkpoint, for a rebuild.
 	DeleteCheckpoint(ctx context.Context, group factum.Function) error
@@ -51,11 +53,19 @@ type Txn interface {
 	// DeleteMarks removes every mark of the group, for a reset or a
 	// dropped build.
 	DeleteMarks(ctx context.Context, group factum.Function) error
+	// Queued returns how many statements the transaction has queued
+	// (Tx.Queue) so far, run or not: the next one queued has that Index
+	// in its QueuedError.
+	Queued() int
+	// Flush runs the statements queued and not yet run. A queued
+	// statement's failure is a *QueuedError, and once one failed, the
+	// transaction's Exec, QueryRow, Flush and Commit return it again.
+	Flush(ctx context.Context) error
 	// WithTables returns the transaction whose Table names the tables t
 	// (the runner scopes each transaction to the build it writes).
 	WithTables(t Tables) Txn
-	// Commit commits the transaction; Rollback abandons it (after Commit
-	// it does nothing).
+	// Commit runs the queued statements, as Flush does, then commits the
+	// transaction; Rollback abandons it (after Commit it does nothing).
 	Commit(ctx context.Context) error
 	Rollback(ctx context.Context) error
 }

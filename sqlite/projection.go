@@ -26,15 +26,8 @@ type ProjectionStore = sqlstore.Projections
 // applying the checkpoint and projection tables' migrations if they are
 // not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	cps, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := sqlstore.Setup(ctx, &dialect, db.migrator(), sqlstore.Component{Name: "projection", FS: migrations, Table: "projections"}, boundedContext); err != nil {
-		return nil, err
-	}
-	return sqlstore.NewProjections(sqlstore.ProjectionsConfig{
-		Checkpoints: cps, Context: boundedContext, Reader: sqlstore.StdDB(db.Reader()),
+	return sqlstore.OpenProjections(ctx, &dialect, db.migrator(), migrations, boundedContext, sqlstore.ProjectionsConfig{
+		Reader: sqlstore.StdDB(db.Reader()),
 		Begin: func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
 			tx, err := db.Writer().BeginTx(ctx, nil)
 			if err != nil {
@@ -82,9 +75,12 @@ func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*Pr
 			}
 			return res, rows.Err()
 		},
-	}), nil
+	})
 }
 
 // SQLTx returns the *sql.Tx behind a projection's transaction on SQLite,
-// for the database/sql API beyond Exec and QueryRow.
+// for the database/sql API beyond Exec, QueryRow and Queue. Statements
+// queued with Queue and not run yet run at the transaction's next Exec,
+// QueryRow or commit, after what is done directly on the *sql.Tx
+// meanwhile.
 func SQLTx(tx projection.Tx) (*sql.Tx, bool) { return sqlstore.Raw[*sql.Tx](tx) }

@@ -2,9 +2,7 @@ package order
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/factum-go/factum"
@@ -120,14 +118,14 @@ func ProjectSummaries(ctx context.Context, tx projection.Tx, s *factum.EventStre
 		case "order_placed":
 			var v OrderPlaced
 			if err = json.Unmarshal(e.Body, &v); err == nil {
-				err = placeSummary(ctx, tx, tenant, id, v, s.Version)
+				placeSummary(tx, tenant, id, v, s.Version)
 			}
 		case "order_confirmed":
-			err = moveSummary(ctx, tx, tenant, id, Confirmed, "", s.Version)
+			moveSummary(tx, tenant, id, Confirmed, "", s.Version)
 		case "order_rejected":
 			var v OrderRejected
 			if err = json.Unmarshal(e.Body, &v); err == nil {
-				err = moveSummary(ctx, tx, tenant, id, Rejected, v.Reason, s.Version)
+				moveSummary(tx, tenant, id, Rejected, v.Reason, s.Version)
 			}
 		default:
 			continue
@@ -140,44 +138,41 @@ func ProjectSummaries(ctx context.Context, tx projection.Tx, s *factum.EventStre
 }
 
 // placeSummary records a new pending order. A plain INSERT: an order is
-// placed once, so a second placement is an error, not an overwrite.
-func placeSummary(ctx context.Context, tx projection.Tx, tenant, id string, e OrderPlaced, version int) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO `+tx.Table(SummariesTable)+` (tenant, order_id, sku, qty, status, reason, version)
-		VALUES ($1, $2, $3, $4, $5, '', $6)`, tenant, id, e.SKU, e.Qty, string(Pending), version); err != nil {
-		return err
-	}
-	return addTotal(ctx, tx, tenant, e.SKU, Pending, 1, e.Qty)
+// placed once, so a second placement is an error, not an overwrite. Its
+// statements are queued (Tx.Queue): the function reads nothing back, so
+// a batch of streams goes to the database in one round trip.
+func placeSummary(tx projection.Tx, tenant, id string, e OrderPlaced, version int) {
+	tx.Queue(projection.Statement{SQL: `INSERT INTO ` + tx.Table(SummariesTable) + ` (tenant, order_id, sku, qty, status, reason, version)
+		VALUES ($1, $2, $3, $4, $5, '', $6)`, Args: []any{tenant, id, e.SKU, e.Qty, string(Pending), version}})
+	t := tx.Table(TotalsTable)
+	tx.Queue(projection.Statement{SQL: `INSERT INTO ` + t + ` (tenant, sku, status, orders, qty) VALUES ($1, $2, $3, 1, $4)
+		ON CONFLICT (tenant, sku, status) DO UPDATE SET orders = ` + t + `.orders + excluded.orders,
+		qty = ` + t + `.qty + excluded.qty`, Args: []any{tenant, e.SKU, string(Pending), e.Qty}})
 }
 
 // moveSummary moves a pending order to status, and its units from the
-// pending total to the new status's, in two statements (round trips
-// dominate a projection's cost). Only a pending order is confirmed or
-// rejected (the order aggregate's rule), so a summary that is not pending
-// is an error, which a stream applied twice would meet.
-func moveSummary(ctx context.Context, tx projection.Tx, tenant, id string, status Status, reason string, version int) error {
-	var sku string
-	var qty int
-	err := tx.QueryRow(ctx, `UPDATE `+tx.Table(SummariesTable)+` SET status = $1, reason = $2, version = $3
-		WHERE tenant = $4 AND order_id = $5 AND status = $6 RETURNING sku, qty`,
-		string(status), reason, version, tenant, id, string(Pending)).Scan(&sku, &qty)
-	if err != nil {
-		if errors.Is(err, sql.ErrNoRows) { // pgx.ErrNoRows is sql.ErrNoRows too
-			return factum.IllegalState("no pending summary of the order")
-		}
-		return err
-	}
-	t := tx.Table(TotalsTable)
-	_, err = tx.Exec(ctx, `INSERT INTO `+t+` (tenant, sku, status, orders, qty) VALUES ($1, $2, $3, -1, $4), ($1, $2, $5, 1, $6)
-		ON CONFLICT (tenant, sku, status) DO UPDATE SET orders = `+t+`.orders + excluded.orders,
-		qty = `+t+`.qty + excluded.qty`, tenant, sku, string(Pending), -qty, string(status), qty)
-	return err
-}
-
-// addTotal adds orders and qty to a total, creating it at zero first.
-func addTotal(ctx context.Context, tx projection.Tx, tenant, sku string, status Status, orders, qty int) error {
-	t := tx.Table(TotalsTable)
-	_, err := tx.Exec(ctx, `INSERT INTO `+t+` (tenant, sku, status, orders, qty) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (tenant, sku, status) DO UPDATE SET orders = `+t+`.orders + excluded.orders,
-		qty = `+t+`.qty + excluded.qty`, tenant, sku, string(status), orders, qty)
-	return err
+// pending total to the new status's, in two queued statements: the
+// totals' upsert takes the order's SKU and units from its summary. Only
+// a pending order is confirmed or rejected (the order aggregate's rule),
+// so an UPDATE that finds no pending summary fails the stream (the
+// Check), which a stream applied twice would meet.
+func moveSummary(tx projection.Tx, tenant, id string, status Status, reason string, version int) {
+	sums, t := tx.Table(SummariesTable), tx.Table(TotalsTable)
+	tx.Queue(projection.Statement{
+		SQL: `UPDATE ` + sums + ` SET status = $1, reason = $2, version = $3
+		WHERE tenant = $4 AND order_id = $5 AND status = $6`,
+		Args: []any{string(status), reason, version, tenant, id, string(Pending)},
+		Check: func(rows int64) error {
+			if rows != 1 {
+				return factum.IllegalState(fmt.Sprintf("order summaries: no pending summary of order %s@%s", id, tenant))
+			}
+			return nil
+		},
+	})
+	tx.Queue(projection.Statement{SQL: `INSERT INTO ` + t + ` (tenant, sku, status, orders, qty)
+		SELECT tenant, sku, CAST($3 AS TEXT), -1, -qty FROM ` + sums + ` WHERE tenant = $1 AND order_id = $2
+		UNION ALL
+		SELECT tenant, sku, CAST($4 AS TEXT), 1, qty FROM ` + sums + ` WHERE tenant = $1 AND order_id = $2
+		ON CONFLICT (tenant, sku, status) DO UPDATE SET orders = ` + t + `.orders + excluded.orders,
+		qty = ` + t + `.qty + excluded.qty`, Args: []any{tenant, id, string(Pending), string(status)}})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
@@ -14,20 +15,22 @@ import (
 // model's statements, the projections' checkpoints, their builds' state
 // and failure marks in one transaction.
 type ProjectionTx struct {
-	p      *Projections
-	tx     Executor
+	p *Projections
+	// tx runs each statement after the queued ones (WithTables's copies
+	// share it).
+	tx     *txQueue
 	tables projection.Tables
-	// lockLoad and ensure make Checkpoint hold the group's row until the
+	// lockLoad makes Checkpoint hold the group's row until the
 	// transaction ends, on a database whose transactions run side by side.
-	lockLoad, ensure string
-	end              func(ctx context.Context, commit bool) error
+	lockLoad string
+	end      func(ctx context.Context, commit bool) error
 	// Raw is the driver's transaction (*sql.Tx, pgx.Tx).
 	Raw any
 }
 
 var _ projection.Txn = (*ProjectionTx)(nil)
 
-// Exec implements projection.Tx.
+// Exec implements projection.Tx: the queued statements run first.
 func (t *ProjectionTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return t.tx.Exec(ctx, query, args...)
 }
@@ -52,11 +55,6 @@ func (t *ProjectionTx) Checkpoint(ctx context.Context, group factum.Function) (f
 	if err := event.ValidateGroup(group); err != nil {
 		return factum.Position{}, err
 	}
-	if t.ensure != "" {
-		if _, err := t.tx.Exec(ctx, t.ensure, group.Context, group.Processor, group.Name); err != nil {
-			return factum.Position{}, fmt.Errorf("%s: checkpoint of %s: %w", t.p.cps.d.Name, group, err)
-		}
-	}
 	return t.p.cps.load(ctx, t.tx, t.lockLoad, group)
 }
 
@@ -68,9 +66,11 @@ func (t *ProjectionTx) SaveCheckpoint(ctx context.Context, group factum.Function
 	if err := event.ValidatePosition(pos); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, t.p.cps.Upsert, t.p.cps.UpsertArgs(group, pos)...); err != nil {
-		return fmt.Errorf("%s: save checkpoint of %s at %s: %w", t.p.cps.d.Name, group, pos, err)
-	}
+	// Queued: it runs in the round trip of the projection's statements.
+	t.tx.add(queuedStatement{
+		Statement: Statement{SQL: t.p.cps.Upsert, Args: t.p.cps.UpsertArgs(group, pos)}, index: -1,
+		what: fmt.Sprintf("save checkpoint of %s at %s", group, pos),
+	})
 	return nil
 }
 
@@ -142,10 +142,18 @@ func (t *ProjectionTx) DeleteMarks(ctx context.Context, group factum.Function) e
 }
 
 // Commit implements projection.Txn.
-func (t *ProjectionTx) Commit(ctx context.Context) error { return t.end(ctx, true) }
+func (t *ProjectionTx) Commit(ctx context.Context) error {
+	if err := t.Flush(ctx); err != nil {
+		return err
+	}
+	return t.end(ctx, true)
+}
 
 // Rollback implements projection.Txn.
-func (t *ProjectionTx) Rollback(ctx context.Context) error { return t.end(ctx, false) }
+func (t *ProjectionTx) Rollback(ctx context.Context) error {
+	t.tx.pending = nil
+	return t.end(ctx, false)
+}
 
 // BeginFunc starts a backend's transaction for a projection: the executor
 // over it, the driver's transaction, and the function that ends it (a
@@ -190,6 +198,22 @@ type Projections struct {
 
 var _ projection.Store = (*Projections)(nil)
 
+// OpenProjections returns the projection store of boundedContext in db,
+// applying the checkpoint and projection tables' migrations (from fsys)
+// if they are not applied yet; cfg's Checkpoints and Context are set
+// here.
+func OpenProjections(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, boundedContext string, cfg ProjectionsConfig) (*Projections, error) {
+	cps, err := NewCheckpoints(ctx, d, db, fsys, boundedContext, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Setup(ctx, d, db, Component{Name: "projection", FS: fsys, Table: "projections"}, boundedContext); err != nil {
+		return nil, err
+	}
+	cfg.Checkpoints, cfg.Context = cps, boundedContext
+	return NewProjections(cfg), nil
+}
+
 // NewProjections returns the projection store of cfg; the tables named
 // above come from the migrations of component "projection:<context>",
 // which the backend applies first.
@@ -219,10 +243,12 @@ func (p *Projections) Begin(ctx context.Context) (projection.Txn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: projection store %s: %w", p.cps.d.Name, p.cps.table, err)
 	}
-	t := &ProjectionTx{p: p, tx: tx, lockLoad: p.cps.Load, end: end, Raw: raw}
+	t := &ProjectionTx{p: p, tx: &txQueue{raw: tx, d: p.cps.d}, lockLoad: p.cps.Load, end: end, Raw: raw}
 	if p.lock {
-		t.lockLoad = p.cps.Load + ` FOR UPDATE`
-		t.ensure = "INSERT INTO " + p.cps.table + " (context, processor, name, tx, seq) VALUES (" + p.cps.d.params(1, 3) + ", 0, 0) ON CONFLICT DO NOTHING"
+		// One statement makes the row if there is none and locks it: an
+		// upsert that changes nothing returns the row as last committed.
+		t.lockLoad = "INSERT INTO " + p.cps.table + " AS c (context, processor, name, tx, seq) VALUES (" + p.cps.d.params(1, 3) +
+			", 0, 0) ON CONFLICT (context, processor, name) DO UPDATE SET tx = c.tx RETURNING tx, seq"
 	}
 	return t, nil
 }

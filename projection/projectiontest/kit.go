@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"ResetAndReplayReplaysFromAnEmptyModel", resetAndReplay},
 		{"SignalsFollowCommits", signalsFollowCommits},
 		{"TwoRunnersProjectOnce", twoRunnersProjectOnce},
+		{"QueuedFailuresAreTheirStreams", queuedFailuresAreTheirStreams},
 	}
 	cases = append(cases, builds...)
 	for _, c := range cases {

@@ -1,0 +1,147 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/factum-go/factum/projection"
+)
+
+// Statement is one statement of a batch.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// BatchExecutor is an Executor that can send statements together: a
+// backend whose transaction's executor implements it runs a projection's
+// queued statements with ExecBatch, one round trip for all (PostgreSQL's
+// pipeline); without it they run one by one.
+type BatchExecutor interface {
+	Executor
+	// ExecBatch runs stmts in order and returns the rows each affected.
+	// On an error, rows holds those that ran before the one that failed,
+	// stmts[len(rows)], whose error err is; those after it did not take
+	// effect (the transaction is to be rolled back).
+	ExecBatch(ctx context.Context, stmts []Statement) (rows []int64, err error)
+}
+
+// queuedStatement is a statement waiting in a projection's transaction:
+// the projection's own (index, from 0, counts the transaction's
+// Tx.Queue calls; check is its Check), or the store's (index -1, what
+// names it in an error).
+type queuedStatement struct {
+	Statement
+	index int
+	check func(rows int64) error
+	what  string
+}
+
+// txQueue is a projection transaction's executor: every statement it runs
+// first runs the queued ones, so statements take effect in the order the
+// projection gave them.
+type txQueue struct {
+	raw     Executor
+	d       *Dialect
+	pending []queuedStatement
+	queued  int
+	// failed is the first queued statement's failure, which the
+	// transaction keeps returning (the database refuses anything more in
+	// a failed transaction, and the runner must charge the right stream).
+	failed error
+}
+
+func (q *txQueue) add(s queuedStatement) { q.pending = append(q.pending, s) }
+
+// queue adds one of the projection's statements.
+func (q *txQueue) queue(s projection.Statement) {
+	q.add(queuedStatement{Statement: Statement{SQL: s.SQL, Args: s.Args}, index: q.queued, check: s.Check})
+	q.queued++
+}
+
+// flush runs the pending statements: in one ExecBatch when the backend
+// has it, else one by one.
+func (q *txQueue) flush(ctx context.Context) error {
+	if q.failed != nil {
+		return q.failed
+	}
+	if len(q.pending) == 0 {
+		return nil
+	}
+	pending := q.pending
+	q.pending = nil
+	var rows []int64
+	var err error
+	if b, ok := q.raw.(BatchExecutor); ok && len(pending) > 1 {
+		stmts := make([]Statement, len(pending))
+		for i := range pending {
+			stmts[i] = pending[i].Statement
+		}
+		rows, err = b.ExecBatch(ctx, stmts)
+	} else {
+		rows = make([]int64, 0, len(pending))
+		for i := range pending {
+			var n int64
+			if n, err = q.raw.Exec(ctx, pending[i].SQL, pending[i].Args...); err != nil {
+				break
+			}
+			rows = append(rows, n)
+		}
+	}
+	// A failed Check comes before a later statement's error: the
+	// statements run in order, so the check's is the first failure.
+	for i, n := range rows {
+		if pending[i].check == nil {
+			continue
+		}
+		if cerr := pending[i].check(n); cerr != nil {
+			q.failed = &projection.QueuedError{Index: pending[i].index, Err: cerr}
+			return q.failed
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	s := pending[len(rows)]
+	if s.index < 0 {
+		q.failed = fmt.Errorf("%s: %s: %w", q.d.Name, s.what, err)
+	} else {
+		q.failed = &projection.QueuedError{Index: s.index, Err: err}
+	}
+	return q.failed
+}
+
+func (q *txQueue) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if err := q.flush(ctx); err != nil {
+		return 0, err
+	}
+	return q.raw.Exec(ctx, query, args...)
+}
+
+func (q *txQueue) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if err := q.flush(ctx); err != nil {
+		return nil, err
+	}
+	return q.raw.Query(ctx, query, args...)
+}
+
+func (q *txQueue) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if err := q.flush(ctx); err != nil {
+		return errRow{err}
+	}
+	return q.raw.QueryRow(ctx, query, args...)
+}
+
+// errRow is a row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// Queue implements projection.Tx.
+func (t *ProjectionTx) Queue(s projection.Statement) { t.tx.queue(s) }
+
+// Queued implements projection.Txn.
+func (t *ProjectionTx) Queued() int { return t.tx.queued }
+
+// Flush implements projection.Txn.
+func (t *ProjectionTx) Flush(ctx context.Context) error { return t.tx.flush(ctx) }
