@@ -41,13 +41,6 @@ var (
 	messagingSystem = attribute.String("messaging.system", "factum")
 )
 
-// tracedCommand is a traced command's copy, whose header carries its
-// span's context, and its observer, in one allocation.
-type tracedCommand struct {
-	obs cmdObs
-	cmd factum.Command
-}
-
 // Commands returns the command-pipeline middleware: per command, a span
 // continuing the trace in the command's header (with the stage, code and
 // version reached, and the steps of the processing as events on it or, at
@@ -83,20 +76,11 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			if t.traces(ctx) {
 				ctx, span = t.tracer.Start(ctx, names.process, consumerKind...)
 				if span.SpanContext().IsValid() {
-					// The processor copies this header to the stream, so
+					// The executor has the observer write this span's
+					// context into each stream's header (WriteHeader), so
 					// the event functions continue from this span (and
-					// record nothing when it is not sampled). The copy of
-					// the command and the observer share an allocation.
-					var c *factum.Command
-					if span.IsRecording() || t.m != nil {
-						tc := &tracedCommand{cmd: *cmd}
-						obs, c = &tc.obs, &tc.cmd
-					} else {
-						cp := *cmd
-						c = &cp
-					}
-					c.Header = t.Inject(ctx, cmd.Header)
-					cmd = c
+					// record nothing when it is not sampled).
+					obs = &cmdObs{header: true}
 				}
 				if span.IsRecording() {
 					obs.span, obs.t, obs.detailed = span, t, t.detailed
@@ -106,8 +90,9 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				obs = &cmdObs{}
 			}
 			if obs != nil {
-				obs.names = names
-				ctx = aggregate.WithCacheObserver(ctx, obs)
+				obs.names, obs.t = names, t
+				obs.ctx.Context, obs.ctx.Observer = ctx, obs
+				ctx = &obs.ctx
 			}
 			sig := next(ctx, cmd)
 			// Attributes are made only for a span that records them, at
