@@ -66,7 +66,7 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			var start time.Time
 			if t.m != nil {
 				start = time.Now()
-				t.m.inFlight.Inc()
+				t.m.processing.Add(1)
 			}
 			var span trace.Span
 			if t.tracing {
@@ -126,7 +126,7 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				span.End()
 			}
 			if t.m != nil {
-				t.m.inFlight.Dec()
+				t.m.processing.Add(-1)
 				if sig.Code == factum.CodeOk {
 					okSeconds.Observe(time.Since(start).Seconds())
 				} else {
