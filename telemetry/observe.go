@@ -54,7 +54,7 @@ func (c *cmdObs) StreamHeader(ctx context.Context, command map[string]string) ma
 	}
 	h := make(map[string]string, len(command)+2)
 	maps.Copy(h, command)
-	c.t.prop.Inject(ctx, HeaderCarrier(h))
+	c.t.inject(ctx, h)
 	return h
 }
 

@@ -50,6 +50,7 @@ type Telemetry struct {
 	tracer        trace.Tracer
 	tp            trace.TracerProvider
 	prop          propagation.TextMapPropagator
+	defaultProp   bool // prop is the default: W3C trace context and baggage
 	tracing       bool
 	continueOnly  bool
 	detailed      bool
@@ -78,6 +79,7 @@ func New(cfg Config) (*Telemetry, error) {
 	t.tracer = t.tp.Tracer(ScopeName, trace.WithInstrumentationAttributes(messagingSystem))
 	if t.prop == nil {
 		t.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+		t.defaultProp = true
 	}
 	if t.backend == "" {
 		t.backend = "memory"
