@@ -11,8 +11,9 @@ import (
 )
 
 // Events returns the event-function middleware: per stream handled, a
-// span continuing the trace in the stream's header (a failure marks it
-// with the error), the latency by function, stage and outcome, and the
+// span continuing the trace in the stream's header, or, for a retry run
+// under a compensation attempt's span, a child of that span (a failure
+// marks it with the error), the latency by function, stage and outcome, and the
 // failures. The function sees the stream with the span's context in its
 // header, so the commands a saga derives from it continue this span.
 func (t *Telemetry) Events() event.Middleware {
@@ -27,7 +28,9 @@ func (t *Telemetry) Events() event.Middleware {
 				start = time.Now()
 			}
 			var span trace.Span
-			if t.tracing {
+			if t.tracing && !trace.SpanContextFromContext(ctx).IsValid() {
+				// A live delivery continues the stream's trace; a retry
+				// under a compensation attempt's span stays under it.
 				ctx = t.Extract(ctx, s.Header)
 			}
 			if t.traces(ctx) {
