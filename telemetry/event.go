@@ -28,7 +28,7 @@ func (t *Telemetry) Events() event.Middleware {
 				start = time.Now()
 			}
 			var span trace.Span
-			if t.tracing && !trace.SpanContextFromContext(ctx).IsValid() {
+			if t.tracing && !underAttempt(ctx) {
 				// A live delivery continues the stream's trace; a retry
 				// under a compensation attempt's span stays under it.
 				ctx = t.Extract(ctx, s.Header)
@@ -70,4 +70,11 @@ func (t *Telemetry) Events() event.Middleware {
 			return err
 		}
 	}
+}
+
+// underAttempt reports whether ctx is a compensation attempt's (Compensation)
+// with a span of its own.
+func underAttempt(ctx context.Context) bool {
+	a, _ := ctx.Value(attemptKey{}).(*attempt)
+	return a != nil && a.span != nil && a.span.SpanContext().IsValid()
 }
