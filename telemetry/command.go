@@ -63,9 +63,9 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			misses = t.m.cacheLookups.WithLabelValues(agg, "miss")
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
-			var start time.Time
+			var start time.Duration
 			if t.m != nil {
-				start = time.Now()
+				start = t.clock()
 				t.m.processing.Add(1)
 			}
 			var span trace.Span
@@ -128,10 +128,10 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			if t.m != nil {
 				t.m.processing.Add(-1)
 				if sig.Code == factum.CodeOk {
-					okSeconds.Observe(time.Since(start).Seconds())
+					okSeconds.Observe(t.since(start))
 				} else {
 					code := codeLabel(sig.Code)
-					t.m.processSeconds.WithLabelValues(agg, code).Observe(time.Since(start).Seconds())
+					t.m.processSeconds.WithLabelValues(agg, code).Observe(t.since(start))
 					if conflict(sig.Code) {
 						t.m.conflicts.WithLabelValues(agg, code).Inc()
 					}

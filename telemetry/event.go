@@ -23,9 +23,9 @@ func (t *Telemetry) Events() event.Middleware {
 		spanName := "factum.function " + fn
 		fnAttr, stageAttr := AttrFunction.String(fn), AttrStage.String(stage)
 		return func(ctx context.Context, s *factum.EventStream) error {
-			var start time.Time
+			var start time.Duration
 			if t.m != nil {
-				start = time.Now()
+				start = t.clock()
 			}
 			var span trace.Span
 			if t.tracing && !underAttempt(ctx) {
@@ -65,7 +65,7 @@ func (t *Telemetry) Events() event.Middleware {
 					outcome = "error"
 					t.m.functionFailures.WithLabelValues(fn, stage).Inc()
 				}
-				t.m.functionSeconds.WithLabelValues(fn, stage, outcome).Observe(time.Since(start).Seconds())
+				t.m.functionSeconds.WithLabelValues(fn, stage, outcome).Observe(t.since(start))
 			}
 			return err
 		}
