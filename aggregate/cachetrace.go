@@ -27,3 +27,21 @@ func CacheObserverFrom(ctx context.Context) CacheObserver {
 	o, _ := ctx.Value(cacheObserverKey{}).(CacheObserver)
 	return o
 }
+
+// ObservedContext is a context carrying a CacheObserver, as
+// WithCacheObserver's is, for an observer that embeds it to travel with
+// its context in one allocation: set Context to the parent and Observer
+// to the observer, and pass a pointer to it as the context.
+type ObservedContext struct {
+	context.Context
+	Observer CacheObserver
+}
+
+// Value returns the Observer for the key CacheObserverFrom looks up, and
+// the parent's values for every other key.
+func (c *ObservedContext) Value(key any) any {
+	if key == (cacheObserverKey{}) {
+		return c.Observer
+	}
+	return c.Context.Value(key)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -236,7 +237,8 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 			return p.rejected(ctx, cmd, e, err)
 		}
 	}
-	stream, names, err := p.build(cmd, &e.st, events)
+	hw, _ := po.(HeaderWriter)
+	stream, names, err := p.build(ctx, hw, cmd, &e.st, events)
 	if err != nil {
 		p.cache.put(e)
 		return undone(ctx, applied, outcome{err: err})
@@ -315,8 +317,10 @@ func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outc
 
 // build encodes the events into the next stream. One clock reading serves
 // the stream's create time and its IDs' timestamps, and the IDs share one
-// allocation.
-func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*factum.EventStream, []string, error) {
+// allocation. The stream's header is its own copy of the command's (the
+// command's stays the sender's to change), or the one hw, when set,
+// makes.
+func (p *processor[S]) build(ctx context.Context, hw HeaderWriter, cmd *factum.Command, st *State[S], events []any) (*factum.EventStream, []string, error) {
 	now := time.Now()
 	var idBuf [8]string
 	var ids []string
@@ -343,11 +347,16 @@ func (p *processor[S]) build(cmd *factum.Command, st *State[S], events []any) (*
 		CommandID:   cmd.ID,
 		RequestID:   cmd.RequestIDOrID(),
 		OwnerID:     cmd.OwnerID,
-		Header:      cmd.Header,
 		CreateTime:  now,
 		Events:      s.Events,
 	}
 	s.AggregateID.Tenant = cmd.AggregateID.TenantOrDefault()
+	if hw != nil {
+		s.Header = hw.StreamHeader(ctx, cmd.Header)
+	}
+	if s.Header == nil && cmd.Header != nil {
+		s.Header = maps.Clone(cmd.Header)
+	}
 	for i, ev := range events {
 		name, rev, body, err := p.codec.Encode(ev)
 		if err != nil {

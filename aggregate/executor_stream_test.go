@@ -2,6 +2,7 @@ package aggregate_test
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/google/uuid"
@@ -78,5 +79,66 @@ func TestStreamIdentities(t *testing.T) {
 				t.Fatalf("ID %s carries %d ms, before the stream's create time %d", x, ms, s.CreateTime.UnixMilli())
 			}
 		}
+	}
+}
+
+// headerWriter writes one entry into each stream's header.
+type headerWriter struct{}
+
+func (headerWriter) ObserveCache(bool)                                                 {}
+func (headerWriter) StartPhase(ctx context.Context, _ aggregate.Phase) context.Context { return ctx }
+func (headerWriter) EndPhase(context.Context, aggregate.Phase, error)                  {}
+func (headerWriter) StreamHeader(_ context.Context, h map[string]string) map[string]string {
+	out := maps.Clone(h)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out["written"] = "yes"
+	return out
+}
+
+// A stream's header is its own copy of the command's, so the sender's map
+// stays the sender's to change (the in-memory store keeps the header it
+// is handed), and a HeaderWriter writes into that copy, never into the
+// command's.
+func TestStreamHeaderIsTheStreamsOwn(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		ctx    context.Context
+		header map[string]string
+		want   map[string]string
+	}{
+		{"no header", context.Background(), nil, nil},
+		{"copied", context.Background(), map[string]string{"k": "v"}, map[string]string{"k": "v"}},
+		{"written", aggregate.WithCacheObserver(context.Background(), headerWriter{}), map[string]string{"k": "v"}, map[string]string{"k": "v", "written": "yes"}},
+		{"written without a header", aggregate.WithCacheObserver(context.Background(), headerWriter{}), nil, map[string]string{"written": "yes"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := eventstore.NewMemory()
+			p, err := tallies.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := factum.NewCommand(tallies.ID("t-1"), bump{Times: 1})
+			c.AggregateID.Tenant = factum.DefaultTenant
+			c.AllowCreate = true
+			c.Header = tt.header
+			if sig := p.Process(tt.ctx, &c); !sig.Succeeded() {
+				t.Fatalf("process: %+v", sig)
+			}
+			if tt.header != nil {
+				if len(tt.header) != 1 || tt.header["k"] != "v" {
+					t.Fatalf("the command's header changed: %v", tt.header)
+				}
+				tt.header["k"] = "changed"
+			}
+			s, err := store.Lookup(context.Background(), c.AggregateID, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(s.Header, tt.want) || (tt.want == nil) != (s.Header == nil) {
+				t.Fatalf("stored header %v, want %v", s.Header, tt.want)
+			}
+		})
 	}
 }

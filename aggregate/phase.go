@@ -64,3 +64,18 @@ func endPhase(ctx context.Context, o PhaseObserver, p Phase, err error) {
 		o.EndPhase(ctx, p, err)
 	}
 }
+
+// HeaderWriter is a PhaseObserver that also writes into the header of
+// each stream the executor builds, such as a tracer putting the trace
+// context the stream's event functions continue from. The executor finding
+// its PhaseObserver to be a HeaderWriter calls StreamHeader, on the
+// processing goroutine, with the attempt's context and the command's
+// header (read-only), for the stream's header: a new map holding the
+// command's entries and what the writer adds, or nil when it adds nothing
+// (the executor then copies the command's, as without a writer). Writing
+// into the stream's own header, rather than into a copy of the command's
+// that the stream would copy again, saves a map per command.
+type HeaderWriter interface {
+	PhaseObserver
+	StreamHeader(ctx context.Context, command map[string]string) map[string]string
+}

@@ -110,6 +110,9 @@ type bound struct {
 	// components lists the runtime's components, among which retries
 	// find Redeliverers; nil when the runtime has none.
 	components func() []engine.Component
+	// live redelivers through the runtime's consumers, with their
+	// middleware (an engine.Engine is one); nil when the runtime is not.
+	live Redeliverer
 }
 
 // New returns the compensation of cfg.Context. It is an IllegalArgument
@@ -194,6 +197,9 @@ func (c *Compensation) Bind(rt Runtime) error {
 	b := &bound{gateway: rt.Gateway(), functions: rt.Functions(), store: rt.Store(), codec: rt.Codec()}
 	if cs, ok := rt.(interface{ Components() []engine.Component }); ok {
 		b.components = cs.Components
+	}
+	if rd, ok := rt.(Redeliverer); ok {
+		b.live = rd
 	}
 	c.bound.Store(b)
 	return nil

@@ -59,7 +59,10 @@
 // several schedulers over one event store exactly one wins, by the
 // store's atomic append, and holds the execution until its timeout —
 // then loads the stream holding the event, re-delivers it to the one
-// function (event.Invoke) and records success or failure.
+// function through the middleware chain of the function's consumer
+// (engine.Engine.Redeliver: the engine's EventMiddleware sees the retry
+// as it sees a live delivery; event.Invoke for a runtime without one) and
+// records success or failure.
 //
 // Compensation is also an event.FailureFinder: a repeated request waiting
 // for a branch stage on its first attempt's stream learns from the

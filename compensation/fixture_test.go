@@ -160,6 +160,8 @@ type options struct {
 	wrap func(event.FailureRecorder) event.FailureRecorder
 	// noCleanupShutdown leaves shutting the runtime down to the test.
 	noCleanupShutdown bool
+	// eventMiddleware is the runtime's Config.EventMiddleware.
+	eventMiddleware []event.Middleware
 }
 
 // fixture is one running instance of the application with compensation.
@@ -201,8 +203,9 @@ func newFixture(t testing.TB, store eventstore.Store, o options) *fixture {
 	}
 	rt, err := engine.New(engine.Config{
 		Store: store, SnapshotStore: o.snaps, Checkpoints: o.checkpoints,
-		Processors: []*event.Processor{o.totals.processor()},
-		Failures:   rec,
+		Processors:      []*event.Processor{o.totals.processor()},
+		Failures:        rec,
+		EventMiddleware: o.eventMiddleware,
 		Events: event.Config{Attempts: 1, Backoff: time.Millisecond, Now: o.clock.Now, PollInterval: 20 * time.Millisecond,
 			Logger: quiet},
 	}, orders, comp.Type())

@@ -116,7 +116,8 @@ func (c *Compensation) retryOnce(ctx context.Context, b *bound, it Item, force b
 
 // redeliver hands the stream holding the execution's event to the
 // execution's function, once, under timeout, if the stream is of the
-// execution's tenant. It hands over
+// execution's tenant, through the runtime's consumer of the function
+// (its middleware chain) when the runtime has one. It hands over
 // the whole stream, as the consumer did: whole-stream functions (the
 // snapshotter, sagas) need it, and the events before the failed one are
 // delivered again, which at-least-once delivery already asks every
@@ -143,6 +144,14 @@ func (c *Compensation) redeliver(ctx context.Context, b *bound, tenant string, e
 	if !ok {
 		_, err := red.Redeliver(ctx, exec.Function, &streams[0], timeout)
 		return err
+	}
+	if b.live != nil {
+		// Through the function's consumer, so that the runtime's event
+		// middleware (tracing, metrics) sees the retry as it sees a
+		// delivery.
+		if ran, err := b.live.Redeliver(ctx, exec.Function, &streams[0], timeout); ran {
+			return err
+		}
 	}
 	return event.Invoke(ctx, h, &streams[0], timeout)
 }

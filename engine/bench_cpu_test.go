@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,4 +32,37 @@ func (c cpuClock) report(b *testing.B) {
 	if b.N > 0 {
 		b.ReportMetric(float64(processCPU()-c.start)/float64(b.N), "cpu-ns/op")
 	}
+}
+
+// benchCallers is how many callers the parallel benchmarks run, as the
+// documented figures say.
+const benchCallers = 64
+
+// runCallers calls send b.N times in all from exactly callers goroutines,
+// with the call's number (1-based): RunParallel starts parallelism ×
+// GOMAXPROCS goroutines, which is the count asked for only when
+// GOMAXPROCS divides it. The first error fails the benchmark.
+func runCallers(b *testing.B, callers int, send func(i uint64) error) {
+	b.Helper()
+	var next atomic.Uint64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	total := uint64(b.N)
+	for range callers {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := next.Add(1)
+				if i > total {
+					return
+				}
+				if err := send(i); err != nil {
+					if !failed.Swap(true) {
+						b.Error(err)
+					}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

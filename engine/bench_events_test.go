@@ -2,9 +2,7 @@ package engine_test
 
 import (
 	"context"
-	goruntime "runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -26,18 +24,12 @@ func benchBranch(b *testing.B, cfg engine.Config, stage factum.CommandStage) {
 		ids[i] = def.ID("bench-" + strconv.Itoa(i))
 	}
 	plan := command.Wait(stage)
-	var next atomic.Uint64
-	b.SetParallelism(max(1, 64/goruntime.GOMAXPROCS(0))) // 64 goroutines in all
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			id := ids[next.Add(1)%n]
-			if _, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), plan); err != nil {
-				b.Fatal(err)
-			}
-		}
+	runCallers(b, benchCallers, func(i uint64) error {
+		_, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%n], Add{N: 1}), plan)
+		return err
 	})
 	cpu.report(b)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,22 +198,16 @@ func benchSnapshotter(b *testing.B, backend string, stage factum.CommandStage, p
 		ids[i] = def.ID("bench-" + strconv.Itoa(i))
 	}
 	plan := command.Wait(stage)
-	var next atomic.Uint64
 	var before int64
 	if pgName != "" {
 		before = commits(b, pgURL, pgName)
 	}
-	b.SetParallelism(max(1, 64/goruntime.GOMAXPROCS(0))) // 64 goroutines in all
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			id := ids[next.Add(1)%n]
-			if _, err := eng.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), plan); err != nil {
-				b.Fatal(err)
-			}
-		}
+	runCallers(b, benchCallers, func(i uint64) error {
+		_, err := eng.Gateway().SendAndWait(ctx, factum.NewCommand(ids[i%n], Add{N: 1}), plan)
+		return err
 	})
 	b.StopTimer()
 	cpu.report(b)

@@ -2,9 +2,7 @@ package engine_test
 
 import (
 	"context"
-	goruntime "runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -31,9 +29,8 @@ func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 
-// BenchmarkSendAndWaitProcessedParallel: 64 callers in parallel over
-// 10,000 aggregates (RunParallel starts parallelism × GOMAXPROCS
-// goroutines, so the parallelism is 64 / GOMAXPROCS).
+// BenchmarkSendAndWaitProcessedParallel: 64 callers (benchCallers
+// goroutines, whatever GOMAXPROCS is) over 10,000 aggregates.
 func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
 	rt, def := newRuntime(b, engine.Config{}, nil)
 	gw := rt.Gateway()
@@ -43,18 +40,12 @@ func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
 	for i := range ids {
 		ids[i] = def.ID("bench-" + strconv.Itoa(i))
 	}
-	var next atomic.Uint64
-	b.SetParallelism(max(1, 64/goruntime.GOMAXPROCS(0)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			id := ids[next.Add(1)%n]
-			if _, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
-				b.Fatal(err)
-			}
-		}
+	runCallers(b, benchCallers, func(i uint64) error {
+		_, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%n], Add{N: 1}), processed())
+		return err
 	})
 	cpu.report(b)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")

@@ -90,6 +90,9 @@ func (r *Engine) quiesce(ctx context.Context) error {
 // logEnd returns the position of the log's last readable stream.
 func (r *Engine) logEnd(ctx context.Context) (factum.Position, error) {
 	var end factum.Position
+	if len(r.consumers) == 0 {
+		return end, nil // no consumer has to pass it: reading the log to its end is wasted
+	}
 	for i, c := range r.consumers {
 		pos, err := r.checkpoints.Checkpoint(ctx, c.Processor().Name())
 		if err != nil {

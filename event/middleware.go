@@ -86,7 +86,8 @@ func Recover() Middleware {
 // that says it is not retryable (a Retryable() bool method returning
 // false, or a business rejection's code: IllegalArgument, IllegalState,
 // BadRequest, NotFound) ends the attempts at once. The consumer records
-// the number of attempts made with the failure.
+// the number of attempts made with the failure. A redelivery
+// (Consumer.Redeliver) gets one attempt: its caller is the one retrying.
 func Retry(attempts int, base time.Duration) Middleware {
 	attempts = max(attempts, 1)
 	return func(_ *Handler, next StreamFunc) StreamFunc {
@@ -100,7 +101,7 @@ func Retry(attempts int, base time.Duration) Middleware {
 				if d != nil {
 					d.attempts = attempt
 				}
-				if err == nil || attempt >= attempts || !retryable(err) {
+				if err == nil || attempt >= attempts || !retryable(err) || d != nil && d.once {
 					return err
 				}
 				sleep(ctx, backoff(base, attempt))

@@ -16,6 +16,9 @@ type results struct {
 	attempts int
 	// lane is the consumer lane delivering, for Timeout; nil outside one.
 	lane *attemptDeadlines
+	// once marks a redelivery (Consumer.Redeliver): Retry makes one
+	// attempt, the redeliverer being the one that retries.
+	once bool
 }
 
 // AddResult attaches key=value to the signal the consumer sends for the

@@ -3,7 +3,6 @@ package eventstore
 import (
 	"context"
 	"hash/maphash"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -94,16 +93,15 @@ func (m *memoryBackend) shard(k streamKey) *memoryShard {
 	return &m.shards[h.Sum64()%memoryShards]
 }
 
-// Append implements Backend. The store keeps s itself, as the Store
-// contract allows (the caller hands it over): it sets s's tenant to the
-// effective one and its Position, and copies only the header, which may be
-// the sending command's map. Everything that can be done outside the locks
-// (the header copy, the request's hash) is; under the aggregate's shard
-// lock it checks the aggregate's history, and under the log lock it only
-// numbers the stream and puts one pointer in the log.
+// Append implements Backend. The store keeps s itself, its header map
+// included, as the Store contract allows (the caller hands it over; the
+// executor gives each stream a header of its own, never the command's
+// map): it sets s's tenant to the effective one and its Position.
+// What can be done outside the locks (the request's hash) is; under the
+// aggregate's shard lock it checks the aggregate's history, and under the
+// log lock it only numbers the stream and puts one pointer in the log.
 func (m *memoryBackend) Append(_ context.Context, s *factum.EventStream) (Outcome, error) {
 	tenant := s.AggregateID.TenantOrDefault()
-	header := maps.Clone(s.Header) // nil stays nil
 	rh := m.requestHash(s.RequestID)
 	k := keyOf(s.AggregateID)
 	sh := m.shard(k)
@@ -126,7 +124,6 @@ func (m *memoryBackend) Append(_ context.Context, s *factum.EventStream) (Outcom
 	}
 
 	s.AggregateID.Tenant = tenant
-	s.Header = header
 	// The log lock is taken inside the shard lock, so one aggregate's
 	// streams enter the log in version order.
 	m.logMu.Lock()

@@ -2,7 +2,10 @@ package telemetry
 
 import (
 	"context"
+	"encoding/hex"
 	"maps"
+
+	"go.opentelemetry.io/otel/baggage"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -47,6 +50,37 @@ func (t *Telemetry) Inject(ctx context.Context, header map[string]string) map[st
 	}
 	h := make(map[string]string, len(header)+2)
 	maps.Copy(h, header)
-	t.prop.Inject(ctx, HeaderCarrier(h))
+	t.inject(ctx, h)
 	return h
+}
+
+// inject writes ctx's trace context into h. Under the default
+// propagator, a span context without a trace state in a context without
+// baggage (factum's own spans, every command and event function) is
+// written as its traceparent directly, which is what the propagator would
+// write, without its composite's and its carrier's indirections.
+func (t *Telemetry) inject(ctx context.Context, h map[string]string) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !t.defaultProp || !sc.IsValid() || sc.TraceState().Len() > 0 || baggage.FromContext(ctx).Len() > 0 {
+		t.prop.Inject(ctx, HeaderCarrier(h))
+		return
+	}
+	h[traceparentHeader] = traceparent(sc)
+}
+
+// traceparentHeader is the W3C trace context's header.
+const traceparentHeader = "traceparent"
+
+// traceparent formats sc as a W3C traceparent of version 00, with the
+// flags the specification defines (sampled and random).
+func traceparent(sc trace.SpanContext) string {
+	var b [55]byte
+	b[0], b[1], b[2] = '0', '0', '-'
+	tid, sid := sc.TraceID(), sc.SpanID()
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:55], []byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))})
+	return string(b[:])
 }

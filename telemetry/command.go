@@ -41,13 +41,6 @@ var (
 	messagingSystem = attribute.String("messaging.system", "factum")
 )
 
-// tracedCommand is a traced command's copy, whose header carries its
-// span's context, and its observer, in one allocation.
-type tracedCommand struct {
-	obs cmdObs
-	cmd factum.Command
-}
-
 // Commands returns the command-pipeline middleware: per command, a span
 // continuing the trace in the command's header (with the stage, code and
 // version reached, and the steps of the processing as events on it or, at
@@ -70,10 +63,10 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			misses = t.m.cacheLookups.WithLabelValues(agg, "miss")
 		}
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
-			var start time.Time
+			var start time.Duration
 			if t.m != nil {
-				start = time.Now()
-				t.m.inFlight.Inc()
+				start = t.clock()
+				t.m.processing.Add(1)
 			}
 			var span trace.Span
 			if t.tracing {
@@ -83,20 +76,11 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			if t.traces(ctx) {
 				ctx, span = t.tracer.Start(ctx, names.process, consumerKind...)
 				if span.SpanContext().IsValid() {
-					// The processor copies this header to the stream, so
+					// The executor has the observer write this span's
+					// context into each stream's header (WriteHeader), so
 					// the event functions continue from this span (and
-					// record nothing when it is not sampled). The copy of
-					// the command and the observer share an allocation.
-					var c *factum.Command
-					if span.IsRecording() || t.m != nil {
-						tc := &tracedCommand{cmd: *cmd}
-						obs, c = &tc.obs, &tc.cmd
-					} else {
-						cp := *cmd
-						c = &cp
-					}
-					c.Header = t.Inject(ctx, cmd.Header)
-					cmd = c
+					// record nothing when it is not sampled).
+					obs = &cmdObs{header: true}
 				}
 				if span.IsRecording() {
 					obs.span, obs.t, obs.detailed = span, t, t.detailed
@@ -106,8 +90,9 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				obs = &cmdObs{}
 			}
 			if obs != nil {
-				obs.names = names
-				ctx = aggregate.WithCacheObserver(ctx, obs)
+				obs.names, obs.t = names, t
+				obs.ctx.Context, obs.ctx.Observer = ctx, obs
+				ctx = &obs.ctx
 			}
 			sig := next(ctx, cmd)
 			// Attributes are made only for a span that records them, at
@@ -141,12 +126,12 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				span.End()
 			}
 			if t.m != nil {
-				t.m.inFlight.Dec()
+				t.m.processing.Add(-1)
 				if sig.Code == factum.CodeOk {
-					okSeconds.Observe(time.Since(start).Seconds())
+					okSeconds.Observe(t.since(start))
 				} else {
 					code := codeLabel(sig.Code)
-					t.m.processSeconds.WithLabelValues(agg, code).Observe(time.Since(start).Seconds())
+					t.m.processSeconds.WithLabelValues(agg, code).Observe(t.since(start))
 					if conflict(sig.Code) {
 						t.m.conflicts.WithLabelValues(agg, code).Inc()
 					}

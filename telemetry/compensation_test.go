@@ -39,8 +39,10 @@ func (c *testClock) Advance(d time.Duration) {
 // Each retry of a compensation execution is a span with its outcome:
 // an operator's forced retry that fails again is marked with the
 // function's error, a scheduler's that succeeds is not; the prepare and
-// the outcome's recording are commands under it. The attempts are counted
-// by function and outcome.
+// the outcome's recording are commands under it, and so is the retried
+// function's own span (the retry runs through the EventMiddleware). The
+// attempts are counted by function and outcome, and the retried
+// function's runs with the functions' latency.
 func TestCompensationAttemptsAreSpans(t *testing.T) {
 	ctx := context.Background()
 	clk := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
@@ -74,6 +76,7 @@ func TestCompensationAttemptsAreSpans(t *testing.T) {
 		Failures:          comp,
 		Events:            event.Config{Attempts: 1, Now: clk.Now},
 		CommandMiddleware: []aggregate.Middleware{tel.Commands()},
+		EventMiddleware:   []event.Middleware{tel.Events()},
 		Bus:               engine.SendWrapper(engine.DispatcherBus(command.DispatcherConfig{}), tel.Bus),
 	}, order.Orders, order.Inventory, comp.Type())
 	if err != nil {
@@ -148,6 +151,21 @@ func TestCompensationAttemptsAreSpans(t *testing.T) {
 		if children != 2 {
 			t.Errorf("attempt %d has %d command spans under it, want 2 (prepare, outcome): %v", i+1, children, names2(exp.GetSpans()))
 		}
+		// The retried function runs through the event middleware: its
+		// span is under the attempt's, with the retry's outcome.
+		var fns []tracetest.SpanStub
+		for _, c := range exp.GetSpans() {
+			if c.Parent.SpanID() == s.SpanContext.SpanID() && c.Name == "factum.function shop/order_counter/on_order_placed" {
+				fns = append(fns, c)
+			}
+		}
+		if len(fns) != 1 || (fns[0].Status.Code == codes.Error) != want.failed {
+			t.Errorf("attempt %d has function spans %v under it, want one, failed %v: %v", i+1, fns, want.failed, names2(exp.GetSpans()))
+		}
+	}
+	// The live delivery and the two retries.
+	if got := counted(t, reg, "factum_function_failures_total", map[string]string{"function": "shop/order_counter/on_order_placed", "stage": "PROJECTED"}); got != 2 {
+		t.Errorf("function failures = %v, want 2 (the delivery, the forced retry)", got)
 	}
 	for outcome, want := range map[string]float64{"FAILED": 1, "SUCCEEDED": 1} {
 		got := counted(t, reg, "factum_compensation_attempts_total", map[string]string{"function": "shop/order_counter/on_order_placed", "outcome": outcome})

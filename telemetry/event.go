@@ -11,8 +11,9 @@ import (
 )
 
 // Events returns the event-function middleware: per stream handled, a
-// span continuing the trace in the stream's header (a failure marks it
-// with the error), the latency by function, stage and outcome, and the
+// span continuing the trace in the stream's header, or, for a retry run
+// under a compensation attempt's span, a child of that span (a failure
+// marks it with the error), the latency by function, stage and outcome, and the
 // failures. The function sees the stream with the span's context in its
 // header, so the commands a saga derives from it continue this span.
 func (t *Telemetry) Events() event.Middleware {
@@ -22,12 +23,14 @@ func (t *Telemetry) Events() event.Middleware {
 		spanName := "factum.function " + fn
 		fnAttr, stageAttr := AttrFunction.String(fn), AttrStage.String(stage)
 		return func(ctx context.Context, s *factum.EventStream) error {
-			var start time.Time
+			var start time.Duration
 			if t.m != nil {
-				start = time.Now()
+				start = t.clock()
 			}
 			var span trace.Span
-			if t.tracing {
+			if t.tracing && !underAttempt(ctx) {
+				// A live delivery continues the stream's trace; a retry
+				// under a compensation attempt's span stays under it.
 				ctx = t.Extract(ctx, s.Header)
 			}
 			if t.traces(ctx) {
@@ -62,9 +65,16 @@ func (t *Telemetry) Events() event.Middleware {
 					outcome = "error"
 					t.m.functionFailures.WithLabelValues(fn, stage).Inc()
 				}
-				t.m.functionSeconds.WithLabelValues(fn, stage, outcome).Observe(time.Since(start).Seconds())
+				t.m.functionSeconds.WithLabelValues(fn, stage, outcome).Observe(t.since(start))
 			}
 			return err
 		}
 	}
+}
+
+// underAttempt reports whether ctx is a compensation attempt's (Compensation)
+// with a span of its own.
+func underAttempt(ctx context.Context) bool {
+	a, _ := ctx.Value(attemptKey{}).(*attempt)
+	return a != nil && a.span != nil && a.span.SpanContext().IsValid()
 }

@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"sync/atomic"
+
 	"github.com/factum-go/factum"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -23,8 +25,12 @@ type metrics struct {
 	processSeconds *prometheus.HistogramVec // aggregate, code
 	conflicts      *prometheus.CounterVec   // aggregate, code
 	retries        *prometheus.CounterVec   // aggregate
-	inFlight       prometheus.Gauge
-	cacheLookups   *prometheus.CounterVec // aggregate, result
+	inFlight       prometheus.GaugeFunc     // reads processing
+	// processing counts the commands being processed: an atomic add per
+	// command's start and end, where a prometheus.Gauge takes a
+	// compare-and-swap loop over a float each.
+	processing   atomic.Int64
+	cacheLookups *prometheus.CounterVec // aggregate, result
 
 	idempotency *prometheus.CounterVec // operation, outcome
 	prepare     *prometheus.CounterVec // operation, outcome
@@ -69,9 +75,6 @@ func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_command_retries_total", Help: "Appends the processor retried after a version conflict, by aggregate type.",
 		}, []string{"aggregate"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "factum_commands_in_flight", Help: "Commands being processed.",
-		}),
 		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_state_cache_lookups_total", Help: "Aggregate state lookups in the processor's state cache, one per processing attempt, by aggregate type and result (hit, or miss: loaded from the store).",
 		}, []string{"aggregate", "result"}),
@@ -100,6 +103,9 @@ func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 			Name: "factum_compensation_attempts_total", Help: "Compensation retries of failed event functions, by function and outcome (SUCCEEDED, FAILED, SKIPPED: another scheduler took it or it is no longer due; or the error's code when the retry itself failed).",
 		}, []string{"function", "outcome"}),
 	}
+	m.inFlight = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "factum_commands_in_flight", Help: "Commands being processed.",
+	}, func() float64 { return float64(m.processing.Load()) })
 	for _, c := range []prometheus.Collector{
 		m.httpRequests, m.httpSeconds, m.httpInFlight, m.waitSeconds, m.waiting,
 		m.processSeconds, m.conflicts, m.retries, m.inFlight, m.cacheLookups, m.idempotency, m.prepare, m.sends,

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"maps"
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
@@ -28,15 +29,34 @@ var phaseEvents = [aggregate.PhaseAppend + 1]string{
 // context as the executor's aggregate.CacheObserver (and PhaseObserver),
 // where the Store decorator finds it too: one context value a command.
 type cmdObs struct {
+	// ctx is the command's context carrying the observer, in the
+	// observer's allocation.
+	ctx                             aggregate.ObservedContext
 	appends, hits, misses, attempts atomic.Int32
 	// span is the command's span when it records, else nil.
 	span     trace.Span
 	t        *Telemetry
 	names    *typeNames
 	detailed bool
+	// header: the command's span context is valid, and each stream's
+	// header carries it.
+	header bool
 }
 
-var _ aggregate.PhaseObserver = (*cmdObs)(nil)
+var _ aggregate.HeaderWriter = (*cmdObs)(nil)
+
+// StreamHeader implements aggregate.HeaderWriter: the stream's header is
+// the command's with the span context of the command's span (in ctx, the
+// attempt's context) written in, when that context is valid.
+func (c *cmdObs) StreamHeader(ctx context.Context, command map[string]string) map[string]string {
+	if !c.header {
+		return nil
+	}
+	h := make(map[string]string, len(command)+2)
+	maps.Copy(h, command)
+	c.t.inject(ctx, h)
+	return h
+}
 
 // ObserveCache implements aggregate.CacheObserver: each attempt makes one
 // lookup, so the lookups past the first are the retries.

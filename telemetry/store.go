@@ -34,7 +34,7 @@ type store struct {
 // The span name is "factum.store " and op, written out by each caller so
 // that no call concatenates it.
 func (s *store) start(ctx context.Context, obs *cmdObs, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
-	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() || obs != nil && !s.t.detailed {
+	if !s.t.tracing || obs != nil && !s.t.detailed || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
 	ctx, span := s.t.tracer.Start(ctx, name, clientKind...)
@@ -74,19 +74,19 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 	if obs != nil {
 		obs.appends.Add(1)
 	}
-	var start time.Time
+	var start time.Duration
 	if s.t.m != nil {
-		start = time.Now()
+		start = s.t.clock()
 	}
 	sctx, span := s.start(ctx, obs, "factum.store Append", "Append", st)
 	err := s.next.Append(sctx, st)
 	end(span, err)
 	if s.t.m != nil {
 		if err == nil {
-			s.t.m.appendOk.Observe(time.Since(start).Seconds())
+			s.t.m.appendOk.Observe(s.t.since(start))
 			s.t.m.appendSize.Observe(float64(len(st.Events)))
 		} else {
-			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(time.Since(start).Seconds())
+			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(s.t.since(start))
 		}
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,15 +48,20 @@ type Config struct {
 // Telemetry is the instrumentation of one service. It is safe for
 // concurrent use; its middleware and decorators may be used many times.
 type Telemetry struct {
-	tracer        trace.Tracer
-	tp            trace.TracerProvider
-	prop          propagation.TextMapPropagator
-	tracing       bool
-	continueOnly  bool
-	detailed      bool
-	m             *metrics // nil when metrics are off
-	log           *slog.Logger
-	backend       string
+	tracer       trace.Tracer
+	tp           trace.TracerProvider
+	prop         propagation.TextMapPropagator
+	defaultProp  bool // prop is the default: W3C trace context and baggage
+	tracing      bool
+	continueOnly bool
+	detailed     bool
+	m            *metrics // nil when metrics are off
+	log          *slog.Logger
+	backend      string
+	// epoch is when the Telemetry was made: latencies are measured as
+	// time since it (one monotonic clock reading, where time.Now reads the
+	// wall clock too).
+	epoch         time.Time
 	typeNames     sync.Map // factum.NamedAggregate -> *typeNames
 	typeNameCount atomic.Int32
 }
@@ -67,7 +73,7 @@ func New(cfg Config) (*Telemetry, error) {
 	if cfg.Spans > SpansDetailed {
 		return nil, factum.IllegalArgument(fmt.Sprintf("telemetry: unknown span level %d", cfg.Spans))
 	}
-	t := &Telemetry{tp: cfg.TracerProvider, prop: cfg.Propagator, log: cfg.Logger, backend: cfg.Backend, continueOnly: cfg.ContinueOnly,
+	t := &Telemetry{epoch: time.Now(), tp: cfg.TracerProvider, prop: cfg.Propagator, log: cfg.Logger, backend: cfg.Backend, continueOnly: cfg.ContinueOnly,
 		detailed: cfg.Spans == SpansDetailed}
 	if t.tp == nil {
 		t.tp = noop.NewTracerProvider()
@@ -78,6 +84,7 @@ func New(cfg Config) (*Telemetry, error) {
 	t.tracer = t.tp.Tracer(ScopeName, trace.WithInstrumentationAttributes(messagingSystem))
 	if t.prop == nil {
 		t.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+		t.defaultProp = true
 	}
 	if t.backend == "" {
 		t.backend = "memory"
@@ -103,3 +110,10 @@ func (t *Telemetry) Propagator() propagation.TextMapPropagator { return t.prop }
 func (t *Telemetry) traces(ctx context.Context) bool {
 	return t.tracing && (!t.continueOnly || trace.SpanContextFromContext(ctx).IsValid())
 }
+
+// clock returns the time since t's epoch, for latencies: one monotonic
+// clock reading.
+func (t *Telemetry) clock() time.Duration { return time.Since(t.epoch) }
+
+// since returns the seconds from start, a clock reading, to now.
+func (t *Telemetry) since(start time.Duration) float64 { return (t.clock() - start).Seconds() }

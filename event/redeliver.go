@@ -1,0 +1,30 @@
+package event
+
+import (
+	"context"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// Redeliver hands s once to the consumer's function fn through the chain a
+// live delivery runs (Config.Middleware, the processor's, the function's,
+// then Timeout and Recover), so that the engine's middleware (tracing,
+// metrics) sees a compensation's retry as it sees a delivery; Retry makes
+// one attempt, the caller being the one that retries. timeout, when
+// positive, bounds the call besides HandlerTimeout. It reports whether fn
+// is one of the consumer's functions (false: nothing was called).
+func (c *Consumer) Redeliver(ctx context.Context, fn factum.Function, s *factum.EventStream, timeout time.Duration) (bool, error) {
+	for i, h := range c.proc.handlers {
+		if h.Function != fn {
+			continue
+		}
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		return true, c.funcs[i](context.WithValue(ctx, resultKey{}, &results{once: true}), s)
+	}
+	return false, nil
+}
