@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"maps"
 	"runtime"
 	"strconv"
 	"strings"
@@ -285,6 +286,13 @@ type Bus struct {
 	// the executor caches none.
 	forgetter aggregate.Forgetter
 	guard     time.Duration
+	// epoch is the bus's start on the monotonic clock: the claims' cached
+	// lease ends (partState.lease) count from it.
+	epoch time.Time
+	// originOnly is the header of a command that had none: HeaderOrigin
+	// alone, one map shared by all of them, since factum never writes a
+	// header in place (WithHeader, the tracer and sagas copy it).
+	originOnly map[string]string
 
 	seed  maphash.Seed
 	lanes []lane
@@ -316,6 +324,7 @@ func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink 
 	b := &Bus{
 		cfg: cfg, js: cfg.JetStream, nc: cfg.JetStream.Conn(), parts: cfg.Partitions, stream: stream,
 		proc: proc, sink: sink, guard: cfg.Partitions.LeaseDuration() / 10,
+		epoch: time.Now(), originOnly: map[string]string{HeaderOrigin: cfg.Partitions.Instance()},
 		seed: maphash.MakeSeed(), lanes: make([]lane, cfg.Lanes), state: make([]partState, cfg.Partitions.Count()),
 		consumers: map[int]*partConsumer{}, stopping: make(chan struct{}),
 	}
@@ -343,13 +352,13 @@ func (b *Bus) Start(ctx context.Context) {
 		}
 		b.started.Store(true)
 		b.mu.Lock()
-		b.unsub = b.parts.Subscribe(b.acquire, b.release)
+		b.unsub = b.parts.Subscribe(b.onAcquire, b.onRelease)
 		b.mu.Unlock()
 		// Partitions held before the subscription: a later acquire with
 		// the same token is a no-op.
 		for _, n := range b.parts.Owned() {
 			if token, ok := b.parts.Owns(n); ok {
-				b.acquire(n, token)
+				b.onAcquire(n, token)
 			}
 		}
 	})
@@ -368,11 +377,40 @@ func (b *Bus) Start(ctx context.Context) {
 // partition's owner is, with TooManyRequests when the partition's subject
 // or the local lane is full, and with TooManyRequests wrapping
 // factum.ErrClosed once Shutdown began. The bus owns cmd afterwards: it
-// sets HeaderOrigin in its header.
+// sets HeaderOrigin in its header, to a map shared with other commands when
+// cmd had none (headers are never written in place).
 func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	if !b.started.Load() {
 		return factum.Errorf(factum.CodeIllegalState, "nats: %w", command.ErrNotStarted)
 	}
+	if b.closed.Load() {
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
+	}
+	if cmd.AggregateID.Context != b.parts.cfg.Context {
+		return factum.IllegalArgument(fmt.Sprintf("nats: this bus carries the commands of context %s, not %s", b.parts.cfg.Context, cmd.AggregateID.Context))
+	}
+	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
+	if b.cfg.Local == LocalFirst && !cmd.IsVoid {
+		// While the claim is this instance's, its commands queue here,
+		// even when the claim is short of time: one sent around the lanes
+		// could overtake one queued in them. The lane waits for the
+		// renewal, or refuses the command once the claim is given up.
+		// enqueueLocal checks admission under the lane's lock, as the
+		// in-process dispatcher does, so this path needs no count of its
+		// own for Shutdown.
+		if token, catchingUp := b.state[n].claimed(); token != 0 && !catchingUp {
+			b.setOrigin(cmd)
+			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
+		}
+	}
+	return b.sendStored(ctx, cmd, n)
+}
+
+// sendStored is Send for a command that JetStream stores: one for a
+// partition another instance owns (or none), a void one, every command of
+// LocalNever and LocalDurable, and one accepted while its claim catches up
+// with the commands stored before it.
+func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error {
 	// Counted before the check, so that Shutdown, which sets closed
 	// first, waits for every send that passed it.
 	b.sending.Add(1)
@@ -380,17 +418,9 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	if b.closed.Load() {
 		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
 	}
-	if cmd.AggregateID.Context != b.parts.cfg.Context {
-		return factum.IllegalArgument(fmt.Sprintf("nats: this bus carries the commands of context %s, not %s", b.parts.cfg.Context, cmd.AggregateID.Context))
-	}
-	setOrigin(cmd, b.parts.Instance())
-	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
+	b.setOrigin(cmd)
 	if b.cfg.Local != LocalNever && !cmd.IsVoid {
-		// While the claim is this instance's, its commands queue here,
-		// even when the claim is short of time: one sent around the lanes
-		// could overtake one queued in them. The lane waits for the
-		// renewal, or refuses the command once the claim is given up.
-		if token := b.claimOf(n); token != 0 {
+		if token, _ := b.state[n].claimed(); token != 0 {
 			if fwd, err := b.forward(ctx, cmd, n); fwd {
 				return err
 			}
@@ -403,18 +433,20 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	return b.publish(ctx, cmd, n)
 }
 
-// setOrigin sets HeaderOrigin in cmd's header, in a map of its own: the
-// caller's map may be shared.
-func setOrigin(cmd *factum.Command, origin string) {
-	if cmd.Header[HeaderOrigin] == origin {
-		return
+// setOrigin sets HeaderOrigin in cmd's header to this instance. A command
+// without a header gets the map the bus shares among them; any other gets a
+// copy of its own with the origin added, since the caller's map may be
+// shared.
+func (b *Bus) setOrigin(cmd *factum.Command) {
+	switch {
+	case len(cmd.Header) == 0:
+		cmd.Header = b.originOnly
+	case cmd.Header[HeaderOrigin] != b.originOnly[HeaderOrigin]:
+		h := make(map[string]string, len(cmd.Header)+1)
+		maps.Copy(h, cmd.Header)
+		h[HeaderOrigin] = b.originOnly[HeaderOrigin]
+		cmd.Header = h
 	}
-	h := make(map[string]string, len(cmd.Header)+1)
-	for k, v := range cmd.Header {
-		h[k] = v
-	}
-	h[HeaderOrigin] = origin
-	cmd.Header = h
 }
 
 // Idle reports whether no command is queued in this instance's lanes or in

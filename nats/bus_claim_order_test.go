@@ -112,7 +112,7 @@ func TestAcquireAgainUnderTheSameClaimKeepsTheLocalPath(t *testing.T) {
 	b.Start(context.Background())
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	waitFor(t, 30*time.Second, "the claim to catch up", func() bool { return b.claimOf(0) != 0 && settledBus(b) })
-	b.acquire(0, b.claimOf(0))
+	b.onAcquire(0, b.claimOf(0))
 	if !settledBus(b) {
 		t.Fatal("an acquire under the claim in force started a catching up")
 	}

@@ -209,7 +209,7 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			b := f.engine("a").Bus().(*Bus)
 			n := PartitionOf("t-1", 2)
 			waitFor(t, 10*time.Second, "the second command to be queued", func() bool { return b.busy.Load() == 2 })
-			go b.release(n) // as the lease goroutine does when it gives n up
+			go b.onRelease(n) // as the lease goroutine does when it gives n up
 			waitFor(t, 10*time.Second, "the release to stop acting on the partition", func() bool {
 				b.state[n].mu.Lock()
 				defer b.state[n].mu.Unlock()
