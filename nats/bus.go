@@ -420,13 +420,13 @@ func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error 
 	}
 	b.setOrigin(cmd)
 	if b.cfg.Local != LocalNever && !cmd.IsVoid {
-		if token, _ := b.state[n].claimed(); token != 0 {
-			if fwd, err := b.forward(ctx, cmd, n); fwd {
-				return err
-			}
-			if b.cfg.Local == LocalDurable {
-				return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
-			}
+		token, fwd, err := b.forward(ctx, cmd, n)
+		switch {
+		case fwd:
+			return err
+		case token != 0 && b.cfg.Local == LocalDurable:
+			return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
+		case token != 0:
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
 	}

@@ -197,6 +197,9 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			}
 			a := f.start("a")
 			f.balanced()
+			// A command sent while a claim catches up is stored rather
+			// than queued here: the second one must take the local path.
+			waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 			if _, err := a.Gateway().Send(context.Background(), tallyCommand("t-1", "first")); err != nil {
 				t.Fatal(err)
 			}

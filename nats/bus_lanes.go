@@ -90,13 +90,18 @@ func (st *partState) mirror() {
 	st.claim.Store(c)
 }
 
-// onAcquire is acquire, the claim then published to the senders.
+// onAcquire is acquire, the claim then published to the senders. Until
+// then the mirror says "catching up", which sends the senders to the
+// fields under the lock (forward): acquire may start a catching up.
 func (b *Bus) onAcquire(n int, token uint64) {
-	b.acquire(n, token)
 	if n >= len(b.state) {
 		return
 	}
 	st := &b.state[n]
+	st.mu.Lock()
+	st.claim.Store(token<<1 | 1)
+	st.mu.Unlock()
+	b.acquire(n, token)
 	st.mu.Lock()
 	st.mirror()
 	st.mu.Unlock()
@@ -131,14 +136,18 @@ func (b *Bus) caughtUp(n int, token uint64, pending uint64) {
 }
 
 // forward publishes a command accepted here for partition n while its
-// claim catches up, and reports whether it did (false: the claim caught
-// up, queue it here).
-func (b *Bus) forward(ctx context.Context, cmd *factum.Command, n int) (bool, error) {
+// claim catches up, and reports the claim this instance acts on the
+// partition under (0 for none) and whether it published the command
+// (false: queue it here under that claim, or publish it when there is
+// none). The claim and its catching up are read together, under the lock:
+// the senders' mirror only steers them here.
+func (b *Bus) forward(ctx context.Context, cmd *factum.Command, n int) (token uint64, fwd bool, err error) {
 	st := &b.state[n]
 	st.mu.Lock()
-	if !st.catchingUp {
+	token = st.token
+	if token == 0 || !st.catchingUp {
 		st.mu.Unlock()
-		return false, nil
+		return token, false, nil
 	}
 	st.fwdInflight++
 	st.mu.Unlock()
@@ -147,7 +156,7 @@ func (b *Bus) forward(ctx context.Context, cmd *factum.Command, n int) (bool, er
 	st.fwdInflight--
 	st.fwdSeq = max(st.fwdSeq, seq)
 	st.mu.Unlock()
-	return true, err
+	return token, true, err
 }
 
 // ownsNow reports whether this instance acts on partition n now, with
