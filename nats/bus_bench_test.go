@@ -251,3 +251,63 @@ func benchContended(b *testing.B, store *countingStore, a, c gatewayer) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(store.conflicts.Load()-conflicts0)/float64(b.N), "conflicts/op")
 }
+
+// handOff is an executor that does nothing and a sink that reports each
+// signal on a channel: what is left of a command's way is the bus's.
+type handOff chan struct{}
+
+func (h handOff) Process(_ context.Context, cmd *factum.Command) factum.Signal {
+	return factum.Signal{CommandID: cmd.ID, Stage: factum.StageProcessed, AggregateID: cmd.AggregateID}
+}
+
+func (h handOff) Signal(factum.Signal) { h <- struct{}{} }
+
+// BenchmarkHandOff measures the bus alone, one command at a time over 256
+// aggregates: Send, the lane, an executor that does nothing, the PROCESSED
+// signal. "dispatcher" is the in-process dispatcher; "all-local" the NATS
+// bus owning the partition (LocalFirst), with the claim and lease checks
+// and the origin header.
+func BenchmarkHandOff(b *testing.B) {
+	named := factum.NamedAggregate{Context: "shop", Aggregate: "tally"}
+	cmds := make([]factum.Command, 256)
+	for i := range cmds {
+		cmds[i] = factum.Command{ID: fmt.Sprintf("cmd-%d", i), AggregateID: named.WithID(fmt.Sprintf("agg-%d", i)), Name: "add_n", IsCreate: true}
+	}
+	run := func(b *testing.B, bus command.Bus, done handOff) {
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		for i := range b.N {
+			cmd := cmds[i%len(cmds)]
+			if err := bus.Send(context.Background(), &cmd); err != nil {
+				b.Fatal(err)
+			}
+			<-done
+		}
+		b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+	b.Run("dispatcher", func(b *testing.B) {
+		done := make(handOff, 1)
+		d, err := command.NewDispatcher(done, done, command.DispatcherConfig{Lanes: 16})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.Start(context.Background())
+		b.Cleanup(func() { _ = d.Shutdown(context.Background()) })
+		run(b, d, done)
+	})
+	b.Run("all-local", func(b *testing.B) {
+		done := make(handOff, 1)
+		n := benchWorld(b).node(b, "a", BusConfig{Lanes: 16})
+		eb, err := n.newBus(done, done)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bus := eb.(*Bus)
+		bus.Start(context.Background())
+		b.Cleanup(func() { _ = bus.Shutdown(context.Background()) })
+		n.waitOwns(b, n.parts.Count())
+		waitFor(b, 30*time.Second, "the claims to catch up", func() bool { return settledBus(bus) })
+		run(b, bus, done)
+	})
+}
