@@ -284,7 +284,7 @@ func BenchmarkHandOff(b *testing.B) {
 			}
 			<-done
 		}
-		b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 	b.Run("dispatcher", func(b *testing.B) {
 		done := make(handOff, 1)
