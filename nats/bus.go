@@ -2,13 +2,10 @@ package nats
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
-	"log/slog"
-	"runtime"
+	"maps"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,60 +91,6 @@ type OriginSink interface {
 	SignalOrigin(origin string, s factum.Signal)
 }
 
-// BusConfig configures the JetStream command bus. JetStream and Partitions
-// are required; zero fields take the defaults.
-type BusConfig struct {
-	// JetStream is the connection commands travel on; its NATS connection
-	// tells the bus whether NATS is reachable.
-	JetStream jetstream.JetStream
-	// Partitions is this instance's share of the bounded context's
-	// partitions (StartPartitions): the bus serves that context, processes
-	// the commands of the partitions it owns, and sends the others to their
-	// owners. Close it after the engine shut down.
-	Partitions *Partitions
-	// Stream is the JetStream stream; DefaultCommandStream if empty. Every
-	// instance of a context must use the same one. NewBus creates it
-	// (work-queue retention, file storage) if it does not exist.
-	Stream string
-	// SubjectPrefix starts the subjects; DefaultCommandSubjectPrefix if
-	// empty. The stream takes prefix.>.
-	SubjectPrefix string
-	// Replicas of the stream when NewBus creates it; 1 if 0.
-	Replicas int
-	// Duplicates is the stream's de-duplication window when NewBus creates
-	// it; DefaultCommandDuplicates if 0.
-	Duplicates time.Duration
-	// MaxPending bounds the commands waiting on one subject when NewBus
-	// creates the stream; DefaultMaxPending if 0.
-	MaxPending int
-	// MaxAckPending bounds each partition's commands delivered and not yet
-	// processed; DefaultMaxAckPending if 0.
-	MaxAckPending int
-	// AckWait is how long JetStream waits for a delivered command's
-	// acknowledgement before delivering it again; DefaultAckWait if 0.
-	AckWait time.Duration
-	// PublishTimeout bounds a send's wait for JetStream's
-	// acknowledgement; DefaultPublishTimeout if 0.
-	PublishTimeout time.Duration
-	// RetryAfter is the hint of the UnavailableError a send fails with
-	// when NATS or the partition's owner is unreachable; DefaultRetryAfter
-	// if 0.
-	RetryAfter time.Duration
-	// Local says what to do with commands for partitions this instance
-	// owns; LocalFirst if zero.
-	Local LocalMode
-	// Lanes, QueueSize and RejectWhenFull configure this instance's lanes,
-	// as command.DispatcherConfig's do the in-process dispatcher: one
-	// aggregate's commands run one at a time in order, different
-	// aggregates in parallel.
-	Lanes          int
-	QueueSize      int
-	RejectWhenFull bool
-	// Logger receives what the bus cannot return (a consumer that fails
-	// and is made again, an undecodable message); slog.Default() if nil.
-	Logger *slog.Logger
-}
-
 // NewBus ensures the command stream and returns the engine's bus maker
 // (engine.Config.Bus): a durable command bus on JetStream for the context
 // of cfg.Partitions.
@@ -185,89 +128,10 @@ func NewBus(ctx context.Context, cfg BusConfig) (engine.NewBus, error) {
 	}, nil
 }
 
-func (c *BusConfig) defaults() error {
-	if c.JetStream == nil || c.Partitions == nil {
-		return factum.IllegalArgument("nats: the bus needs JetStream and Partitions")
-	}
-	if c.Stream == "" {
-		c.Stream = DefaultCommandStream
-	}
-	if c.SubjectPrefix == "" {
-		c.SubjectPrefix = DefaultCommandSubjectPrefix
-	}
-	if strings.ContainsAny(c.Stream, ". *>") || strings.ContainsAny(c.SubjectPrefix, " *>") {
-		return factum.IllegalArgument(fmt.Sprintf("nats: stream %q or subject prefix %q holds a character NATS reserves", c.Stream, c.SubjectPrefix))
-	}
-	if c.Replicas < 0 || c.Duplicates < 0 || c.MaxPending < 0 || c.MaxAckPending < 0 || c.AckWait < 0 ||
-		c.PublishTimeout < 0 || c.RetryAfter < 0 || c.Lanes < 0 || c.QueueSize < 0 {
-		return factum.IllegalArgument("nats: negative bus setting")
-	}
-	if c.Local != LocalFirst && c.Local != LocalNever && c.Local != LocalDurable {
-		return factum.IllegalArgument(fmt.Sprintf("nats: unknown local mode %d", c.Local))
-	}
-	c.Replicas = max(c.Replicas, 1)
-	if c.Duplicates == 0 {
-		c.Duplicates = DefaultCommandDuplicates
-	}
-	if c.MaxPending == 0 {
-		c.MaxPending = DefaultMaxPending
-	}
-	if c.MaxAckPending == 0 {
-		c.MaxAckPending = DefaultMaxAckPending
-	}
-	if c.AckWait == 0 {
-		c.AckWait = DefaultAckWait
-	}
-	if c.PublishTimeout == 0 {
-		c.PublishTimeout = DefaultPublishTimeout
-	}
-	if c.RetryAfter == 0 {
-		c.RetryAfter = DefaultRetryAfter
-	}
-	if c.Lanes == 0 {
-		c.Lanes = 16 * runtime.GOMAXPROCS(0)
-	}
-	if c.QueueSize == 0 {
-		c.QueueSize = 1024
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	return nil
-}
-
 // CommandSubject returns the subject a command of the aggregate type for
 // the partition travels on: prefix.context.aggregate.partition.
 func CommandSubject(prefix string, named factum.NamedAggregate, partition int) string {
 	return prefix + "." + named.Context + "." + named.Aggregate + "." + strconv.Itoa(partition)
-}
-
-// ensureCommands creates the command stream if it does not exist, and
-// checks that one that does is a work queue.
-func ensureCommands(ctx context.Context, cfg *BusConfig) (jetstream.Stream, error) {
-	sc := jetstream.StreamConfig{
-		Name:                 cfg.Stream,
-		Description:          "factum commands, one subject per context, aggregate type and partition",
-		Subjects:             []string{cfg.SubjectPrefix + ".>"},
-		Retention:            jetstream.WorkQueuePolicy,
-		Storage:              jetstream.FileStorage,
-		Replicas:             cfg.Replicas,
-		Duplicates:           cfg.Duplicates,
-		MaxMsgsPerSubject:    int64(cfg.MaxPending),
-		Discard:              jetstream.DiscardNew,
-		DiscardNewPerSubject: true,
-	}
-	s, err := cfg.JetStream.CreateStream(ctx, sc)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = cfg.JetStream.Stream(ctx, cfg.Stream)
-		if err == nil && s.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy {
-			return nil, factum.IllegalArgument(fmt.Sprintf("nats: stream %s exists and is not a work queue", cfg.Stream))
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("nats: command stream %s: %w", cfg.Stream, err)
-	}
-	return s, nil
 }
 
 // Bus is the JetStream command bus of one engine (see NewBus). It is safe
@@ -285,6 +149,13 @@ type Bus struct {
 	// the executor caches none.
 	forgetter aggregate.Forgetter
 	guard     time.Duration
+	// epoch is the bus's start on the monotonic clock: the claims' cached
+	// lease ends (partState.lease) count from it.
+	epoch time.Time
+	// originOnly is the header of a command that had none: HeaderOrigin
+	// alone, one map shared by all of them, since factum never writes a
+	// header in place (WithHeader, the tracer and sagas copy it).
+	originOnly map[string]string
 
 	seed  maphash.Seed
 	lanes []lane
@@ -316,6 +187,7 @@ func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink 
 	b := &Bus{
 		cfg: cfg, js: cfg.JetStream, nc: cfg.JetStream.Conn(), parts: cfg.Partitions, stream: stream,
 		proc: proc, sink: sink, guard: cfg.Partitions.LeaseDuration() / 10,
+		epoch: time.Now(), originOnly: map[string]string{HeaderOrigin: cfg.Partitions.Instance()},
 		seed: maphash.MakeSeed(), lanes: make([]lane, cfg.Lanes), state: make([]partState, cfg.Partitions.Count()),
 		consumers: map[int]*partConsumer{}, stopping: make(chan struct{}),
 	}
@@ -343,13 +215,13 @@ func (b *Bus) Start(ctx context.Context) {
 		}
 		b.started.Store(true)
 		b.mu.Lock()
-		b.unsub = b.parts.Subscribe(b.acquire, b.release)
+		b.unsub = b.parts.Subscribe(b.onAcquire, b.onRelease)
 		b.mu.Unlock()
 		// Partitions held before the subscription: a later acquire with
 		// the same token is a no-op.
 		for _, n := range b.parts.Owned() {
 			if token, ok := b.parts.Owns(n); ok {
-				b.acquire(n, token)
+				b.onAcquire(n, token)
 			}
 		}
 	})
@@ -368,11 +240,40 @@ func (b *Bus) Start(ctx context.Context) {
 // partition's owner is, with TooManyRequests when the partition's subject
 // or the local lane is full, and with TooManyRequests wrapping
 // factum.ErrClosed once Shutdown began. The bus owns cmd afterwards: it
-// sets HeaderOrigin in its header.
+// sets HeaderOrigin in its header, to a map shared with other commands when
+// cmd had none (headers are never written in place).
 func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	if !b.started.Load() {
 		return factum.Errorf(factum.CodeIllegalState, "nats: %w", command.ErrNotStarted)
 	}
+	if b.closed.Load() {
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
+	}
+	if cmd.AggregateID.Context != b.parts.cfg.Context {
+		return factum.IllegalArgument(fmt.Sprintf("nats: this bus carries the commands of context %s, not %s", b.parts.cfg.Context, cmd.AggregateID.Context))
+	}
+	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
+	if b.cfg.Local == LocalFirst && !cmd.IsVoid {
+		// While the claim is this instance's, its commands queue here,
+		// even when the claim is short of time: one sent around the lanes
+		// could overtake one queued in them. The lane waits for the
+		// renewal, or refuses the command once the claim is given up.
+		// enqueueLocal checks admission under the lane's lock, as the
+		// in-process dispatcher does, so this path needs no count of its
+		// own for Shutdown.
+		if token, catchingUp := b.state[n].claimed(); token != 0 && !catchingUp {
+			b.setOrigin(cmd)
+			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
+		}
+	}
+	return b.sendStored(ctx, cmd, n)
+}
+
+// sendStored is Send for a command that JetStream stores: one for a
+// partition another instance owns (or none), a void one, every command of
+// LocalNever and LocalDurable, and one accepted while its claim catches up
+// with the commands stored before it.
+func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error {
 	// Counted before the check, so that Shutdown, which sets closed
 	// first, waits for every send that passed it.
 	b.sending.Add(1)
@@ -380,41 +281,35 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 	if b.closed.Load() {
 		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
 	}
-	if cmd.AggregateID.Context != b.parts.cfg.Context {
-		return factum.IllegalArgument(fmt.Sprintf("nats: this bus carries the commands of context %s, not %s", b.parts.cfg.Context, cmd.AggregateID.Context))
-	}
-	setOrigin(cmd, b.parts.Instance())
-	n := PartitionOf(cmd.AggregateID.ID, len(b.state))
+	b.setOrigin(cmd)
 	if b.cfg.Local != LocalNever && !cmd.IsVoid {
-		// While the claim is this instance's, its commands queue here,
-		// even when the claim is short of time: one sent around the lanes
-		// could overtake one queued in them. The lane waits for the
-		// renewal, or refuses the command once the claim is given up.
-		if token := b.claimOf(n); token != 0 {
-			if fwd, err := b.forward(ctx, cmd, n); fwd {
-				return err
-			}
-			if b.cfg.Local == LocalDurable {
-				return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
-			}
+		token, fwd, err := b.forward(ctx, cmd, n)
+		switch {
+		case fwd:
+			return err
+		case token != 0 && b.cfg.Local == LocalDurable:
+			return b.sendDurable(ctx, job{cmd: cmd, n: n, token: token})
+		case token != 0:
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
 	}
 	return b.publish(ctx, cmd, n)
 }
 
-// setOrigin sets HeaderOrigin in cmd's header, in a map of its own: the
-// caller's map may be shared.
-func setOrigin(cmd *factum.Command, origin string) {
-	if cmd.Header[HeaderOrigin] == origin {
-		return
+// setOrigin sets HeaderOrigin in cmd's header to this instance. A command
+// without a header gets the map the bus shares among them; any other gets a
+// copy of its own with the origin added, since the caller's map may be
+// shared.
+func (b *Bus) setOrigin(cmd *factum.Command) {
+	switch {
+	case len(cmd.Header) == 0:
+		cmd.Header = b.originOnly
+	case cmd.Header[HeaderOrigin] != b.originOnly[HeaderOrigin]:
+		h := make(map[string]string, len(cmd.Header)+1)
+		maps.Copy(h, cmd.Header)
+		h[HeaderOrigin] = b.originOnly[HeaderOrigin]
+		cmd.Header = h
 	}
-	h := make(map[string]string, len(cmd.Header)+1)
-	for k, v := range cmd.Header {
-		h[k] = v
-	}
-	h[HeaderOrigin] = origin
-	cmd.Header = h
 }
 
 // Idle reports whether no command is queued in this instance's lanes or in

@@ -32,21 +32,26 @@ func benchWorld(b *testing.B) *world {
 // partition (LocalFirst); the same with every command through JetStream
 // (LocalNever); and two and three instances, commands sent through the
 // first, so that a half and two thirds of them cross to another instance.
-// Run the cases in one run and compare ratios: the machine is shared.
+// "today-origin" is today's path with every command carrying an origin
+// header, as every command on the NATS bus does: the difference to
+// "today" is what the header costs the store, the rest of "all-local"'s is
+// the bus's. Run the cases in one run and compare ratios: the machine is
+// shared.
 func BenchmarkCommands(b *testing.B) {
 	for _, clients := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			b.Run("today", func(b *testing.B) {
-				e, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, tallyType("shop"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := e.Start(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
-				benchSend(b, clients, e, nil)
-			})
+			for _, tc := range []struct {
+				name   string
+				header map[string]string
+			}{{"today", nil}, {"today-origin", map[string]string{HeaderOrigin: "i0"}}} {
+				b.Run(tc.name, func(b *testing.B) {
+					var e gatewayer = todayEngine(b, eventstore.NewMemory())
+					if tc.header != nil {
+						e = withHeader{e.(*engine.Engine), tc.header}
+					}
+					benchSend(b, clients, e, nil)
+				})
+			}
 			for _, tc := range []struct {
 				name      string
 				instances int
@@ -85,7 +90,7 @@ func cpuTime() time.Duration {
 // benchSend sends b.N commands through e from clients goroutines, over
 // 256 aggregates, each waiting for PROCESSED, and reports commands/s, the
 // p50 and p99 latencies and the share of commands that crossed.
-func benchSend(b *testing.B, clients int, e *engine.Engine, crosses func(id string) bool) {
+func benchSend(b *testing.B, clients int, e gatewayer, crosses func(id string) bool) {
 	const aggregates = 256
 	ids := make([]string, aggregates)
 	crossing := 0
@@ -112,6 +117,9 @@ func benchSend(b *testing.B, clients int, e *engine.Engine, crosses func(id stri
 					return
 				}
 				cmd := factum.NewCommand(named.WithID(ids[i%aggregates]), addN{N: 1})
+				if h, ok := e.(withHeader); ok {
+					cmd.Header = h.header
+				}
 				t0 := time.Now()
 				if _, err := e.Gateway().SendAndWait(context.Background(), cmd, command.Wait(factum.StageProcessed)); err != nil {
 					failed.Store(err)
@@ -134,4 +142,172 @@ func benchSend(b *testing.B, clients int, e *engine.Engine, crosses func(id stri
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(100*float64(crossing)/aggregates, "crossing-%")
+}
+
+// gatewayer is an engine as the benchmarks send through it.
+type gatewayer interface{ Gateway() *command.Gateway }
+
+// withHeader is an engine whose benchmark commands carry header, one map
+// shared by all of them (as the bus's origin map is).
+type withHeader struct {
+	*engine.Engine
+	header map[string]string
+}
+
+// todayEngine starts today's path: one instance, the in-process
+// dispatcher, on store.
+func todayEngine(b *testing.B, store eventstore.Store) *engine.Engine {
+	b.Helper()
+	e, err := engine.New(engine.Config{Store: store}, tallyType("shop"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	return e
+}
+
+// BenchmarkContendedAggregate sends 2×200 concurrent commands to one
+// aggregate, each waiting for PROCESSED, per round (one op): through one
+// instance on the in-process dispatcher (today), through one instance on
+// the NATS bus owning every partition, and 200 through each of two
+// instances on the NATS bus, so that half of them cross to the owner. It
+// reports the round's commands/s, the p50 and p99 latencies of its
+// commands, the CPU per command and the event store's version conflicts
+// per round: zero means one writer, no retry storm. Run the cases in one
+// run and compare ratios: the machine is shared.
+func BenchmarkContendedAggregate(b *testing.B) {
+	b.Run("one-instance-today", func(b *testing.B) {
+		store := &countingStore{Store: eventstore.NewMemory()}
+		e := todayEngine(b, store)
+		benchContended(b, store, e, e)
+	})
+	for _, tc := range []struct {
+		name      string
+		instances int
+	}{{"one-instance-nats", 1}, {"two-instances", 2}} {
+		b.Run(tc.name, func(b *testing.B) {
+			f := newFleet(b, benchWorld(b), LocalFirst)
+			f.noProbe = true
+			var es []gatewayer
+			for i := range tc.instances {
+				es = append(es, f.start(fmt.Sprintf("i%d", i)))
+			}
+			f.balanced()
+			if len(es) == 1 {
+				es = append(es, es[0])
+			}
+			benchContended(b, f.store, es[0], es[1])
+		})
+	}
+}
+
+// benchContended runs b.N rounds of 200 concurrent commands through each
+// of a and c on one aggregate.
+func benchContended(b *testing.B, store *countingStore, a, c gatewayer) {
+	const per = 200
+	id := factum.NamedAggregate{Context: "shop", Aggregate: "tally"}.WithID("hot")
+	lat := make([]time.Duration, 0, b.N*2*per)
+	var mu sync.Mutex
+	var failed atomic.Value
+	conflicts0 := store.conflicts.Load()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	start := time.Now()
+	for range b.N {
+		var wg sync.WaitGroup
+		for _, e := range []gatewayer{a, c} {
+			for range per {
+				wg.Go(func() {
+					cmd := factum.NewCommand(id, addN{N: 1})
+					t0 := time.Now()
+					if _, err := e.Gateway().SendAndWait(context.Background(), cmd, command.Wait(factum.StageProcessed)); err != nil {
+						failed.Store(err)
+						return
+					}
+					d := time.Since(t0)
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				})
+			}
+		}
+		wg.Wait()
+	}
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(lat)
+	cmds := float64(b.N * 2 * per)
+	b.ReportMetric(cmds/elapsed.Seconds(), "cmd/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/cmds, "cpu-ns/cmd")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(store.conflicts.Load()-conflicts0)/float64(b.N), "conflicts/op")
+}
+
+// handOff is an executor that does nothing and a sink that reports each
+// signal on a channel: what is left of a command's way is the bus's.
+type handOff chan struct{}
+
+func (h handOff) Process(_ context.Context, cmd *factum.Command) factum.Signal {
+	return factum.Signal{CommandID: cmd.ID, Stage: factum.StageProcessed, AggregateID: cmd.AggregateID}
+}
+
+func (h handOff) Signal(factum.Signal) { h <- struct{}{} }
+
+// BenchmarkHandOff measures the bus alone, one command at a time over 256
+// aggregates: Send, the lane, an executor that does nothing, the PROCESSED
+// signal. "dispatcher" is the in-process dispatcher; "all-local" the NATS
+// bus owning the partition (LocalFirst), with the claim and lease checks
+// and the origin header.
+func BenchmarkHandOff(b *testing.B) {
+	named := factum.NamedAggregate{Context: "shop", Aggregate: "tally"}
+	cmds := make([]factum.Command, 256)
+	for i := range cmds {
+		cmds[i] = factum.Command{ID: fmt.Sprintf("cmd-%d", i), AggregateID: named.WithID(fmt.Sprintf("agg-%d", i)), Name: "add_n", IsCreate: true}
+	}
+	run := func(b *testing.B, bus command.Bus, done handOff) {
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		for i := range b.N {
+			cmd := cmds[i%len(cmds)]
+			if err := bus.Send(context.Background(), &cmd); err != nil {
+				b.Fatal(err)
+			}
+			<-done
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+	b.Run("dispatcher", func(b *testing.B) {
+		done := make(handOff, 1)
+		d, err := command.NewDispatcher(done, done, command.DispatcherConfig{Lanes: 16})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.Start(context.Background())
+		b.Cleanup(func() { _ = d.Shutdown(context.Background()) })
+		run(b, d, done)
+	})
+	b.Run("all-local", func(b *testing.B) {
+		done := make(handOff, 1)
+		n := benchWorld(b).node(b, "a", BusConfig{Lanes: 16})
+		eb, err := n.newBus(done, done)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bus := eb.(*Bus)
+		bus.Start(context.Background())
+		b.Cleanup(func() { _ = bus.Shutdown(context.Background()) })
+		n.waitOwns(b, n.parts.Count())
+		waitFor(b, 30*time.Second, "the claims to catch up", func() bool { return settledBus(bus) })
+		run(b, bus, done)
+	})
 }

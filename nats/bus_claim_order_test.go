@@ -112,8 +112,46 @@ func TestAcquireAgainUnderTheSameClaimKeepsTheLocalPath(t *testing.T) {
 	b.Start(context.Background())
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	waitFor(t, 30*time.Second, "the claim to catch up", func() bool { return b.claimOf(0) != 0 && settledBus(b) })
-	b.acquire(0, b.claimOf(0))
+	b.onAcquire(0, b.claimOf(0))
 	if !settledBus(b) {
 		t.Fatal("an acquire under the claim in force started a catching up")
+	}
+}
+
+// Once the bus stopped acting on a partition, a command for it no longer
+// takes the local path, even while the lease is still this instance's: it
+// is stored on the stream for the partition's next owner. The senders'
+// view of the claim must not outlive the release.
+func TestASendAfterTheReleaseGoesToTheStream(t *testing.T) {
+	w := inProcessWorld(t, 1, 5*time.Second)
+	n := w.node(t, "a", BusConfig{})
+	probe := &orderProbe{}
+	eb, err := n.newBus(probe, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := eb.(*Bus)
+	ctx := context.Background()
+	b.Start(ctx)
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	waitFor(t, 30*time.Second, "the claim to catch up", func() bool { return b.claimOf(0) != 0 && settledBus(b) })
+	b.onRelease(0) // as the lease goroutine does when it gives the partition up
+	cmd := tallyCommand("t-1", "after-the-release")
+	if err := b.Send(ctx, &cmd); err != nil {
+		t.Fatal(err)
+	}
+	s, err := n.js.Stream(ctx, w.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("the stream holds %d commands after the send, want 1: the command took the local path of a partition given up", info.State.Msgs)
+	}
+	if got := probe.processed(); len(got) != 0 {
+		t.Fatalf("processed %v here after the release", got)
 	}
 }

@@ -197,6 +197,9 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			}
 			a := f.start("a")
 			f.balanced()
+			// A command sent while a claim catches up is stored rather
+			// than queued here: the second one must take the local path.
+			waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 			if _, err := a.Gateway().Send(context.Background(), tallyCommand("t-1", "first")); err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +212,7 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			b := f.engine("a").Bus().(*Bus)
 			n := PartitionOf("t-1", 2)
 			waitFor(t, 10*time.Second, "the second command to be queued", func() bool { return b.busy.Load() == 2 })
-			go b.release(n) // as the lease goroutine does when it gives n up
+			go b.onRelease(n) // as the lease goroutine does when it gives n up
 			waitFor(t, 10*time.Second, "the release to stop acting on the partition", func() bool {
 				b.state[n].mu.Lock()
 				defer b.state[n].mu.Unlock()

@@ -13,8 +13,11 @@ import (
 )
 
 // traceHeaders are the trace-context keys of a command's header that the
-// message repeats as NATS headers, for tools that trace NATS traffic.
-var traceHeaders = [...]string{"traceparent", "tracestate", "baggage"}
+// message repeats as NATS headers, for tools that trace NATS traffic, each
+// with its key in the message (canonical, as natsgo.Header.Set makes it).
+var traceHeaders = [...]struct{ key, header string }{
+	{"traceparent", "Traceparent"}, {"tracestate", "Tracestate"}, {"baggage", "Baggage"},
+}
 
 // publish sends cmd to its partition's owner through JetStream and returns
 // once JetStream stored it. An error means the command was not stored,
@@ -53,7 +56,10 @@ func (b *Bus) publishSeq(ctx context.Context, cmd *factum.Command, n int, owned 
 	// command was not accepted, and only JetStream's answer tells.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.PublishTimeout)
 	defer cancel()
-	ack, err := b.js.PublishMsg(pctx, msg, jetstream.WithMsgID(cmd.ID), jetstream.WithExpectStream(b.cfg.Stream))
+	// The headers PublishMsg's WithExpectStream would set, without its
+	// options' allocations; the message ID is encodeCommand's.
+	msg.Header[jetstream.ExpectedStreamHeader] = []string{b.cfg.Stream}
+	ack, err := b.js.PublishMsg(pctx, msg)
 	if err == nil {
 		return ack.Sequence, nil
 	}
@@ -74,22 +80,29 @@ func (b *Bus) publishSeq(ctx context.Context, cmd *factum.Command, n int, owned 
 }
 
 // encodeCommand makes the message of a command: its JSON as the body, the
-// identities as headers.
+// identities as headers, the command ID as Nats-Msg-Id (JetStream's
+// de-duplication). The header's values share one array.
 func encodeCommand(prefix string, cmd *factum.Command, n int) (*natsgo.Msg, error) {
 	data, err := json.Marshal(cmd)
 	if err != nil {
 		return nil, factum.Errorf(factum.CodeIllegalArgument, "nats: command %s does not encode: %w", cmd.ID, err)
 	}
-	h := natsgo.Header{}
-	h.Set(HeaderCommandID, cmd.ID)
-	h.Set(HeaderRequestID, cmd.RequestIDOrID())
-	h.Set(HeaderCommandName, cmd.Name)
-	h.Set(HeaderTenant, cmd.AggregateID.TenantOrDefault())
-	h.Set(HeaderAggregateID, cmd.AggregateID.ID)
-	h.Set(HeaderOrigin, cmd.Header[HeaderOrigin])
-	for _, k := range traceHeaders {
-		if v := cmd.Header[k]; v != "" {
-			h.Set(k, v)
+	vals := make([]string, 0, 7+len(traceHeaders))
+	h := make(natsgo.Header, 8+len(traceHeaders))
+	set := func(k, v string) {
+		vals = append(vals, v)
+		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	set(jetstream.MsgIDHeader, cmd.ID)
+	set(HeaderCommandID, cmd.ID)
+	set(HeaderRequestID, cmd.RequestIDOrID())
+	set(HeaderCommandName, cmd.Name)
+	set(HeaderTenant, cmd.AggregateID.TenantOrDefault())
+	set(HeaderAggregateID, cmd.AggregateID.ID)
+	set(HeaderOrigin, cmd.Header[HeaderOrigin])
+	for _, t := range traceHeaders {
+		if v := cmd.Header[t.key]; v != "" {
+			set(t.header, v)
 		}
 	}
 	return &natsgo.Msg{Subject: CommandSubject(prefix, cmd.AggregateID.NamedAggregate, n), Header: h, Data: data}, nil

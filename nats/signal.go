@@ -55,8 +55,8 @@ type Signals struct {
 	cfg     SignalsConfig
 	subject string
 
-	mu    sync.Mutex
-	local command.Sink
+	mu    sync.Mutex // guards sub and the setting of local
+	local atomic.Pointer[command.Sink]
 	sub   *natsgo.Subscription
 
 	sent, received, dropped, localOnly atomic.Uint64
@@ -142,24 +142,30 @@ func (s *Signals) Sink(local command.Sink) (command.Sink, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.local != nil {
+	if s.local.Load() != nil {
 		return nil, factum.IllegalState("nats: Signals.Sink was called already")
 	}
+	// Set before the subscription, so that the first signal to arrive
+	// finds it.
+	s.local.Store(&local)
 	sub, err := s.cfg.Conn.Subscribe(s.subject, s.receive)
 	if err != nil {
+		s.local.Store(nil)
 		return nil, fmt.Errorf("nats: subscribe to %s: %w", s.subject, err)
 	}
 	// The handler only decodes and hands over: never a reason to drop for
 	// slowness below these bounds.
 	if err := sub.SetPendingLimits(1<<20, 256<<20); err != nil {
+		s.local.Store(nil)
 		return nil, errors.Join(fmt.Errorf("nats: pending limits of %s: %w", s.subject, err), sub.Unsubscribe())
 	}
 	// The subscription must be in force at the server before this
 	// instance sends a command whose signals come back on it.
 	if err := s.cfg.Conn.Flush(); err != nil {
+		s.local.Store(nil)
 		return nil, errors.Join(fmt.Errorf("nats: subscribe to %s: %w", s.subject, err), sub.Unsubscribe())
 	}
-	s.local, s.sub = local, sub
+	s.sub = sub
 	return s, nil
 }
 
@@ -203,10 +209,13 @@ func (s *Signals) SignalOrigin(origin string, sig factum.Signal) {
 	s.Signal(sig)
 }
 
+// localSink returns the local sink, nil before Sink: read per signal, so
+// without the lock.
 func (s *Signals) localSink() command.Sink {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.local
+	if l := s.local.Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // receive delivers a signal from another instance into the local sink.

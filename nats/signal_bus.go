@@ -21,8 +21,9 @@ func (s *Signals) Bus(next engine.NewBus) engine.NewBus {
 	if next == nil {
 		next = engine.DispatcherBus(command.DispatcherConfig{})
 	}
+	only := map[string]string{factum.OriginHeader: s.cfg.Instance}
 	stamped := engine.SendWrapper(next, func(b command.Bus) command.Bus {
-		return originBus{next: b, instance: s.cfg.Instance}
+		return originBus{next: b, instance: s.cfg.Instance, only: only}
 	})
 	return func(proc command.Executor, signals command.Sink) (engine.Bus, error) {
 		return stamped(originExecutor(proc), signals)
@@ -41,14 +42,22 @@ func Stamp(cmd *factum.Command, instance string) {
 	cmd.Header = h
 }
 
-// originBus stamps every command it sends with its instance.
+// originBus stamps every command it sends with its instance. A command
+// without a header gets only, one map shared by all of them: factum never
+// writes a header in place, so sharing it is safe and spares the
+// allocation per command.
 type originBus struct {
 	next     command.Bus
 	instance string
+	only     map[string]string
 }
 
 func (b originBus) Send(ctx context.Context, cmd *factum.Command) error {
-	Stamp(cmd, b.instance)
+	if len(cmd.Header) == 0 {
+		cmd.Header = b.only
+	} else {
+		Stamp(cmd, b.instance)
+	}
 	return b.next.Send(ctx, cmd)
 }
 
