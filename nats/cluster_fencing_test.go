@@ -27,6 +27,7 @@ type overlap struct {
 	by    map[string]map[string]int // request ID -> instance -> times
 	errs  []string
 	block func(ctx context.Context, instance string, cmd *factum.Command) error
+	delay time.Duration // widens every window a second writer could use
 }
 
 func newOverlap() *overlap {
@@ -46,7 +47,7 @@ func (o *overlap) middleware(instance string) aggregate.Middleware {
 				o.by[req] = map[string]int{}
 			}
 			o.by[req][instance]++
-			block := o.block
+			block, delay := o.block, o.delay
 			o.mu.Unlock()
 			defer func() {
 				o.mu.Lock()
@@ -60,6 +61,9 @@ func (o *overlap) middleware(instance string) aggregate.Middleware {
 					return factum.Signal{CommandID: cmd.ID, RequestID: req, Stage: factum.StageProcessed, AggregateID: cmd.AggregateID,
 						Code: factum.CodeOf(err), Message: err.Error(), SignalTime: time.Now()}
 				}
+			}
+			if delay > 0 {
+				time.Sleep(delay)
 			}
 			return next(ctx, cmd)
 		}
@@ -85,16 +89,18 @@ func (o *overlap) check(t testing.TB) {
 // the overlap probe around its executor.
 func (f *fleet) startProbed(name string, o *overlap) *engine.Engine {
 	f.t.Helper()
-	return f.startOn(name, o, f.w.url, 1)
+	return f.startOn(name, o, f.w.url, BusConfig{})
 }
 
 // startOn starts an instance with the overlap probe, connected to url
-// with opts beside the usual ones, its command stream and lease bucket
-// made with the replicas given if they do not exist.
-func (f *fleet) startOn(name string, o *overlap, url string, replicas int, opts ...natsgo.Option) *engine.Engine {
+// with opts beside the usual ones, its bus configured by cfg (the fleet's
+// local mode and 16 lanes filled in), its command stream and lease bucket
+// made with cfg.Replicas if they do not exist.
+func (f *fleet) startOn(name string, o *overlap, url string, cfg BusConfig, opts ...natsgo.Option) *engine.Engine {
 	t := f.t
 	t.Helper()
-	n := f.w.nodeAt(t, name, url, replicas, BusConfig{Local: f.local, Lanes: 16, Replicas: replicas}, opts...)
+	cfg.Local, cfg.Lanes = f.local, 16
+	n := f.w.nodeAt(t, name, url, max(cfg.Replicas, 1), cfg, opts...)
 	e, err := engine.New(engine.Config{
 		Store: f.store, Bus: n.newBus, CommandMiddleware: []aggregate.Middleware{o.middleware(name)},
 		Signals: func(local command.Sink) (command.Sink, error) {

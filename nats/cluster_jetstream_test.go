@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,7 +284,9 @@ func (tr *traffic) progress(t testing.TB, n int) {
 func (tr *traffic) end(t testing.TB) {
 	t.Helper()
 	close(tr.stop)
+	stopped := time.Now()
 	tr.wg.Wait()
+	t.Logf("the clients' last commands took %v", time.Since(stopped).Round(time.Millisecond))
 	waitFor(t, 120*time.Second, "every acknowledged command to be stored", func() bool {
 		for id, reqs := range tr.acked {
 			streams, err := tr.f.store.Load(context.Background(), tallyID(id), 1, eventstore.MaxVersion)
@@ -293,6 +296,7 @@ func (tr *traffic) end(t testing.TB) {
 		}
 		return true
 	})
+	t.Logf("stored %v after the load stopped", time.Since(stopped).Round(time.Millisecond))
 	tr.f.checkStored(tr.acked)
 	t.Logf("%d commands acknowledged (%d at SENT) over %d aggregates", tr.n, tr.sentOnly, len(tr.acked))
 }
@@ -419,29 +423,37 @@ func TestAJetStreamNodeStopsUnderLoadAndNoCommandIsLost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a three-node cluster under load; not under -short")
 	}
+	began := time.Now()
+	at := func() time.Duration { return time.Since(began).Round(time.Millisecond) }
 	c := startJSCluster(t)
 	w := newWorld(t, c.urls(), false, 6, 2*time.Second)
 	replicated(t, w)
 	f := newFleet(t, w, LocalNever)
 	o := newOverlap()
 	for _, name := range []string{"a", "b", "c"} {
-		f.startOn(name, o, w.url, 3)
+		// A command the stopped node delivered into a pull that never
+		// got it is delivered again only after AckWait (a minute by
+		// default): shortened here to keep the test short.
+		f.startOn(name, o, w.url, BusConfig{Replicas: 3, AckWait: 5 * time.Second})
 	}
 	f.balanced()
+	t.Logf("%v: cluster and instances ready", at())
 	tr := f.traffic(12, 24, true)
 	tr.progress(t, 100)
 	leader := commandLeader(t, f.nodes["a"], w.stream)
 	c.stop(leader)
-	t.Logf("stopped %s, the command stream's leader, after %d commands", leader, tr.count())
+	t.Logf("%v: stopped %s, the command stream's leader, after %d commands", at(), leader, tr.count())
 	tr.progress(t, 200)
+	t.Logf("%v: %d commands", at(), tr.count())
 	tr.end(t)
+	t.Logf("%v: checked", at())
 	o.check(t)
 	t.Logf("%d version conflicts", f.store.conflicts.Load())
 }
 
 // An instance whose NATS connection is cut (a proxy between it and its
-// node refuses it) stops acting on its partitions before the others take
-// them: no moment when two instances own one partition, no aggregate
+// node refuses it), with commands in flight that take two leases,
+// stops acting on its partitions before the others take them: no moment when two instances own one partition, no aggregate
 // processed twice at once, and not one version conflict at the event
 // store, whose check is only the safety net. Once the connection is back
 // the instance rejoins; every acknowledged command is stored once.
@@ -454,10 +466,25 @@ func TestACutInstanceGivesItsPartitionsUpBeforeOthersTakeThem(t *testing.T) {
 	replicated(t, w)
 	f := newFleet(t, w, LocalFirst)
 	o := newOverlap()
+	o.delay = 2 * time.Millisecond
+	// Now and then a command on a takes two leases (unless its context
+	// ends): commands are in flight across the end of a's validity.
+	var slow atomic.Int64
+	o.block = func(ctx context.Context, instance string, _ *factum.Command) error {
+		if instance != "a" || slow.Add(1)%10 != 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("a slow command gave up: %w", ctx.Err())
+		case <-time.After(2 * w.lease):
+			return nil
+		}
+	}
 	px := startProxy(t, c.servers[0].ClientURL())
-	f.startOn("a", o, px.url(), 3, natsgo.IgnoreDiscoveredServers())
-	f.startOn("b", o, w.url, 3)
-	f.startOn("c", o, w.url, 3)
+	f.startOn("a", o, px.url(), BusConfig{Replicas: 3}, natsgo.IgnoreDiscoveredServers())
+	f.startOn("b", o, w.url, BusConfig{Replicas: 3})
+	f.startOn("c", o, w.url, BusConfig{Replicas: 3})
 	f.balanced()
 	sample := f.sampleOwners()
 	tr := f.traffic(12, 24, false)
