@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -214,6 +215,9 @@ func (p *Partitions) finishLeaving(ctx context.Context) {
 		case l.running == 0:
 			del = append(del, l)
 		case !now.Before(l.validUntil) || now.Sub(l.leftAt) >= p.cfg.Lease:
+			if p.closing {
+				p.errs = append(p.errs, fmt.Errorf("nats: partition %d of %s left to lapse: %d of its commands still run", n, p.cfg.Context, l.running))
+			}
 		default:
 			continue
 		}
