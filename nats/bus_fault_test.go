@@ -197,6 +197,10 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			}
 			a := f.start("a")
 			f.balanced()
+			// Until a claim's consumer delivered what the stream held, its
+			// local commands are published: released by hand below, they
+			// would stay on the stream.
+			waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 			if _, err := a.Gateway().Send(context.Background(), tallyCommand("t-1", "first")); err != nil {
 				t.Fatal(err)
 			}
