@@ -197,8 +197,9 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			}
 			a := f.start("a")
 			f.balanced()
-			// A command sent while a claim catches up is stored rather
-			// than queued here: the second one must take the local path.
+			// Until a claim's consumer delivered what the stream held, its
+			// local commands are published: released by hand below, they
+			// would stay on the stream.
 			waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 			if _, err := a.Gateway().Send(context.Background(), tallyCommand("t-1", "first")); err != nil {
 				t.Fatal(err)

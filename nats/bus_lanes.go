@@ -117,7 +117,12 @@ func (b *Bus) run(q chan job) {
 		case !b.enter(&j):
 			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended")
 		default:
-			sig := b.proc.Process(b.runCtx, j.cmd)
+			sig, held := b.process(&j)
+			if !held {
+				b.leave(&j)
+				b.fenced(&j, sig)
+				break
+			}
 			if j.msg != nil {
 				// Processed, whatever the outcome: a redelivery would
 				// find the same request in the event store. The latest

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/factum-go/factum"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -258,5 +259,47 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 			return nil
 		}
 		b.caughtUp(pc.n, pc.token, meta.NumPending)
+	}
+}
+
+// process runs j's command under its claim (Partitions.Begin): with a
+// context that ends the moment this instance can no longer be sure of the
+// claim, and counted as the claim's work, so that giving the partition up
+// waits for it before the lease is deleted. It reports whether the claim
+// held throughout; if not, the outcome must not be acknowledged (see
+// fenced).
+func (b *Bus) process(j *job) (factum.Signal, bool) {
+	ctx, w, ok := b.parts.Begin(b.runCtx, j.n, j.token)
+	if !ok {
+		return notProcessed(j.cmd, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), false
+	}
+	sig := b.proc.Process(ctx, j.cmd)
+	held := ctx.Err() == nil || b.runCtx.Err() != nil
+	w.End()
+	return sig, held
+}
+
+// fenced settles a job whose claim ended before or while it ran: its
+// outcome is not acknowledged. A delivered command, or the stored copy of
+// one accepted here, stays on the stream for the partition's next owner,
+// which finds it appended (by its request ID) or processes it, and
+// signals; a command accepted here and stored nowhere is signalled as it
+// ended, a failure as retryable, since it may or may not have been
+// appended: a retry under the same request ID settles it.
+func (b *Bus) fenced(j *job, sig factum.Signal) {
+	switch {
+	case j.copy != nil:
+		st := &b.state[j.n]
+		st.mu.Lock()
+		delete(st.copies, j.cmd.ID)
+		if j.copy.msg != nil {
+			delete(st.inflight, j.copy.seq)
+		}
+		st.mu.Unlock()
+	case j.msg != nil:
+	case !sig.Succeeded() && sig.Code != factum.CodeTooManyRequests:
+		b.emit(j.cmd, notProcessed(j.cmd, "this instance stopped owning the aggregate's partition while the command was processed ("+sig.Message+"); it may or may not have been appended: retry with the same request ID"))
+	default:
+		b.emit(j.cmd, sig)
 	}
 }

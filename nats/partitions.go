@@ -60,9 +60,17 @@ type Partitions struct {
 	cfg    PartitionsConfig
 	margin time.Duration
 
-	mu   sync.Mutex
-	held map[int]*lease      // the partitions this instance holds
-	view map[string]observed // the bucket's keys of this context, as watched
+	mu      sync.Mutex
+	held    map[int]*lease      // the partitions this instance holds
+	leaving map[int]*lease      // given up, renewed until their work ended
+	view    map[string]observed // the bucket's keys of this context, as watched
+	closing bool                // Close began: everything held is given up
+	errs    []error             // releases that failed while closing
+
+	kicks   chan struct{} // wakes the lease goroutine to settle (see settle)
+	drained chan struct{} // closed once closing left nothing held or leaving
+	// drainedClosed says drained is closed; guarded by mu.
+	drainedClosed bool
 
 	smu  sync.Mutex // guards subs
 	subs []*ownership
@@ -75,10 +83,18 @@ type Partitions struct {
 
 // lease is a partition this instance holds.
 type lease struct {
+	n          int
 	token      uint64    // the revision of the claim: the fencing token
 	rev        uint64    // the revision of the last renewal
 	validUntil time.Time // when the holder stops acting on it
 	lapsed     bool      // OnRelease was called for a lapse
+	expired    bool      // its validity ran out (see expire); not yet lapsed
+	timer      *time.Timer
+	work       tenure    // the context work on the partition runs under
+	running    int       // work begun under the claim and not ended
+	leaving    bool      // given up, in leaving
+	leftAt     time.Time // when it was given up
+	dropped    bool      // deleted, lost or left to lapse: forgotten
 }
 
 // observed is a key of the bucket as the watch last delivered it.
@@ -151,11 +167,14 @@ func StartPartitions(ctx context.Context, cfg PartitionsConfig) (*Partitions, er
 		return nil, factum.IllegalArgument(fmt.Sprintf("nats: lease %v is shorter than %v", cfg.Lease, MinLease))
 	}
 	p := &Partitions{
-		cfg:    cfg,
-		margin: cfg.Lease / 10,
-		held:   map[int]*lease{},
-		view:   map[string]observed{},
-		done:   make(chan struct{}),
+		cfg:     cfg,
+		margin:  cfg.Lease / 10,
+		held:    map[int]*lease{},
+		leaving: map[int]*lease{},
+		view:    map[string]observed{},
+		kicks:   make(chan struct{}, 1),
+		drained: make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	// The watch lives until Close, not as long as ctx: ctx bounds the start.
 	runCtx, stop := context.WithCancel(context.Background())
@@ -204,7 +223,7 @@ func (p *Partitions) Owns(partition int) (token uint64, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.held[partition]
-	if l == nil || !time.Now().Before(l.validUntil) {
+	if !l.inForce(time.Now()) {
 		return 0, false
 	}
 	return l.token, true
@@ -223,7 +242,7 @@ func (p *Partitions) Owned() []int {
 	now := time.Now()
 	var out []int
 	for n, l := range p.held {
-		if now.Before(l.validUntil) {
+		if l.inForce(now) {
 			out = append(out, n)
 		}
 	}
@@ -254,25 +273,61 @@ func (p *Partitions) Instances() []string {
 	return p.liveInstances(time.Now())
 }
 
-// Close stops renewing, gives every held partition up (OnRelease, then
-// the lease is deleted, so others can take it at once) and withdraws the
-// instance. A partition whose deletion fails lapses after its lease.
+// Close gives every held partition up and withdraws the instance. Each
+// partition is given up as in rebalancing: the context of its work is
+// cancelled, OnRelease is called, and its lease is deleted (so others can
+// take it at once) once the work begun under it has ended, the lease
+// being renewed meanwhile. A partition whose work outlasts a lease, or ctx,
+// is left to lapse, and Close says so; one whose deletion fails lapses
+// after its lease. A second Close returns nil once the first stopped the
+// lease goroutine.
 func (p *Partitions) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		<-p.done
+		return nil // closed already, or closing
+	}
+	p.closing = true
+	p.mu.Unlock()
+	p.kick()
+	select {
+	case <-p.drained:
+	case <-ctx.Done():
+	}
 	p.stop()
 	<-p.done
 	p.wmu.Lock()
 	_ = p.watcher.Stop()
 	p.wmu.Unlock()
 	p.mu.Lock()
-	held := p.held
-	p.held = map[int]*lease{}
+	errs := p.errs
+	held, leaving := p.held, p.leaving
+	p.held, p.leaving = map[int]*lease{}, map[int]*lease{}
 	p.mu.Unlock()
-	var errs []error
+	// What is left: ctx ended first. The lease goroutine has stopped, so
+	// the callbacks are still called in order.
 	for _, n := range sortedKeys(held) {
-		if !held[n].lapsed {
+		l := held[n]
+		p.mu.Lock()
+		l.end()
+		p.mu.Unlock()
+		if !l.lapsed {
 			p.released(n)
 		}
-		if err := p.release(ctx, n, held[n].rev); err != nil {
+		leaving[n] = l
+	}
+	for _, n := range sortedKeys(leaving) {
+		p.mu.Lock()
+		l := leaving[n]
+		l.end()
+		running := l.running
+		p.mu.Unlock()
+		if running > 0 {
+			errs = append(errs, fmt.Errorf("nats: partition %d of %s left to lapse: %d of its commands still run", n, p.cfg.Context, running))
+			continue
+		}
+		if err := p.release(ctx, n, l.rev); err != nil {
 			errs = append(errs, fmt.Errorf("nats: release partition %d of %s: %w", n, p.cfg.Context, err))
 		}
 	}

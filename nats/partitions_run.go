@@ -10,36 +10,54 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// run renews, rebalances and claims four times per lease until ctx ends.
+// run renews, rebalances and claims four times per lease until ctx ends,
+// and settles whenever it is woken (a lease's validity ended, the last
+// work of a partition given up ended, Close began).
 func (p *Partitions) run(ctx context.Context) {
 	defer close(p.done)
 	t := time.NewTicker(p.cfg.Lease / 4)
 	defer t.Stop()
+	p.step(ctx)
 	for {
-		p.step(ctx)
 		select {
 		case <-t.C:
+			p.step(ctx)
+		case <-p.kicks:
+			p.settle(ctx)
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// step is one round: announce the instance, renew held leases, give up
-// partitions above the fair share, claim free ones up to it.
+// step is one round: announce the instance, renew held leases and those
+// given up whose work still runs, give up partitions above the fair
+// share, claim free ones up to it. Once Close began it only renews and
+// settles.
 func (p *Partitions) step(ctx context.Context) {
-	// Membership only steers the balance; safety rests on the partition
-	// keys' revisions.
-	op, cancel := p.op(ctx)
-	_, _ = p.cfg.KeyValue.Put(op, p.instanceKey(p.cfg.Instance), []byte(p.cfg.Instance))
-	cancel()
+	p.mu.Lock()
+	closing := p.closing
+	p.mu.Unlock()
+	if !closing {
+		// Membership only steers the balance; safety rests on the
+		// partition keys' revisions.
+		op, cancel := p.op(ctx)
+		_, _ = p.cfg.KeyValue.Put(op, p.instanceKey(p.cfg.Instance), []byte(p.cfg.Instance))
+		cancel()
+	}
 	p.renew(ctx)
-	if ctx.Err() != nil {
+	p.renewLeaving(ctx)
+	p.settle(ctx)
+	if closing || ctx.Err() != nil {
 		return
 	}
 	target := p.target()
 	p.shed(ctx, target)
 	p.claim(ctx, target)
+}
+
+func isRevisionMismatch(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)
 }
 
 // op bounds one call to NATS by a quarter of the lease: a call that takes
@@ -50,8 +68,10 @@ func (p *Partitions) op(ctx context.Context) (context.Context, context.CancelFun
 
 // renew extends every held lease by a compare-and-set on its revision. A
 // lease someone else changed is lost; one that cannot be renewed stays
-// held but lapses (Owns turns false) when its validity ends, and comes
-// back if a later renewal still finds its revision.
+// held but lapses (Owns turns false, the work's context is cancelled)
+// when its validity ends, and comes back if a later renewal still finds
+// its revision: as the same claim when nothing was cut off, else as a new
+// claim whose token is that renewal's revision.
 func (p *Partitions) renew(ctx context.Context) {
 	p.mu.Lock()
 	held := sortedKeys(p.held)
@@ -68,17 +88,22 @@ func (p *Partitions) renew(ctx context.Context) {
 		rev, err := p.cfg.KeyValue.Update(op, p.partitionKey(n), []byte(p.cfg.Instance), l.rev)
 		cancel()
 		p.mu.Lock()
+		if l.dropped || p.held[n] != l {
+			p.mu.Unlock()
+			continue // given up or lost meanwhile
+		}
 		switch {
 		case err == nil:
 			l.rev = rev
 			l.validUntil = sent.Add(p.cfg.Lease - p.margin)
-			if l.lapsed {
-				l.lapsed = false
-				p.mu.Unlock()
-				p.acquired(n, l.token)
+			if d := time.Until(l.validUntil); d > 0 && !l.lapsed && !l.expired {
+				l.timer.Reset(d) // a timer that fired with nothing to cut off
+			}
+			if l.lapsed || l.expired {
+				p.resume(n, l, rev)
 				continue
 			}
-		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists):
+		case isRevisionMismatch(err):
 			switch p.adopt(ctx, n, l) {
 			case leaseAdopted:
 				// An earlier renewal whose answer was lost did land: the
@@ -86,6 +111,7 @@ func (p *Partitions) renew(ctx context.Context) {
 				// Its validity stays as it was; the next renewal extends it.
 			case leaseLost:
 				delete(p.held, n)
+				l.drop()
 				wasLapsed := l.lapsed
 				p.mu.Unlock()
 				if !wasLapsed {
@@ -99,20 +125,44 @@ func (p *Partitions) renew(ctx context.Context) {
 				// and lapses at the end of its validity as any lease that
 				// cannot be renewed.
 				if !time.Now().Before(l.validUntil) && !l.lapsed {
-					l.lapsed = true
+					l.lapsed, l.expired = true, false
+					l.end()
 					p.mu.Unlock()
 					p.released(n)
 					continue
 				}
 			}
 		case !time.Now().Before(l.validUntil) && !l.lapsed:
-			l.lapsed = true
+			l.lapsed, l.expired = true, false
+			l.end()
 			p.mu.Unlock()
 			p.released(n)
 			continue
 		}
 		p.mu.Unlock()
 	}
+}
+
+// resume takes a lease back after its validity ran out and a renewal
+// still found its revision: the lapse is reported first if it was not
+// (OnRelease), then the claim starts anew under the renewal's revision
+// (OnAcquire). p.mu is held; resume releases it.
+func (p *Partitions) resume(n int, l *lease, rev uint64) {
+	notify := !l.lapsed
+	l.lapsed, l.expired = true, false
+	p.mu.Unlock()
+	if notify {
+		p.released(n)
+	}
+	p.mu.Lock()
+	if l.dropped || p.held[n] != l {
+		p.mu.Unlock()
+		return
+	}
+	l.token, l.lapsed = rev, false
+	p.arm(l)
+	p.mu.Unlock()
+	p.acquired(n, rev)
 }
 
 // target is this instance's fair share: the partitions divided by the live
@@ -145,31 +195,25 @@ func (p *Partitions) liveInstances(now time.Time) []string {
 }
 
 // shed gives up the highest-numbered held partitions above target: it
-// stops acting on each (OnRelease) before it deletes the lease, with a
-// compare-and-set on its revision.
+// stops acting on each (its work's context cancelled, OnRelease) and
+// deletes the lease, with a compare-and-set on its revision, once the work
+// begun under it has ended.
 func (p *Partitions) shed(ctx context.Context, target int) {
 	p.mu.Lock()
 	held := sortedKeys(p.held)
-	var drop []int
-	var revs []uint64
-	var lapsed []bool
+	var drop []*lease
 	for len(held) > target {
 		n := held[len(held)-1]
 		held = held[:len(held)-1]
-		drop = append(drop, n)
-		revs = append(revs, p.held[n].rev)
-		lapsed = append(lapsed, p.held[n].lapsed)
+		drop = append(drop, p.held[n])
 		delete(p.held, n)
 	}
 	p.mu.Unlock()
-	for i, n := range drop {
-		if !lapsed[i] {
-			p.released(n)
-		}
-		op, cancel := p.op(ctx)
-		_ = p.cfg.KeyValue.Delete(op, p.partitionKey(n), jetstream.LastRevision(revs[i]))
-		cancel()
+	if len(drop) == 0 {
+		return
 	}
+	p.giveUp(drop)
+	p.finishLeaving(ctx)
 }
 
 // claim takes free partitions until this instance holds target. A
@@ -186,6 +230,9 @@ func (p *Partitions) claim(ctx context.Context, target int) {
 			return
 		}
 		_, mine := p.held[n]
+		if _, left := p.leaving[n]; left {
+			mine = true // not before its work ended and it was deleted
+		}
 		o, known := p.view[p.partitionKey(n)]
 		p.mu.Unlock()
 		if mine || known && o.live && now.Sub(o.seen) < p.cfg.Lease {
@@ -205,7 +252,9 @@ func (p *Partitions) claim(ctx context.Context, target int) {
 			continue // taken by another claimant, or NATS is unreachable: next round
 		}
 		p.mu.Lock()
-		p.held[n] = &lease{token: rev, rev: rev, validUntil: sent.Add(p.cfg.Lease - p.margin)}
+		l := &lease{n: n, token: rev, rev: rev, validUntil: sent.Add(p.cfg.Lease - p.margin)}
+		p.held[n] = l
+		p.arm(l)
 		p.mu.Unlock()
 		p.acquired(n, rev)
 	}

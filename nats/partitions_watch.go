@@ -43,7 +43,7 @@ func (p *Partitions) Lease(partition int) (token uint64, validUntil time.Time, o
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.held[partition]
-	if l == nil || !time.Now().Before(l.validUntil) {
+	if !l.inForce(time.Now()) {
 		return 0, time.Time{}, false
 	}
 	return l.token, l.validUntil, true
