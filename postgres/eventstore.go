@@ -194,7 +194,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		requestIndex: prefix + "streams_req",
 		channel:      "factum_log_" + hex.EncodeToString(sum[:10]),
 		opts:         opts,
-		q:            esBuildQueries(table, opts.MaxBatch),
+		q:            esBuildQueries(table),
 		life:         life,
 		stopLife:     stop,
 		notifyCh:     make(chan struct{}, 1),
