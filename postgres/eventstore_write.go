@@ -32,7 +32,9 @@ import (
 // plan is made while the table is small, and a cached plan then keeps
 // doing as the table grows (TestEventStorePlansProbeTheIndex).
 //
-// The rows come as one array per column, unnested, so that one statement
+// The rows come as one array per column, unnested in the select list (a
+// ProjectSet streams the rows; several arrays unnested in FROM are
+// materialized into a tuplestore first), so that one statement
 // (and one cached plan per connection) serves every batch size: a batch is
 // as large as the queue allows, never rounded down to a size the store has
 // a statement for, and the client encodes eleven parameters per batch
@@ -43,8 +45,10 @@ func esInsertSQL(table string, onConflict bool) string {
 	q := `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
 SELECT r.aggregate, r.aggregate_id, r.tenant, r.version, r.stream_id, r.command_id, r.request_id, r.owner_id,
 	NULLIF(r.header, '')::json, r.create_time, r.events::json
-FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[])
-	AS r(aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+FROM (SELECT unnest($1::text[]) AS aggregate, unnest($2::text[]) AS aggregate_id, unnest($3::text[]) AS tenant,
+		unnest($4::int4[]) AS version, unnest($5::text[]) AS stream_id, unnest($6::text[]) AS command_id,
+		unnest($7::text[]) AS request_id, unnest($8::text[]) AS owner_id, unnest($9::text[]) AS header,
+		unnest($10::timestamptz[]) AS create_time, unnest($11::text[]) AS events) r
 LEFT JOIN LATERAL (SELECT true AS found FROM ` + table + ` p
 	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND p.version = r.version - 1 AND p.tenant = r.tenant
 	LIMIT 1) pred ON true
