@@ -68,7 +68,7 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 // indexes refuse a taken (aggregate, version) or (aggregate, request ID),
 // and the INSERT's own WHERE admits a row only at version 1 or when version
 // - 1 exists in the same tenant. Concurrent appends of different aggregates
-// are coalesced into one multi-row statement (INSERT … SELECT FROM VALUES
+// are coalesced into one multi-row statement (INSERT … SELECT FROM unnest
 // … RETURNING), written by one of Writers writers, each on a connection of
 // its own. A unique violation, recognised by the name of the index it
 // reports, makes a multi-row statement run again with ON CONFLICT DO
@@ -194,7 +194,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		requestIndex: prefix + "streams_req",
 		channel:      "factum_log_" + hex.EncodeToString(sum[:10]),
 		opts:         opts,
-		q:            esBuildQueries(table, opts.MaxBatch),
+		q:            esBuildQueries(table),
 		life:         life,
 		stopLife:     stop,
 		notifyCh:     make(chan struct{}, 1),

@@ -39,11 +39,6 @@ func (s *EventStore) flush(w *esWriter, batch []*esRequest) (retry []*esRequest)
 	if len(live) == 0 {
 		return nil
 	}
-	if n := s.batchSize(len(live)); n < len(live) {
-		// Round down to a size the store has a statement for; the rest
-		// goes back to the head of the queue.
-		live, retry = live[:n], live[n:]
-	}
 	slices.SortFunc(live, func(a, b *esRequest) int { return a.Row.Compare(&b.Row) })
 	ctx, release := sqlstore.WriteContext(live)
 	defer release()

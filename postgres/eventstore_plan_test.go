@@ -30,14 +30,20 @@ func TestEventStorePlansProbeTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	row := `'cart', 'a', 'default', 2, 's', 'c', 'r', '', '', now(), '[]'`
+	// A batch of n rows, as the arrays the insert unnests.
+	rows := func(n int) string {
+		col := func(v string) string { return "ARRAY[" + strings.TrimSuffix(strings.Repeat(v+", ", n), ", ") + "]" }
+		return strings.Join([]string{col("'cart'"), col("'a'"), col("'default'"), col("2"), col("'s'"), col("'c'"),
+			col("'r'"), col("''"), col("''"), col("now()"), col("'[]'")}, ", ")
+	}
 	cases := []struct {
 		name, sql, args string
 		probes          map[string]string // index wanted per probe alias; "" any
 	}{
-		{"insert 1", st.q.inserts[1].plain, row, nil},
-		{"insert 8", st.q.inserts[8].plain, strings.Repeat(row+", ", 7) + row, nil},
-		{"insert 8 on conflict", st.q.inserts[8].orSkip, strings.Repeat(row+", ", 7) + row, nil},
+		{"insert 1", st.q.insert.plain, rows(1), nil},
+		{"insert 8", st.q.insert.plain, rows(8), nil},
+		{"insert 200", st.q.insert.plain, rows(200), nil},
+		{"insert 8 on conflict", st.q.insert.orSkip, rows(8), nil},
 		{"classify", st.q.classify, `'{cart,cart}', '{a,b}', '{r,s}', '{2,3}'`, nil},
 	}
 	for i, c := range cases {

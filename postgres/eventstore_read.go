@@ -10,8 +10,7 @@ import (
 
 // esQueries holds the store's statements, built once for its table.
 type esQueries struct {
-	inserts          map[int]esInsertStmts // by batch size
-	sizes            []int                 // the keys of inserts, ascending
+	insert           esInsertStmts
 	classify, notify string
 	readLog          string
 	logState         string
@@ -22,14 +21,13 @@ type esQueries struct {
 // transaction ID at or above it.
 const esHorizon = `pg_snapshot_xmin(pg_current_snapshot())`
 
-// esInsertStmts are the insert statements for one batch size.
+// esInsertStmts are the append statements (see esInsertSQL).
 type esInsertStmts struct{ plain, orSkip string }
 
-func esBuildQueries(table string, maxBatch int) esQueries {
+func esBuildQueries(table string) esQueries {
 	after := `(tx, seq) > ($1::xid8, $2::bigint)`
 	q := esQueries{
-		inserts:  map[int]esInsertStmts{},
-		sizes:    esBatchSizes(maxBatch),
+		insert:   esInserts(table),
 		classify: esClassifySQL(table),
 		notify:   `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`,
 		readLog: `SELECT ` + esColumns + ` FROM ` + table + ` WHERE ` + after +
@@ -41,9 +39,6 @@ func esBuildQueries(table string, maxBatch int) esQueries {
 		// the position: EXISTS subqueries here were planned as scans of the
 		// whole table once it held a few hundred thousand streams.
 		logState: `SELECT tx < ` + esHorizon + ` FROM ` + table + ` WHERE ` + after + ` ORDER BY tx, seq LIMIT 1`,
-	}
-	for _, n := range q.sizes {
-		q.inserts[n] = esInsertStmts{plain: esInsertSQL(table, false, n), orSkip: esInsertSQL(table, true, n)}
 	}
 	return q
 }

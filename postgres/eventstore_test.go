@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,22 +108,5 @@ func TestEventStoreCoalescedMixedOutcomes(t *testing.T) {
 	n := eventstoretest.AppendMixedOutcomes(t, st, func() { before = st.stats.Batches.Load() })
 	if batches := st.stats.Batches.Load() - before; batches >= int64(n) {
 		t.Errorf("%d concurrent appends took %d statements: nothing was coalesced", n, batches)
-	}
-}
-
-func TestEventStoreBatchSizes(t *testing.T) {
-	for _, c := range []struct {
-		max  int
-		want []int
-	}{
-		{1, []int{1}},
-		{2, []int{1, 2}},
-		{5, []int{1, 2, 3, 4, 5}},
-		{64, []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}},
-		{100, []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 100}},
-	} {
-		if got := esBatchSizes(c.max); !slices.Equal(got, c.want) {
-			t.Errorf("esBatchSizes(%d) = %v, want %v", c.max, got, c.want)
-		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
@@ -13,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// esInsertSQL is the append statement for n rows. Its WHERE carries the
-// predecessor rule: version 1, or version - 1 exists in the same tenant;
-// the unique indexes refuse a taken version or request ID. A row the WHERE
-// filters out does not come back from RETURNING and is classified
-// afterwards.
+// esInsertSQL is the append statement, for a batch of any size. Its WHERE
+// carries the predecessor rule: version 1, or version - 1 exists in the
+// same tenant; the unique indexes refuse a taken version or request ID. A
+// row the WHERE filters out does not come back from RETURNING and is
+// classified afterwards.
 //
 // The plain statement fails as a whole on a unique violation. Conflicts are
 // the exception, and ON CONFLICT costs every row a speculative insertion
@@ -33,59 +32,37 @@ import (
 // plan is made while the table is small, and a cached plan then keeps
 // doing as the table grows (TestEventStorePlansProbeTheIndex).
 //
-// The rows are a VALUES list of parameters, one statement per batch size
-// (see esBatchSizes), rather than unnest over arrays, so that each
-// statement has an exact row count to plan with. Rows are inserted in list
-// order, sorted by aggregate: concurrent statements take index locks in the
-// same order and cannot deadlock each other.
-func esInsertSQL(table string, onConflict bool, n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+// The rows come as one array per column, unnested in the select list (a
+// ProjectSet streams the rows; several arrays unnested in FROM are
+// materialized into a tuplestore first), so that one statement
+// (and one cached plan per connection) serves every batch size: a batch is
+// as large as the queue allows, never rounded down to a size the store has
+// a statement for, and the client encodes eleven parameters per batch
+// rather than eleven per row. Rows are inserted in array order, sorted by
+// aggregate: concurrent statements take index locks in the same order and
+// cannot deadlock each other.
+func esInsertSQL(table string, onConflict bool) string {
+	q := `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
 SELECT r.aggregate, r.aggregate_id, r.tenant, r.version, r.stream_id, r.command_id, r.request_id, r.owner_id,
 	NULLIF(r.header, '')::json, r.create_time, r.events::json
-FROM (VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		p := i*esArgsPerRow + 1
-		fmt.Fprintf(&b, "($%d::text, $%d::text, $%d::text, $%d::int4, $%d::text, $%d::text, $%d::text, $%d::text, $%d::text, $%d::timestamptz, $%d::text)",
-			p, p+1, p+2, p+3, p+4, p+5, p+6, p+7, p+8, p+9, p+10)
-	}
-	b.WriteString(`)
-	AS r(aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
+FROM (SELECT unnest($1::text[]) AS aggregate, unnest($2::text[]) AS aggregate_id, unnest($3::text[]) AS tenant,
+		unnest($4::int4[]) AS version, unnest($5::text[]) AS stream_id, unnest($6::text[]) AS command_id,
+		unnest($7::text[]) AS request_id, unnest($8::text[]) AS owner_id, unnest($9::text[]) AS header,
+		unnest($10::timestamptz[]) AS create_time, unnest($11::text[]) AS events) r
 LEFT JOIN LATERAL (SELECT true AS found FROM ` + table + ` p
 	WHERE p.aggregate = r.aggregate AND p.aggregate_id = r.aggregate_id AND p.version = r.version - 1 AND p.tenant = r.tenant
 	LIMIT 1) pred ON true
 WHERE r.version = 1 OR pred.found
-`)
+`
 	if onConflict {
-		b.WriteString("ON CONFLICT DO NOTHING\n")
+		q += "ON CONFLICT DO NOTHING\n"
 	}
-	b.WriteString(`RETURNING aggregate, aggregate_id, tx, seq`)
-	return b.String()
+	return q + `RETURNING aggregate, aggregate_id, tx, seq`
 }
 
-// esArgsPerRow is the number of parameters of one row of esInsertSQL.
-const esArgsPerRow = 11
-
-// esBatchSizes returns the batch sizes the store has statements for, up to
-// maxBatch: steps of about 1.5, so that a batch rounded down to one loses
-// at most a third, and one connection's statement cache holds two
-// statements per size rather than one per possible count.
-func esBatchSizes(maxBatch int) []int {
-	var sizes []int
-	for n := 1; n < maxBatch; {
-		sizes = append(sizes, n)
-		if n < 4 {
-			n++
-		} else if n&(n-1) == 0 {
-			n += n / 2
-		} else {
-			n = n / 3 * 4
-		}
-	}
-	return append(sizes, maxBatch)
+// esInserts returns the insert statements of table.
+func esInserts(table string) esInsertStmts {
+	return esInsertStmts{plain: esInsertSQL(table, false), orSkip: esInsertSQL(table, true)}
 }
 
 // esClassifySQL reads, for each refused row, what refused it. Each lookup
@@ -114,14 +91,9 @@ func (s *EventStore) write(ctx context.Context, w *esWriter, batch []*esRequest)
 		if err != nil {
 			return err
 		}
-		stmts, ok := s.q.inserts[len(batch)]
-		if !ok {
-			return fmt.Errorf("no insert statement for a batch of %d", len(batch))
-		}
-		args := make([]any, 0, len(batch)*esArgsPerRow)
-		for _, r := range batch {
-			args = esAppendArgs(args, &r.Row)
-		}
+		stmts := s.q.insert
+		args := w.cols.fill(batch)
+		defer w.cols.clear()
 		inserted, err := s.insert(ctx, conn, stmts.plain, batch, args, out)
 		if s.conflict(err) {
 			// Nothing was inserted. One row alone is classified at once;
@@ -157,27 +129,39 @@ func (s *EventStore) insert(ctx context.Context, conn *pgx.Conn, q string, batch
 		return inserted, err
 	}
 	defer rows.Close()
-	index := make(map[esAggregateKey]int, len(batch))
-	for i, r := range batch {
-		index[r.Row.Key()] = i
-	}
 	var (
 		agg, id string
 		tx      uint64
 		seq     int64
+		next    int // where the next returned row is looked for first
 	)
 	for rows.Next() {
 		if err := rows.Scan(&agg, &id, &tx, &seq); err != nil {
 			return inserted, err
 		}
-		i, ok := index[esAggregateKey{Aggregate: agg, ID: id}]
-		if !ok {
+		i := esFind(batch, next, agg, id)
+		if i < 0 {
 			return inserted, fmt.Errorf("insert returned a row for %s/%s, which is not in the batch", agg, id)
 		}
+		next = i + 1
 		inserted[i] = true
 		out[i] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Tx: tx, Seq: uint64(seq)}}
 	}
 	return inserted, rows.Err()
+}
+
+// esFind returns the index in batch of the aggregate agg/id, -1 if none,
+// looking from from on and then from the start. The statement returns its
+// rows in the batch's order, less those it skipped, so the search is
+// usually one comparison; a batch holds an aggregate once.
+func esFind(batch []*esRequest, from int, agg, id string) int {
+	for k := range batch {
+		i := (from + k) % len(batch)
+		if r := &batch[i].Row; r.AggregateID == id && r.Aggregate == agg {
+			return i
+		}
+	}
+	return -1
 }
 
 // conflict reports whether err is a unique violation of one of the two

@@ -21,6 +21,7 @@ import (
 type esWriter struct {
 	conn *pgx.Conn // nil until first use, and after it broke
 	used time.Time // when conn last served a statement
+	cols esBatchColumns
 }
 
 // esWriterIdleCheck is how long a writer's connection may sit unused

@@ -15,10 +15,17 @@
 # and the per-aggregate one), and its statement checks the predecessor and
 # returns the position, so the ratio includes their cost.
 #
+# With BASE set to a revision, each round also runs BenchmarkAppend of that
+# revision (built from `git archive`, so the worktree is untouched) right
+# after this one's, and prints its figures and ratios beside them: a
+# before/after comparison made in the same minutes. The cpu columns are the
+# coalesced benchmark's cpu-ns/op (the client process) and, where the
+# revision reports it, server-cpu-ns/op (the writers' server processes).
+#
 # Usage: FACTUM_POSTGRES_URL=postgres://... scripts/bench-append-pg.sh
 # Environment: CLIENTS ("1 8 32"), ROUNDS (3), PGBENCH_SECONDS (5),
-# BENCHTIME (3s).
-# Goals (issue 9): single >= 0.8 of pgbench; coalesced at 32 writers >= 3x.
+# BENCHTIME (3s), BASE (unset).
+# Goals (issue 16): single >= 0.8 of pgbench; coalesced at 32 writers >= 3x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +34,7 @@ clients=${CLIENTS:-1 8 32}
 rounds=${ROUNDS:-3}
 pgbench_seconds=${PGBENCH_SECONDS:-5}
 benchtime=${BENCHTIME:-3s}
+base=${BASE:-}
 
 for tool in psql pgbench go; do
 	command -v "$tool" >/dev/null || { echo "bench-append-pg: $tool not found" >&2; exit 1; }
@@ -71,23 +79,41 @@ SQL
 # Compile once, so that rounds measure only running.
 bin="$work/postgres.test"
 go test -c -o "$bin" ./postgres/
+if [[ -n "$base" ]]; then
+	mkdir "$work/base"
+	git archive "$base" | tar -x -C "$work/base"
+	(cd "$work/base" && go test -c -o "$work/base.test" ./postgres/)
+fi
 
 # streams_per_s OUTPUT MODE prints the streams/s of BenchmarkAppend/MODE.
 streams_per_s() {
 	awk -v p="BenchmarkAppend/$2/" 'index($1, p) == 1 { for (i = 2; i < NF; i++) if ($(i+1) == "streams/s") print int($i) }' <<<"$1"
 }
+# metric OUTPUT MODE UNIT prints the UNIT figure of BenchmarkAppend/MODE.
+metric() {
+	awk -v p="BenchmarkAppend/$2/" -v u="$3" 'index($1, p) == 1 { for (i = 2; i < NF; i++) if ($(i+1) == u) print int($i) }' <<<"$1"
+}
+# run BIN DIR C runs BIN's single and coalesced appends at C writers in DIR.
+run() { (cd "$2" && "$1" -test.run '^$' -test.bench "^BenchmarkAppend\$/^(single|coalesced)\$/^writers=$3\$" -test.benchtime "$benchtime"); }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "# $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), PostgreSQL $(psql -qXAt "$url" -c 'SHOW server_version' | cut -d' ' -f1), synchronous_commit=$(psql -qXAt "$url" -c 'SHOW synchronous_commit')"
-printf '%-8s %-6s %13s %17s %7s %14s %7s\n' writers round pgbench_tx/s single_streams/s ratio coalesced/s ratio
+header=(writers round pgbench_tx/s single/s ratio coalesced/s ratio cpu srv_cpu)
+fmt='%-8s %-6s %13s %10s %6s %12s %6s %7s %7s'
+if [[ -n "$base" ]]; then
+	header+=(base_single/s ratio base_coal/s ratio base_cpu)
+	fmt+=' %13s %6s %11s %6s %8s'
+fi
+# shellcheck disable=SC2059
+printf "$fmt\n" "${header[@]}"
 summary=()
 for c in $clients; do
-	single_ratios=() coalesced_ratios=()
+	single_ratios=() coalesced_ratios=() base_single_ratios=() base_coalesced_ratios=()
 	for r in $(seq "$rounds"); do
 		tps=$(pgbench -n -c "$c" -j "$(( c < 2 ? c : 2 ))" -T "$pgbench_seconds" -f "$work/insert.sql" "$url" 2>/dev/null |
 			awk '/^tps = / { print int($3) }')
-		out=$(cd postgres && "$bin" -test.run '^$' -test.bench "^BenchmarkAppend\$/^(single|coalesced)\$/^writers=$c\$" -test.benchtime "$benchtime")
+		out=$(run "$bin" postgres "$c")
 		single=$(streams_per_s "$out" single)
 		coalesced=$(streams_per_s "$out" coalesced)
 		if [[ -z "$tps" || -z "$single" || -z "$coalesced" ]]; then
@@ -97,10 +123,32 @@ for c in $clients; do
 		fi
 		single_ratios+=("$(ratio "$single" "$tps")")
 		coalesced_ratios+=("$(ratio "$coalesced" "$tps")")
-		printf '%-8s %-6s %13d %17d %7s %14d %7s\n' "$c" "$r" "$tps" "$single" "${single_ratios[-1]}" "$coalesced" "${coalesced_ratios[-1]}"
+		row=("$c" "$r" "$tps" "$single" "${single_ratios[-1]}" "$coalesced" "${coalesced_ratios[-1]}"
+			"$(metric "$out" coalesced cpu-ns/op)" "$(metric "$out" coalesced server-cpu-ns/op)")
+		if [[ -n "$base" ]]; then
+			bout=$(run "$work/base.test" "$work/base/postgres" "$c")
+			bsingle=$(streams_per_s "$bout" single)
+			bcoalesced=$(streams_per_s "$bout" coalesced)
+			if [[ -z "$bsingle" || -z "$bcoalesced" ]]; then
+				echo "bench-append-pg: round $r at $c writers failed on $base:" >&2
+				echo "$bout" >&2
+				exit 1
+			fi
+			base_single_ratios+=("$(ratio "$bsingle" "$tps")")
+			base_coalesced_ratios+=("$(ratio "$bcoalesced" "$tps")")
+			row+=("$bsingle" "${base_single_ratios[-1]}" "$bcoalesced" "${base_coalesced_ratios[-1]}" "$(metric "$bout" coalesced cpu-ns/op)")
+		fi
+		# shellcheck disable=SC2059
+		printf "$fmt\n" "${row[@]}"
 	done
-	summary+=("$(printf '%-8s %24s %26s' "$c" "$(printf '%s\n' "${single_ratios[@]}" | median)" "$(printf '%s\n' "${coalesced_ratios[@]}" | median)")")
+	line=$(printf '%-8s %24s %26s' "$c" "$(printf '%s\n' "${single_ratios[@]}" | median)" "$(printf '%s\n' "${coalesced_ratios[@]}" | median)")
+	if [[ -n "$base" ]]; then
+		line+=$(printf ' %24s %26s' "$(printf '%s\n' "${base_single_ratios[@]}" | median)" "$(printf '%s\n' "${base_coalesced_ratios[@]}" | median)")
+	fi
+	summary+=("$line")
 done
 echo
-printf '%-8s %24s %26s\n' writers "median single/pgbench" "median coalesced/pgbench"
+line=$(printf '%-8s %24s %26s' writers "median single/pgbench" "median coalesced/pgbench")
+[[ -n "$base" ]] && line+=$(printf ' %24s %26s' "base single/pgbench" "base coalesced/pgbench")
+echo "$line"
 printf '%s\n' "${summary[@]}"

@@ -30,14 +30,30 @@ type AppendRequest struct {
 // returning the requests to write again.
 type FlushFunc[W any] func(w W, batch []*AppendRequest) (retry []*AppendRequest)
 
-// Appender coalesces concurrent appends by group commit, without a
-// goroutine of its own: an Append queues its request, then tries to take
-// one of the writer slots. With a slot it writes everything queued (its
-// own request among it, unless another writer took it first) in one
-// batch; without one it waits, as a writer busy now takes the queue when
-// it finishes. An uncontended append thus runs on its caller's goroutine,
-// with no hand-off, and under load appends queue up while batches are in
-// flight and are written together by the next.
+// Appender coalesces concurrent appends by group commit: an Append queues
+// its request, then tries to take one of the writer slots. With a slot it
+// writes everything queued (its own request among it, unless another
+// writer took it first) in one batch; without one it waits, as a writer
+// busy now takes the queue when it finishes. An uncontended append thus
+// runs on its caller's goroutine, with no hand-off, and under load appends
+// queue up while batches are in flight and are written together by the
+// next.
+//
+// A second batch starts beside one in flight only once the queue holds as
+// many requests as the last batch started; until then the queue waits for
+// the writer in flight, which takes it when it finishes. Each statement
+// and commit has a fixed cost, several times a row's: starting a writer
+// for whatever is queued the moment one is free splits N concurrent
+// callers into a cohort per writer plus one forming, where this rule
+// keeps them in about two, each batch as large as the one before it. An
+// append meeting no batch in flight is written at once.
+//
+// After a batch, if more is queued, the writer hands the queue to one of
+// the appender's helper goroutines (one per writer, started at the first
+// hand-off, ended by Close) and returns, so that a caller whose own
+// request is done does not wait for other callers'. The helpers live as
+// long as the appender, so a hand-off does not start a goroutine and grow
+// its stack anew.
 //
 // An Appender is safe for concurrent use.
 type Appender[W any] struct {
@@ -47,13 +63,17 @@ type Appender[W any] struct {
 	distinct  bool
 	flush     FlushFunc[W]
 
-	// mu guards closed against appends queueing while Close drains.
-	mu     sync.RWMutex
-	closed bool
-	qmu    sync.Mutex
-	queue  []*AppendRequest // appends waiting for a writer
-	idle   []W              // the writers without a batch, most recently used last; under qmu
-	slots  chan struct{}    // one token per batch in flight
+	// mu guards closed against appends queueing and hand-offs while
+	// Close drains.
+	mu        sync.RWMutex
+	closed    bool
+	qmu       sync.Mutex
+	queue     []*AppendRequest // appends waiting for a writer
+	idle      []W              // the writers without a batch, most recently used last; under qmu
+	lastBatch int              // the size of the last batch started; under qmu
+	slots     chan struct{}    // one token per batch in flight
+	handoff   chan struct{}    // wakes a helper to lead; closed by Close
+	helpers   sync.Once        // starts the helpers
 }
 
 // NewAppender returns an appender writing through
@@ -63,7 +83,7 @@ type Appender[W any] struct {
 // error of an Append after Close.
 func NewAppender[W any](d *Dialect, errClosed error, writers []W, maxBatch int, distinct bool, flush FlushFunc[W]) *Appender[W] {
 	return &Appender[W]{d: d, errClosed: errClosed, maxBatch: maxBatch, distinct: distinct, flush: flush,
-		idle: writers, slots: make(chan struct{}, len(writers))}
+		idle: writers, slots: make(chan struct{}, len(writers)), handoff: make(chan struct{}, len(writers))}
 }
 
 // Append implements eventstore.Backend. Concurrent appends are written
@@ -105,10 +125,12 @@ func (a *Appender[W]) Append(ctx context.Context, es *factum.EventStream) (event
 }
 
 // lead writes batches while it holds a writer slot. After a batch, if more
-// is queued, it hands the work to a new goroutine and returns, so that a
-// caller whose own request is done does not wait for other callers'.
+// is queued, it hands the work to a helper and returns.
 func (a *Appender[W]) lead() {
 	for {
+		if !a.startable() {
+			return // a writer in flight takes the queue when it finishes
+		}
 		select {
 		case a.slots <- struct{}{}:
 		default:
@@ -121,15 +143,52 @@ func (a *Appender[W]) lead() {
 		}
 		a.putWriter(w)
 		<-a.slots
-		// A request queued while the slot was held found no slot: look
-		// again now that it is free.
+		// A request queued while the slot was held found no slot, or
+		// waited for this batch: look again now that it is free.
 		if !a.pending() {
 			return
 		}
 		if len(batch) > 0 {
-			go a.lead()
+			a.handOff()
 			return
 		}
+	}
+}
+
+// startable reports whether a batch may start now: something is queued,
+// and either no batch is in flight or the queue holds at least as many
+// requests as the last batch started (see Appender). A writer in flight
+// releases its slot before it looks at the queue, so a request this
+// refuses is taken when that writer finishes.
+func (a *Appender[W]) startable() bool {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	return len(a.queue) > 0 && (len(a.slots) == 0 || len(a.queue) >= a.lastBatch)
+}
+
+// handOff wakes a helper to lead, starting the helpers at the first call.
+// After Close nothing is handed off: Close writes what is queued.
+func (a *Appender[W]) handOff() {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.closed {
+		return
+	}
+	a.helpers.Do(func() {
+		for range cap(a.handoff) {
+			go a.help()
+		}
+	})
+	select {
+	case a.handoff <- struct{}{}:
+	default: // as many hand-offs are due as there are helpers
+	}
+}
+
+// help leads whenever a batch hands off, until Close.
+func (a *Appender[W]) help() {
+	for range a.handoff {
+		a.lead()
 	}
 }
 
@@ -143,6 +202,7 @@ func (a *Appender[W]) take() []*AppendRequest {
 		if n == 0 {
 			return nil
 		}
+		a.lastBatch = n
 		batch := make([]*AppendRequest, n)
 		copy(batch, a.queue)
 		rest := copy(a.queue, a.queue[n:])
@@ -176,6 +236,7 @@ func (a *Appender[W]) take() []*AppendRequest {
 	}
 	clear(a.queue[len(rest):])
 	a.queue = rest
+	a.lastBatch = len(batch)
 	return batch
 }
 
@@ -219,13 +280,17 @@ func (a *Appender[W]) Queued() int {
 	return len(a.queue)
 }
 
-// WithWriter runs fn with a writer, holding its slot, as a batch would.
+// WithWriter runs fn with a writer, holding its slot, as a batch would;
+// after it, the queue is written as after a batch.
 func (a *Appender[W]) WithWriter(fn func(w W)) {
 	a.slots <- struct{}{}
 	w := a.takeWriter()
 	defer func() {
 		a.putWriter(w)
 		<-a.slots
+		if a.pending() {
+			a.lead()
+		}
 	}()
 	fn(w)
 }
@@ -250,6 +315,9 @@ func (a *Appender[W]) Close(closeWriter func(W)) bool {
 		a.requeue(a.flush(w, batch))
 	}
 	a.putWriter(w)
+	a.mu.Lock()
+	close(a.handoff) // no hand-off comes after closed is set: end the helpers
+	a.mu.Unlock()
 	if closeWriter != nil {
 		a.qmu.Lock()
 		defer a.qmu.Unlock()
