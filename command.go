@@ -3,6 +3,7 @@ package factum
 import (
 	"maps"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -135,6 +136,23 @@ func NameOf(v any) string {
 	if t == nil {
 		return ""
 	}
+	if n, ok := typeNames.Load(t); ok {
+		return n.(string)
+	}
+	n, _ := typeNames.LoadOrStore(t, typeName(t))
+	return n.(string)
+}
+
+// typeNames memoizes typeName by type. NewCommand names every command
+// with it, and deriving the name allocates it anew each time; the name is
+// a pure function of the type, so the memo can never be stale, and it
+// holds one entry per type a program names messages with: a set its code
+// fixes, so the memo stays small.
+var typeNames sync.Map // reflect.Type -> string
+
+// typeName is the default name of values of type t: its element type's
+// name in snake case for pointers.
+func typeName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

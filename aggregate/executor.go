@@ -10,6 +10,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/internal/uuidv7"
 )
 
@@ -98,6 +99,8 @@ func (d *Definition[S]) NewExecutor(cfg ExecutorConfig) (Executor, error) {
 		cache:     newCache[S](size),
 		ids:       uuidv7.NewGenerator(),
 	}
+	// The store's front end skips the checks our own streams cannot fail.
+	p.built, _ = cfg.Store.(built.Appender)
 	// The default Retry is fused with the processing: it gets the
 	// attempt's report directly instead of through a context.
 	pol := RetryConfig{Retries: cfg.Retries, Backoff: cfg.Backoff, Transient: cfg.Transient}.policy()
@@ -123,6 +126,7 @@ func (p *processor[S]) retried(pol retryPolicy) CommandFunc {
 type processor[S any] struct {
 	def       *Definition[S]
 	store     eventstore.Store
+	built     built.Appender // store, if it appends built streams
 	codec     *codec.Registry
 	snapshots SnapshotSource
 	states    StateObserver
@@ -244,7 +248,11 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 		return undone(ctx, applied, outcome{err: err})
 	}
 	actx := startPhase(ctx, po, PhaseAppend)
-	err = p.store.Append(actx, stream)
+	if p.built != nil {
+		err = p.built.AppendBuilt(actx, built.Mark(stream))
+	} else {
+		err = p.store.Append(actx, stream)
+	}
 	endPhase(actx, po, PhaseAppend, err)
 	switch {
 	case err == nil:

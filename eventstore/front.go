@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/built"
 )
 
 // DefaultPollInterval is how often, by default, the front end's generic
@@ -106,6 +107,25 @@ func (f *Front) Append(ctx context.Context, s *factum.EventStream) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	return f.append(ctx, s)
+}
+
+// AppendBuilt is Append for a stream the aggregate executor built: of the
+// stream's checks it makes only those that can fail for such a stream
+// (see package internal/built). Outside this module no caller can build
+// the argument.
+func (f *Front) AppendBuilt(ctx context.Context, b built.Stream) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	return f.append(ctx, b.Stream())
+}
+
+// append is Append after the stream's checks.
+func (f *Front) append(ctx context.Context, s *factum.EventStream) error {
 	if err := f.serves(s.AggregateID.Context); err != nil {
 		return err
 	}

@@ -1,0 +1,87 @@
+package aggregate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/built"
+)
+
+// counting is an event store that counts its appends of each kind.
+type counting interface {
+	eventstore.Store
+	counts() (plain, built int)
+}
+
+// builtCounter is the memory store, which appends built streams.
+type builtCounter struct {
+	*eventstore.Memory
+	plain, built int
+}
+
+func (s *builtCounter) Append(ctx context.Context, st *factum.EventStream) error {
+	s.plain++
+	return s.Memory.Append(ctx, st)
+}
+
+func (s *builtCounter) AppendBuilt(ctx context.Context, b built.Stream) error {
+	s.built++
+	return s.Memory.AppendBuilt(ctx, b)
+}
+
+func (s *builtCounter) counts() (int, int) { return s.plain, s.built }
+
+// plainCounter is a store without AppendBuilt, as a wrapper from outside
+// the module is.
+type plainCounter struct {
+	eventstore.Store
+	plain int
+}
+
+func (s *plainCounter) Append(ctx context.Context, st *factum.EventStream) error {
+	s.plain++
+	return s.Store.Append(ctx, st)
+}
+
+func (s *plainCounter) counts() (int, int) { return s.plain, 0 }
+
+// The executor hands the streams it builds to a store's AppendBuilt, which
+// skips the checks they cannot fail, and to Append on any other store.
+func TestExecutorAppendsBuiltStreams(t *testing.T) {
+	tests := []struct {
+		name      string
+		store     counting
+		wantPlain int
+		wantBuilt int
+	}{
+		{"front end", &builtCounter{Memory: eventstore.NewMemory()}, 0, 2},
+		{"other store", &plainCounter{Store: eventstore.NewMemory()}, 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := tallies.NewExecutor(aggregate.ExecutorConfig{Store: tt.store, Codec: codec.NewRegistry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := tallies.ID("t-1")
+			for v, times := range []int{1, 3} {
+				c := factum.NewCommand(id, bump{Times: times})
+				c.AllowCreate = true
+				if sig := p.Process(context.Background(), &c); !sig.Succeeded() || sig.AggregateVersion != v+1 {
+					t.Fatalf("command %d: %+v", v, sig)
+				}
+			}
+			streams, err := tt.store.Load(context.Background(), id.WithTenant(factum.DefaultTenant), 1, eventstore.MaxVersion)
+			if err != nil || len(streams) != 2 || len(streams[1].Events) != 3 {
+				t.Fatalf("stored %d streams (%v)", len(streams), err)
+			}
+			if plain, built := tt.store.counts(); plain != tt.wantPlain || built != tt.wantBuilt {
+				t.Fatalf("appends: %d plain, %d built; want %d, %d", plain, built, tt.wantPlain, tt.wantBuilt)
+			}
+		})
+	}
+}
