@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/factum-go/factum/projection"
@@ -21,10 +22,27 @@ type BatchExecutor interface {
 	Executor
 	// ExecBatch runs stmts in order and returns the rows each affected.
 	// On an error, rows holds those that ran before the one that failed,
-	// stmts[len(rows)], whose error err is; those after it did not take
-	// effect (the transaction is to be rolled back).
+	// stmts[len(rows)], whose error err is, or, when err is a
+	// *BatchError, stmts[Index]; those after it did not take effect (the
+	// transaction is to be rolled back).
 	ExecBatch(ctx context.Context, stmts []Statement) (rows []int64, err error)
 }
+
+// BatchError is ExecBatch's error when the statement that failed is not
+// the one after those that ran: the database refused stmts[Index] before
+// running any of the batch (it cannot prepare it, or its arguments cannot
+// be encoded), so the failure is that statement's, not the first one's.
+type BatchError struct {
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("statement %d of the batch: %v", e.Index, e.Err)
+}
+
+// Unwrap returns the statement's error.
+func (e *BatchError) Unwrap() error { return e.Err }
 
 // queuedStatement is a statement waiting in a projection's transaction:
 // the projection's own (index, from 0, counts the transaction's
@@ -102,7 +120,11 @@ func (q *txQueue) flush(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	s := pending[len(rows)]
+	at := len(rows)
+	if be, ok := errors.AsType[*BatchError](err); ok && be.Index >= at && be.Index < len(pending) {
+		at, err = be.Index, be.Err
+	}
+	s := pending[at]
 	if s.index < 0 {
 		q.failed = fmt.Errorf("%s: %s: %w", q.d.Name, s.what, err)
 	} else {
