@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/projection"
 )
 
@@ -112,7 +113,7 @@ func (q *txQueue) flush(ctx context.Context) error {
 		if pending[i].check == nil {
 			continue
 		}
-		if cerr := pending[i].check(n); cerr != nil {
+		if cerr := runCheck(pending[i].check, n); cerr != nil {
 			q.failed = &projection.QueuedError{Index: pending[i].index, Err: cerr}
 			return q.failed
 		}
@@ -131,6 +132,19 @@ func (q *txQueue) flush(ctx context.Context) error {
 		q.failed = &projection.QueuedError{Index: s.index, Err: err}
 	}
 	return q.failed
+}
+
+// runCheck calls check, turning a panic into an InternalServerError: a
+// Check runs where the queue runs (at the commit, outside the function,
+// whose panics the runner catches), and its panic is its stream's failure
+// as its error is.
+func runCheck(check func(rows int64) error, rows int64) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = factum.Errorf(factum.CodeInternalServerError, "the check of a queued statement panicked: %v", v)
+		}
+	}()
+	return check(rows)
 }
 
 func (q *txQueue) Exec(ctx context.Context, query string, args ...any) (int64, error) {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -138,6 +139,32 @@ func TestQueuedStatementsOfABatchGoInOneRoundTrip(t *testing.T) {
 			}
 			if locks := len(rec.execs) - len(got); locks != 2 || commits != 1 {
 				t.Errorf("%d checkpoint reads and %d commits, want 2 (a look, then the batch's lock) and 1", locks, commits)
+			}
+		})
+	}
+}
+
+// A queued statement's Check that panics fails that statement, as a
+// panicking function fails its stream: the queue runs at the commit,
+// outside the function, so the panic would otherwise end the process.
+func TestAPanickingCheckIsItsStatementsFailure(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ExecBatch=%v", batched), func(t *testing.T) {
+			var ex Executor = &recorder{}
+			if batched {
+				ex = batchRecorder{ex.(*recorder)}
+			}
+			q := &txQueue{raw: ex, d: &Dialect{Name: "fake"}}
+			q.queue(projection.Statement{SQL: "INSERT a"})
+			q.queue(projection.Statement{SQL: "UPDATE b", Check: func(int64) error { panic("the check's bug") }})
+			q.queue(projection.Statement{SQL: "INSERT c"})
+			err := q.flush(context.Background())
+			qe, ok := errors.AsType[*projection.QueuedError](err)
+			if !ok || qe.Index != 1 || factum.CodeOf(err) != factum.CodeInternalServerError {
+				t.Fatalf("flush: %v, want the QueuedError of statement 1, InternalServerError", err)
+			}
+			if _, err := q.Exec(context.Background(), "SELECT 1"); !errors.Is(err, qe) {
+				t.Errorf("Exec after the failure: %v, want the same failure", err)
 			}
 		})
 	}
