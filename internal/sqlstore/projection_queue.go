@@ -25,7 +25,8 @@ type BatchExecutor interface {
 	// On an error, rows holds those that ran before the one that failed,
 	// stmts[len(rows)], whose error err is, or, when err is a
 	// *BatchError, stmts[Index]; those after it did not take effect (the
-	// transaction is to be rolled back).
+	// transaction is to be rolled back). An error with the rows of every
+	// statement is the round trip's, after they all ran.
 	ExecBatch(ctx context.Context, stmts []Statement) (rows []int64, err error)
 }
 
@@ -124,6 +125,13 @@ func (q *txQueue) flush(ctx context.Context) error {
 	at := len(rows)
 	if be, ok := errors.AsType[*BatchError](err); ok && be.Index >= at && be.Index < len(pending) {
 		at, err = be.Index, be.Err
+	}
+	if at >= len(pending) {
+		// Every statement ran, and then the round trip failed (pgx reads
+		// the pipeline's end at Close): no statement's failure, the
+		// transaction's.
+		q.failed = fmt.Errorf("%s: run %d queued statements: %w", q.d.Name, len(pending), err)
+		return q.failed
 	}
 	s := pending[at]
 	if s.index < 0 {

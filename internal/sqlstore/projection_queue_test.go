@@ -169,3 +169,27 @@ func TestAPanickingCheckIsItsStatementsFailure(t *testing.T) {
 		})
 	}
 }
+
+// failingEnd is a batch executor whose statements all run, after which
+// the round trip fails, as a pgx batch's Close can when the connection
+// drops before the pipeline's end is read.
+type failingEnd struct{ *recorder }
+
+func (f failingEnd) ExecBatch(_ context.Context, stmts []Statement) ([]int64, error) {
+	return make([]int64, len(stmts)), errors.New("fake: connection lost at the batch's end")
+}
+
+// A batch whose statements all ran and whose round trip then failed is
+// the transaction's failure, charged to no queued statement.
+func TestABatchFailingAfterItsStatementsIsTheTransactions(t *testing.T) {
+	q := &txQueue{raw: failingEnd{&recorder{}}, d: &Dialect{Name: "fake"}}
+	q.queue(projection.Statement{SQL: "INSERT a"})
+	q.queue(projection.Statement{SQL: "INSERT b"})
+	err := q.flush(context.Background())
+	if _, queued := errors.AsType[*projection.QueuedError](err); err == nil || queued {
+		t.Fatalf("flush: %v, want the transaction's error, no QueuedError", err)
+	}
+	if err2 := q.flush(context.Background()); err2 != err {
+		t.Errorf("flush again: %v, want %v", err2, err)
+	}
+}
