@@ -8,6 +8,7 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore/pgxexec"
 	"github.com/factum-go/factum/projection"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ProjectionStore is the read-model database of projections in a
@@ -103,9 +104,45 @@ func (e batchExec) ExecBatch(ctx context.Context, stmts []sqlstore.Statement) ([
 		tag, err := br.Exec()
 		if err != nil {
 			_ = br.Close()
-			return rows, err
+			return rows, e.refused(stmts, rows, err)
 		}
 		rows = append(rows, tag.RowsAffected())
 	}
 	return rows, br.Close()
+}
+
+// refused names the statement behind err when pgx refused the batch
+// before running any of it: it prepares every new statement, then encodes
+// every statement's arguments, first, so the first error of the results
+// is the failing statement's, whichever it is.
+func (e batchExec) refused(stmts []sqlstore.Statement, rows []int64, err error) error {
+	pre, ok := errors.AsType[pgx.ErrPreprocessingBatch](err)
+	if !ok || len(rows) > 0 {
+		return err
+	}
+	first := -1
+	for i := range stmts {
+		if stmts[i].SQL != pre.SQL() {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if _, server := errors.AsType[*pgconn.PgError](err); server {
+			// The server refused to prepare the SQL: it fails wherever
+			// it comes first.
+			return &sqlstore.BatchError{Index: i, Err: err}
+		}
+		// The arguments of one of the statements with this SQL cannot be
+		// encoded; pgx's message does not say which, so find the first
+		// whose arguments do not encode by their Go types.
+		var eqb pgx.ExtendedQueryBuilder
+		if eqb.Build(e.tx.Conn().TypeMap(), nil, stmts[i].Args) != nil {
+			return &sqlstore.BatchError{Index: i, Err: err}
+		}
+	}
+	if first < 0 {
+		return err
+	}
+	return &sqlstore.BatchError{Index: first, Err: err}
 }

@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/projection"
 )
 
@@ -21,10 +23,28 @@ type BatchExecutor interface {
 	Executor
 	// ExecBatch runs stmts in order and returns the rows each affected.
 	// On an error, rows holds those that ran before the one that failed,
-	// stmts[len(rows)], whose error err is; those after it did not take
-	// effect (the transaction is to be rolled back).
+	// stmts[len(rows)], whose error err is, or, when err is a
+	// *BatchError, stmts[Index]; those after it did not take effect (the
+	// transaction is to be rolled back). An error with the rows of every
+	// statement is the round trip's, after they all ran.
 	ExecBatch(ctx context.Context, stmts []Statement) (rows []int64, err error)
 }
+
+// BatchError is ExecBatch's error when the statement that failed is not
+// the one after those that ran: the database refused stmts[Index] before
+// running any of the batch (it cannot prepare it, or its arguments cannot
+// be encoded), so the failure is that statement's, not the first one's.
+type BatchError struct {
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("statement %d of the batch: %v", e.Index, e.Err)
+}
+
+// Unwrap returns the statement's error.
+func (e *BatchError) Unwrap() error { return e.Err }
 
 // queuedStatement is a statement waiting in a projection's transaction:
 // the projection's own (index, from 0, counts the transaction's
@@ -94,7 +114,7 @@ func (q *txQueue) flush(ctx context.Context) error {
 		if pending[i].check == nil {
 			continue
 		}
-		if cerr := pending[i].check(n); cerr != nil {
+		if cerr := runCheck(pending[i].check, n); cerr != nil {
 			q.failed = &projection.QueuedError{Index: pending[i].index, Err: cerr}
 			return q.failed
 		}
@@ -102,13 +122,37 @@ func (q *txQueue) flush(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	s := pending[len(rows)]
+	at := len(rows)
+	if be, ok := errors.AsType[*BatchError](err); ok && be.Index >= at && be.Index < len(pending) {
+		at, err = be.Index, be.Err
+	}
+	if at >= len(pending) {
+		// Every statement ran, and then the round trip failed (pgx reads
+		// the pipeline's end at Close): no statement's failure, the
+		// transaction's.
+		q.failed = fmt.Errorf("%s: run %d queued statements: %w", q.d.Name, len(pending), err)
+		return q.failed
+	}
+	s := pending[at]
 	if s.index < 0 {
 		q.failed = fmt.Errorf("%s: %s: %w", q.d.Name, s.what, err)
 	} else {
 		q.failed = &projection.QueuedError{Index: s.index, Err: err}
 	}
 	return q.failed
+}
+
+// runCheck calls check, turning a panic into an InternalServerError: a
+// Check runs where the queue runs (at the commit, outside the function,
+// whose panics the runner catches), and its panic is its stream's failure
+// as its error is.
+func runCheck(check func(rows int64) error, rows int64) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = factum.Errorf(factum.CodeInternalServerError, "the check of a queued statement panicked: %v", v)
+		}
+	}()
+	return check(rows)
 }
 
 func (q *txQueue) Exec(ctx context.Context, query string, args ...any) (int64, error) {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -140,5 +141,55 @@ func TestQueuedStatementsOfABatchGoInOneRoundTrip(t *testing.T) {
 				t.Errorf("%d checkpoint reads and %d commits, want 2 (a look, then the batch's lock) and 1", locks, commits)
 			}
 		})
+	}
+}
+
+// A queued statement's Check that panics fails that statement, as a
+// panicking function fails its stream: the queue runs at the commit,
+// outside the function, so the panic would otherwise end the process.
+func TestAPanickingCheckIsItsStatementsFailure(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ExecBatch=%v", batched), func(t *testing.T) {
+			var ex Executor = &recorder{}
+			if batched {
+				ex = batchRecorder{ex.(*recorder)}
+			}
+			q := &txQueue{raw: ex, d: &Dialect{Name: "fake"}}
+			q.queue(projection.Statement{SQL: "INSERT a"})
+			q.queue(projection.Statement{SQL: "UPDATE b", Check: func(int64) error { panic("the check's bug") }})
+			q.queue(projection.Statement{SQL: "INSERT c"})
+			err := q.flush(context.Background())
+			qe, ok := errors.AsType[*projection.QueuedError](err)
+			if !ok || qe.Index != 1 || factum.CodeOf(err) != factum.CodeInternalServerError {
+				t.Fatalf("flush: %v, want the QueuedError of statement 1, InternalServerError", err)
+			}
+			if _, err := q.Exec(context.Background(), "SELECT 1"); !errors.Is(err, qe) {
+				t.Errorf("Exec after the failure: %v, want the same failure", err)
+			}
+		})
+	}
+}
+
+// failingEnd is a batch executor whose statements all run, after which
+// the round trip fails, as a pgx batch's Close can when the connection
+// drops before the pipeline's end is read.
+type failingEnd struct{ *recorder }
+
+func (f failingEnd) ExecBatch(_ context.Context, stmts []Statement) ([]int64, error) {
+	return make([]int64, len(stmts)), errors.New("fake: connection lost at the batch's end")
+}
+
+// A batch whose statements all ran and whose round trip then failed is
+// the transaction's failure, charged to no queued statement.
+func TestABatchFailingAfterItsStatementsIsTheTransactions(t *testing.T) {
+	q := &txQueue{raw: failingEnd{&recorder{}}, d: &Dialect{Name: "fake"}}
+	q.queue(projection.Statement{SQL: "INSERT a"})
+	q.queue(projection.Statement{SQL: "INSERT b"})
+	err := q.flush(context.Background())
+	if _, queued := errors.AsType[*projection.QueuedError](err); err == nil || queued {
+		t.Fatalf("flush: %v, want the transaction's error, no QueuedError", err)
+	}
+	if err2 := q.flush(context.Background()); err2 != err {
+		t.Errorf("flush again: %v, want %v", err2, err)
 	}
 }

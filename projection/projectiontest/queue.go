@@ -17,12 +17,20 @@ import (
 // queued statement's failure is its stream's, wherever it surfaces: one
 // stream's failing INSERT surfaces at the next stream's Exec (whose
 // function rewords the error without %w), another's failing Check at the
-// commit. Exactly those two streams are recorded and passed; every other
-// stream counts once.
+// commit, and two fail behind other streams' statements sent in the same
+// round trip (a column the table lacks, an argument the driver cannot
+// encode: PostgreSQL's pipeline refuses those before running any). Exactly
+// those four streams are recorded and passed; every other stream counts
+// once.
 func queuedFailuresAreTheirStreams(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 30, 30)
 	c := newCounts()
 	badInsert, badCheck := all[3], all[15] // the second is last of its batch of 8
+	// Each of these fails behind another stream's queued statement, in
+	// the same round trip: one names a column the table lacks (the
+	// server refuses to prepare it), one has an argument the driver
+	// cannot encode.
+	badColumn, badArg := all[22], all[26]
 	upsert := `INSERT INTO ` + c.table + ` (aggregate_id, n) VALUES ($1, 1)
 		ON CONFLICT (aggregate_id) DO UPDATE SET n = ` + c.table + `.n + 1`
 	project := func(ctx context.Context, tx projection.Tx, s *factum.EventStream) error {
@@ -30,6 +38,10 @@ func queuedFailuresAreTheirStreams(t *testing.T, st projection.Store) {
 		switch {
 		case s.ID == badInsert.ID: // n is NOT NULL
 			tx.Queue(projection.Statement{SQL: `INSERT INTO ` + c.table + ` (aggregate_id, n) VALUES ($1, NULL)`, Args: []any{s.AggregateID.ID}})
+		case s.ID == badColumn.ID:
+			tx.Queue(projection.Statement{SQL: `INSERT INTO ` + c.table + ` (aggregate_id, nope) VALUES ($1, 1)`, Args: []any{s.AggregateID.ID}})
+		case s.ID == badArg.ID:
+			tx.Queue(projection.Statement{SQL: upsert + ` WHERE ` + c.table + `.n <> $2`, Args: []any{s.AggregateID.ID, make(chan int)}})
 		case s.ID == badCheck.ID:
 			tx.Queue(projection.Statement{SQL: upsert, Args: []any{s.AggregateID.ID}, Check: func(int64) error {
 				return factum.IllegalState("kit: the check refuses the row")
@@ -76,12 +88,15 @@ func queuedFailuresAreTheirStreams(t *testing.T, st projection.Store) {
 	wantRecorded := map[string]string{
 		badInsert.ID: fmt.Sprintf("%s attempts=2", factum.CodeOf(fmt.Errorf("any database error"))),
 		badCheck.ID:  fmt.Sprintf("%s attempts=2", factum.CodeIllegalState),
+		badColumn.ID: fmt.Sprintf("%s attempts=2", factum.CodeOf(fmt.Errorf("any database error"))),
+		badArg.ID:    fmt.Sprintf("%s attempts=2", factum.CodeOf(fmt.Errorf("any driver error"))),
 	}
-	if fmt.Sprint(got) != fmt.Sprint(wantRecorded) || len(recorded) != 2 {
-		t.Errorf("recorded %v (%d failures), want %v (stream 3 fails its INSERT, stream 15 its Check)", got, len(recorded), wantRecorded)
+	if fmt.Sprint(got) != fmt.Sprint(wantRecorded) || len(recorded) != len(wantRecorded) {
+		t.Errorf("recorded %v (%d failures), want %v (stream 3 fails its INSERT, 15 its Check, 22 its column, 26 its argument)", got, len(recorded), wantRecorded)
 	}
-	want[badInsert.AggregateID.ID]--
-	want[badCheck.AggregateID.ID]--
+	for _, s := range []factum.EventStream{badInsert, badCheck, badColumn, badArg} {
+		want[s.AggregateID.ID]--
+	}
 	if counts := c.read(t, st, ids(want)); fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("counts %v, want %v", counts, want)
 	}
