@@ -215,8 +215,10 @@ func (r *Runner) applyCommit(ctx context.Context, l *lane, tx Txn, batch []factu
 			var qe *QueuedError
 			if !errors.As(err, &qe) {
 				// The function may have dropped or reworded a queued
-				// statement's error: the transaction still holds it.
-				if ferr := tx.Flush(ctx); errors.As(ferr, &qe) {
+				// statement's error: the transaction still holds it. The
+				// queue is not run here (the function's own failure may
+				// have aborted the transaction).
+				if ferr := tx.Failed(); errors.As(ferr, &qe) {
 					err = qe
 				}
 			}

@@ -61,6 +61,12 @@ type Txn interface {
 	// statement's failure is a *QueuedError, and once one failed, the
 	// transaction's Exec, QueryRow, Flush and Commit return it again.
 	Flush(ctx context.Context) error
+	// Failed returns the queued statement's failure the transaction has
+	// recorded (a *QueuedError), or nil, and runs nothing: after a
+	// function's own error the runner asks it whom to charge, where
+	// running the queue in a transaction the error may have aborted would
+	// charge an earlier, innocent stream.
+	Failed() error
 	// WithTables returns the transaction whose Table names the tables t
 	// (the runner scopes each transaction to the build it writes).
 	WithTables(t Tables) Txn

@@ -189,3 +189,12 @@ func (t *ProjectionTx) Queued() int { return t.tx.queued }
 
 // Flush implements projection.Txn.
 func (t *ProjectionTx) Flush(ctx context.Context) error { return t.tx.flush(ctx) }
+
+// Failed implements projection.Txn.
+func (t *ProjectionTx) Failed() error {
+	var qe *projection.QueuedError
+	if errors.As(t.tx.failed, &qe) {
+		return qe
+	}
+	return nil
+}
