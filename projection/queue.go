@@ -6,7 +6,9 @@ import (
 )
 
 // Statement is a statement queued with Tx.Queue: its SQL, in the
-// database's own dialect, and its arguments.
+// database's own dialect, and its arguments. The queue keeps Args as they
+// are until the statement runs (at the next Exec, QueryRow or Flush, or at
+// the commit): a function must not reuse the slice for another statement.
 type Statement struct {
 	SQL  string
 	Args []any
