@@ -26,6 +26,12 @@ type Config struct {
 	// Name prefixes the front end's own errors ("sqlite", "postgres");
 	// empty: "eventstore".
 	Name string
+	// TailStreams is how many of the log's latest streams, as its reads
+	// found them, the front end keeps to answer ReadLog for every reader
+	// of the process (default DefaultTailStreams, none for the memory
+	// store; negative: none, every read goes to the backend). Consumer groups at the log's end then
+	// share one backend read per append instead of reading it each.
+	TailStreams int
 }
 
 // Front is the event store's front end: the one implementation of the
@@ -51,6 +57,7 @@ type Front struct {
 	name    string
 	poll    time.Duration
 	woken   wakeup
+	tail    tail
 }
 
 // New returns the front end over b. It refuses a negative PollInterval.
@@ -83,6 +90,15 @@ func (f *Front) init(b Backend, cfg Config) {
 	if f.poll == 0 {
 		f.poll = DefaultPollInterval
 	}
+	_, inMemory := b.(*memoryBackend)
+	switch {
+	case cfg.TailStreams == 0 && !inMemory:
+		// The memory log's reads copy from memory already, as the tail's
+		// would; the tail saves the reads of a database.
+		f.tail.max = DefaultTailStreams
+	case cfg.TailStreams > 0:
+		f.tail.max = cfg.TailStreams
+	}
 }
 
 // Backend returns the backend under the front end, as database/sql's
@@ -112,6 +128,7 @@ func (f *Front) Append(ctx context.Context, s *factum.EventStream) error {
 	o, err := f.b.Append(ctx, s)
 	switch {
 	case o == Appended && err == nil:
+		f.tail.appended()
 		f.woken.wake()
 		return nil
 	case err != nil:
@@ -210,7 +227,9 @@ func (f *Front) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregat
 	return scanAggregateIDs(ctx, f.b, named, afterID, limit)
 }
 
-// ReadLog implements Store.
+// ReadLog implements Store. Reads of the log's latest streams are
+// answered from what an earlier read found, and readers at the log's end
+// share one backend read (see Config.TailStreams).
 func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -218,7 +237,7 @@ func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) (
 	if err := checkLimit(limit); err != nil {
 		return nil, err
 	}
-	return f.b.ReadLog(ctx, after, limit)
+	return f.tail.read(ctx, f.b, after, limit)
 }
 
 // WaitLog implements Store. Appends through f wake it at once; what else
@@ -229,6 +248,9 @@ func (f *Front) WaitLog(ctx context.Context, after factum.Position) error {
 		return err
 	}
 	woken := f.woken.wait()
+	if f.tail.ahead(after) {
+		return nil // a read found a stream after it already
+	}
 	if f.waiter != nil {
 		return f.waiter.WaitLog(ctx, after, woken)
 	}
