@@ -58,6 +58,7 @@ type Front struct {
 	poll    time.Duration
 	woken   wakeup
 	tail    tail
+	waits   sharedWait
 }
 
 // New returns the front end over b. It refuses a negative PollInterval.
@@ -242,7 +243,8 @@ func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) (
 
 // WaitLog implements Store. Appends through f wake it at once; what else
 // wakes it is the backend's (a LogWaiter), or a look at the log every
-// PollInterval.
+// PollInterval. It returns at once when a read found a stream after the
+// position, and waiters at the same position share one backend wait.
 func (f *Front) WaitLog(ctx context.Context, after factum.Position) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -252,7 +254,7 @@ func (f *Front) WaitLog(ctx context.Context, after factum.Position) error {
 		return nil // a read found a stream after it already
 	}
 	if f.waiter != nil {
-		return f.waiter.WaitLog(ctx, after, woken)
+		return f.waits.wait(ctx, f.waiter, after, woken)
 	}
 	return waitLog(ctx, f.b, after, woken, f.poll)
 }
