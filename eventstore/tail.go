@@ -55,6 +55,7 @@ type tail struct {
 type tailRead struct {
 	after factum.Position
 	limit int
+	seen  uint64               // appends when the read began
 	done  chan struct{}        // closed when page and err are set
 	page  []factum.EventStream // shared: readers copy what they take
 	err   error
@@ -148,7 +149,8 @@ const flightLimit = 256
 // that began after every append through the front end had returned;
 // otherwise what the range holds followed by a backend read after its end,
 // at once or, for readers arriving while such a read is in flight, that
-// read's page (a read made during their call). Appends by other processes
+// read's page, if no append through the front end has returned since it
+// began (so a reader always finds what it appended itself). Appends by other processes
 // are seen by the next read at the range's end, as a backend read that
 // began before them would miss them too.
 func (t *tail) read(ctx context.Context, b Backend, after factum.Position, limit int) ([]factum.EventStream, error) {
@@ -167,7 +169,7 @@ func (t *tail) read(ctx context.Context, b Backend, after factum.Position, limit
 	if len(held) > 0 {
 		at, need = t.hi(), limit-len(held)
 	}
-	if fl := t.flight; fl != nil && fl.after == at {
+	if fl := t.flight; fl != nil && fl.after == at && fl.seen == t.appends.Load() {
 		t.mu.Unlock()
 		select {
 		case <-fl.done:
@@ -184,7 +186,7 @@ func (t *tail) read(ctx context.Context, b Backend, after factum.Position, limit
 	}
 	var fl *tailRead
 	if t.flight == nil && (!t.valid || at == t.hi()) {
-		fl = &tailRead{after: at, limit: max(need, flightLimit), done: make(chan struct{})}
+		fl = &tailRead{after: at, limit: max(need, flightLimit), seen: t.appends.Load(), done: make(chan struct{})}
 		t.flight = fl
 	}
 	t.mu.Unlock()
@@ -209,6 +211,9 @@ func (t *tail) readOwn(ctx context.Context, b Backend, at factum.Position, need 
 		limit = fl.limit
 	}
 	seen := t.appends.Load()
+	if fl != nil {
+		seen = fl.seen
+	}
 	page, err := b.ReadLog(ctx, at, limit)
 	t.mu.Lock()
 	if err == nil {

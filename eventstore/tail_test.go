@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/factum-go/factum"
 )
@@ -215,4 +216,47 @@ func TestFrontWaitLogReturnsForStreamsTheTailHolds(t *testing.T) {
 	if got := l.reads.Load(); got != reads {
 		t.Errorf("WaitLog read the backend %d times for a stream the tail holds", got-reads)
 	}
+}
+
+// gatedLog holds its first read, after the read found its page, until
+// gate is closed.
+type gatedLog struct {
+	*horizonLog
+	first   atomic.Bool
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
+	page, err := g.horizonLog.ReadLog(ctx, after, limit)
+	if g.first.CompareAndSwap(false, true) {
+		close(g.entered)
+		<-g.gate
+	}
+	return page, err
+}
+
+// A reader that appended finds its append, even when it arrives while a
+// shared read that began before the append returned is still in flight:
+// it reads for itself rather than take that read's older page.
+func TestTailReaderFindsItsOwnAppendDuringASharedRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedLog{horizonLog: &horizonLog{}, entered: make(chan struct{}), gate: make(chan struct{})}
+		tl := &tail{max: DefaultTailStreams}
+		ctx := context.Background()
+		go func() { _, _ = tl.read(ctx, g, factum.Position{}, 10) }()
+		<-g.entered // the shared read found the log empty and is held
+		g.commit(g.begin())
+		tl.appended()
+		got := make(chan []factum.EventStream, 1)
+		go func() {
+			page, _ := tl.read(ctx, g, factum.Position{}, 10)
+			got <- page
+		}()
+		synctest.Wait()
+		close(g.gate)
+		if page := <-got; len(page) != 1 {
+			t.Fatalf("the reader's own append is missing: %v", page)
+		}
+	})
 }
