@@ -139,6 +139,23 @@ func (t *tail) record(after factum.Position, page []factum.EventStream, limit in
 	}
 }
 
+type followingKey struct{}
+
+// Following marks ctx as a follower's: a reader that reads on from its last
+// position in a loop, as a consumer group does. A follower arriving while a
+// shared read is in flight at its position takes that read's page even when
+// an append through the front end returned after the read began; it finds
+// the append at its next read. Other reads reflect every append through the
+// front end that returned before they began, as the backend's would.
+func Following(ctx context.Context) context.Context {
+	return context.WithValue(ctx, followingKey{}, true)
+}
+
+func following(ctx context.Context) bool {
+	v, _ := ctx.Value(followingKey{}).(bool)
+	return v
+}
+
 // flightLimit is the least a shared read asks for: what it finds beyond
 // its own reader's limit serves the others.
 const flightLimit = 256
@@ -169,7 +186,7 @@ func (t *tail) read(ctx context.Context, b Backend, after factum.Position, limit
 	if len(held) > 0 {
 		at, need = t.hi(), limit-len(held)
 	}
-	if fl := t.flight; fl != nil && fl.after == at && fl.seen == t.appends.Load() {
+	if fl := t.flight; fl != nil && fl.after == at && (fl.seen == t.appends.Load() || following(ctx)) {
 		t.mu.Unlock()
 		select {
 		case <-fl.done:

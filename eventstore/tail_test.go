@@ -260,3 +260,34 @@ func TestTailReaderFindsItsOwnAppendDuringASharedRead(t *testing.T) {
 		}
 	})
 }
+
+// A follower (a consumer group) arriving during a shared read takes its
+// page, even when an append returned after the read began: it finds the
+// append at its next read, and the backend is read once for both.
+func TestTailFollowerSharesAnOlderRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedLog{horizonLog: &horizonLog{}, entered: make(chan struct{}), gate: make(chan struct{})}
+		tl := &tail{max: DefaultTailStreams}
+		ctx := Following(context.Background())
+		go func() { _, _ = tl.read(ctx, g, factum.Position{}, 10) }()
+		<-g.entered
+		g.commit(g.begin())
+		tl.appended()
+		got := make(chan []factum.EventStream, 1)
+		go func() {
+			page, _ := tl.read(ctx, g, factum.Position{}, 10)
+			got <- page
+		}()
+		synctest.Wait()
+		close(g.gate)
+		if page := <-got; len(page) != 0 {
+			t.Fatalf("the follower read for itself: %v", page)
+		}
+		if n := g.reads.Load(); n != 1 {
+			t.Errorf("backend reads: %d, want 1", n)
+		}
+		if page, _ := tl.read(ctx, g, factum.Position{}, 10); len(page) != 1 {
+			t.Errorf("the follower's next read: %v, want the append", page)
+		}
+	})
+}
