@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
 )
 
 // LogReader is the part of eventstore.Store a consumer reads.
@@ -235,8 +236,11 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 	deadlines := attemptDeadlines{parent: work}
 	defer deadlines.release()
 	failures := 0
+	// The consumer reads on from its last position, so it may share a read
+	// of the log's end with the other groups (see eventstore.Following).
+	follow := eventstore.Following(ctx)
 	for ctx.Err() == nil && fence.valid() {
-		batch, err := c.cfg.Log.ReadLog(ctx, pos, c.cfg.BatchSize)
+		batch, err := c.cfg.Log.ReadLog(follow, pos, c.cfg.BatchSize)
 		if err != nil {
 			if ctx.Err() != nil {
 				break

@@ -27,6 +27,12 @@ type Config struct {
 	// Name prefixes the front end's own errors ("sqlite", "postgres");
 	// empty: "eventstore".
 	Name string
+	// TailStreams is how many of the log's latest streams, as its reads
+	// found them, the front end keeps to answer ReadLog for every reader
+	// of the process (default DefaultTailStreams, none for the memory
+	// store; negative: none, every read goes to the backend). Consumer groups at the log's end then
+	// share one backend read per append instead of reading it each.
+	TailStreams int
 }
 
 // Front is the event store's front end: the one implementation of the
@@ -52,6 +58,8 @@ type Front struct {
 	name    string
 	poll    time.Duration
 	woken   wakeup
+	tail    tail
+	waits   sharedWait
 }
 
 // New returns the front end over b. It refuses a negative PollInterval.
@@ -83,6 +91,15 @@ func (f *Front) init(b Backend, cfg Config) {
 	f.poll = cfg.PollInterval
 	if f.poll == 0 {
 		f.poll = DefaultPollInterval
+	}
+	_, inMemory := b.(*memoryBackend)
+	switch {
+	case cfg.TailStreams == 0 && !inMemory:
+		// The memory log's reads copy from memory already, as the tail's
+		// would; the tail saves the reads of a database.
+		f.tail.max = DefaultTailStreams
+	case cfg.TailStreams > 0:
+		f.tail.max = cfg.TailStreams
 	}
 }
 
@@ -132,6 +149,7 @@ func (f *Front) append(ctx context.Context, s *factum.EventStream) error {
 	o, err := f.b.Append(ctx, s)
 	switch {
 	case o == Appended && err == nil:
+		f.tail.appended()
 		f.woken.wake()
 		return nil
 	case err != nil:
@@ -230,7 +248,9 @@ func (f *Front) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregat
 	return scanAggregateIDs(ctx, f.b, named, afterID, limit)
 }
 
-// ReadLog implements Store.
+// ReadLog implements Store. Reads of the log's latest streams are
+// answered from what an earlier read found, and readers at the log's end
+// share one backend read (see Config.TailStreams).
 func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -238,19 +258,23 @@ func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) (
 	if err := checkLimit(limit); err != nil {
 		return nil, err
 	}
-	return f.b.ReadLog(ctx, after, limit)
+	return f.tail.read(ctx, f.b, after, limit)
 }
 
 // WaitLog implements Store. Appends through f wake it at once; what else
 // wakes it is the backend's (a LogWaiter), or a look at the log every
-// PollInterval.
+// PollInterval. It returns at once when a read found a stream after the
+// position, and waiters at the same position share one backend wait.
 func (f *Front) WaitLog(ctx context.Context, after factum.Position) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	woken := f.woken.wait()
+	if f.tail.ahead(after) {
+		return nil // a read found a stream after it already
+	}
 	if f.waiter != nil {
-		return f.waiter.WaitLog(ctx, after, woken)
+		return f.waits.wait(ctx, f.waiter, after, woken)
 	}
 	return waitLog(ctx, f.b, after, woken, f.poll)
 }

@@ -1,0 +1,114 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/factum-go/factum"
+)
+
+// heldWaiter is a LogWaiter whose waits last until release is closed or
+// their context ends, counting the waits it is asked for.
+type heldWaiter struct {
+	calls   atomic.Int64
+	release chan struct{}
+}
+
+func (h *heldWaiter) WaitLog(ctx context.Context, _ factum.Position, woken <-chan struct{}) error {
+	h.calls.Add(1)
+	select {
+	case <-h.release:
+		return nil
+	case <-woken:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Readers waiting at the same position share one backend wait and all
+// return when it does.
+func TestSharedWaitOneBackendWaitPerPosition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &heldWaiter{release: make(chan struct{})}
+		var s sharedWait
+		pos := factum.Position{Seq: 7}
+		const readers = 6
+		errs := make(chan error, readers)
+		for range readers {
+			go func() { errs <- s.wait(context.Background(), h, pos, nil) }()
+		}
+		synctest.Wait()
+		if got := h.calls.Load(); got != 1 {
+			t.Fatalf("%d readers at one position made %d backend waits, want 1", readers, got)
+		}
+		close(h.release)
+		for range readers {
+			if err := <-errs; err != nil {
+				t.Errorf("wait: %v", err)
+			}
+		}
+	})
+}
+
+// When the shared wait ends on its own caller's context, the others do
+// not return with that error: one of them waits on, for them all.
+func TestSharedWaitOutlivesItsLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &heldWaiter{release: make(chan struct{})}
+		var s sharedWait
+		pos := factum.Position{Seq: 3}
+		leader, stop := context.WithCancel(context.Background())
+		first := make(chan error, 1)
+		go func() { first <- s.wait(leader, h, pos, nil) }()
+		synctest.Wait()
+		var wg sync.WaitGroup
+		others := make(chan error, 3)
+		for range 3 {
+			wg.Go(func() { others <- s.wait(context.Background(), h, pos, nil) })
+		}
+		synctest.Wait()
+		stop()
+		if err := <-first; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the leader's wait: %v, want its context's error", err)
+		}
+		synctest.Wait()
+		if got := h.calls.Load(); got != 2 {
+			t.Fatalf("backend waits: %d, want 2 (the leader's, then one for the rest)", got)
+		}
+		close(h.release)
+		wg.Wait()
+		close(others)
+		for err := range others {
+			if err != nil {
+				t.Errorf("a joiner returned %v after its leader's context ended", err)
+			}
+		}
+	})
+}
+
+// A closed woken channel releases a joiner at once, as it does the backend
+// wait.
+func TestSharedWaitJoinerWokenByAppend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &heldWaiter{release: make(chan struct{})}
+		var s sharedWait
+		pos := factum.Position{Seq: 1}
+		go func() { _ = s.wait(context.Background(), h, pos, nil) }()
+		synctest.Wait()
+		woken := make(chan struct{})
+		done := make(chan error, 1)
+		go func() { done <- s.wait(context.Background(), h, pos, woken) }()
+		synctest.Wait()
+		close(woken)
+		if err := <-done; err != nil {
+			t.Errorf("woken joiner: %v", err)
+		}
+		close(h.release)
+		synctest.Wait()
+	})
+}
