@@ -169,7 +169,7 @@ func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server
 	if err != nil {
 		return nil, errors.Join(err, cl.close(ctx), st.close())
 	}
-	if err := obs.collect(rt, events, checkpoints, comp.Compensation()); err != nil {
+	if err := obs.collect(rt, events, checkpoints, comp.Compensation(), summaries); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	// Commands sent with an Idempotency-Key header are answered once and

@@ -23,6 +23,7 @@ import (
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/prepare"
+	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -201,9 +202,9 @@ func (obs *observer) commands() []aggregate.Middleware {
 }
 func (obs *observer) events() []event.Middleware { return []event.Middleware{obs.tel.Events()} }
 
-// collect registers the collectors read at each scrape: consumer lag and
-// the compensation backlog.
-func (obs *observer) collect(rt *engine.Engine, log eventstore.Store, checkpoints event.CheckpointStore, comp *compensation.Compensation) error {
+// collect registers the collectors read at each scrape: consumer lag,
+// the projections' lag and the compensation backlog.
+func (obs *observer) collect(rt *engine.Engine, log eventstore.Store, checkpoints event.CheckpointStore, comp *compensation.Compensation, projections *projection.Component) error {
 	if obs.registry == nil {
 		return nil
 	}
@@ -225,7 +226,11 @@ func (obs *observer) collect(rt *engine.Engine, log eventstore.Store, checkpoint
 	if err != nil {
 		return err
 	}
-	return errors.Join(obs.registry.Register(lag), obs.registry.Register(backlog))
+	plag, err := telemetry.NewProjectionLag(projections.List, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(obs.registry.Register(lag), obs.registry.Register(backlog), obs.registry.Register(plag))
 }
 
 // handler serves /metrics (when on) beside the API, and instruments the

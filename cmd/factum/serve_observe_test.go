@@ -155,11 +155,12 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 		fams = scrapeMetrics(t, s.URL, adminKey)
 		appended, _ := metricValue(fams, "factum_store_append_events", map[string]string{"backend": "memory"})
 		lag, found := metricValue(fams, "factum_consumer_lag_streams", nil)
-		if appended == streams && found && lag == 0 {
+		plag, pfound := metricValue(fams, "factum_projection_lag_streams", map[string]string{"projection": "shop/order_summaries", "build": "live"})
+		if appended == streams && found && lag == 0 && pfound && plag == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after the load: %v streams appended (want %v), lag %v (found %v)", appended, streams, lag, found)
+			t.Fatalf("after the load: %v streams appended (want %v), lag %v (found %v), projection lag %v (found %v)", appended, streams, lag, found, plag, pfound)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -175,6 +176,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 		{"factum_consumer_lag_seconds", nil, 0},
 		{"factum_compensation_executions", map[string]string{"status": "failed"}, 0},
 		{"factum_compensation_read_errors", nil, 0},
+		{"factum_projection_lag_read_errors", nil, 0},
 		{"factum_commands_waiting", nil, 0},
 	} {
 		got, ok := metricValue(fams, c.name, c.labels)
