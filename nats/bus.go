@@ -261,7 +261,7 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 		// enqueueLocal checks admission under the lane's lock, as the
 		// in-process dispatcher does, so this path needs no count of its
 		// own for Shutdown.
-		if token, catchingUp := b.state[n].claimed(); token != 0 && !catchingUp {
+		if token, ok := b.localClaim(n); ok {
 			b.setOrigin(cmd)
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
