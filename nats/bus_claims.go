@@ -46,6 +46,12 @@ type partState struct {
 	// over to the stream when their claim ended (see handOver) are not
 	// overtaken by it.
 	queued atomic.Int64
+	// handed holds the stream sequences of the commands handed over to the
+	// stream here and not yet processed here under the claim: while any
+	// is, a command accepted here does not run before it (see enter).
+	// Cleared by a new claim, whose consumer delivers them before the
+	// claim admits commands here.
+	handed map[uint64]struct{}
 }
 
 // leaseEnd is a claim's lease as the Partitions reported it: until start
@@ -85,6 +91,9 @@ func (b *Bus) onAcquire(n int, token uint64) {
 	st := &b.state[n]
 	st.mu.Lock()
 	st.claim.Store(token<<1 | 1)
+	if st.token != token {
+		st.handed = nil
+	}
 	st.mu.Unlock()
 	b.acquire(n, token)
 	st.mu.Lock()
@@ -185,10 +194,11 @@ func (b *Bus) claimOf(n int) uint64 {
 // while the claim is short of time (a renewal is due): a job skipped
 // while the partition is still this instance's would let later commands
 // of its aggregate pass it. A command accepted here and stored nowhere
-// does not start either while a command of its partition published here
-// (handed over, or forwarded) is not yet delivered back: it could be an
-// earlier one of its aggregate, which it would overtake; it is handed
-// over behind it instead.
+// does not start either while a command of its partition handed over to
+// the stream here is not yet processed here (or still on its way): it
+// could be an earlier one of its aggregate, which it would overtake, even
+// when delivered already (the delivery queues behind it in the lane); it
+// is handed over behind it instead.
 func (b *Bus) enter(j *job) bool {
 	if !b.leaseHolds(j.n, j.token) && !b.awaitClaim(b.runCtx, j.n, j.token) {
 		return false
@@ -199,7 +209,7 @@ func (b *Bus) enter(j *job) bool {
 	if st.token != j.token {
 		return false
 	}
-	if j.local() && (st.fwdInflight != 0 || st.delivered < st.fwdSeq) {
+	if j.local() && (st.fwdInflight != 0 || len(st.handed) != 0) {
 		return false
 	}
 	st.running++
@@ -213,10 +223,10 @@ func (b *Bus) enter(j *job) bool {
 // wait for nothing more. The lane publishes its jobs one after another,
 // so one aggregate's commands are stored in the order they were queued;
 // the publish counts as a forward of the partition's claim, so that a
-// claim catching up, or a command queued here later, waits for its
-// delivery (see caughtUp, enter). The message ID is the command ID, so a
-// command stored already is stored once. It reports whether JetStream
-// stored the command.
+// claim catching up waits for its delivery (see caughtUp), and a command
+// queued here later for its processing here (see enter). The message ID
+// is the command ID, so a command stored already is stored once. It
+// reports whether JetStream stored the command.
 func (b *Bus) handOver(j *job) bool {
 	st := &b.state[j.n]
 	st.mu.Lock()
@@ -229,6 +239,10 @@ func (b *Bus) handOver(j *job) bool {
 	st.fwdInflight--
 	if err == nil {
 		st.fwdSeq = max(st.fwdSeq, seq)
+		if st.handed == nil {
+			st.handed = map[uint64]struct{}{}
+		}
+		st.handed[seq] = struct{}{}
 	}
 	st.mu.Unlock()
 	if err != nil {

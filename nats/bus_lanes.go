@@ -50,6 +50,7 @@ func (b *Bus) leave(j *job) {
 	}
 	if j.msg != nil {
 		delete(st.inflight, j.seq)
+		delete(st.handed, j.seq)
 	}
 	st.mu.Unlock()
 }
@@ -216,6 +217,7 @@ func (b *Bus) forget(j *job) {
 	st := &b.state[j.n]
 	st.mu.Lock()
 	delete(st.inflight, j.seq)
+	delete(st.handed, j.seq)
 	st.mu.Unlock()
 }
 
