@@ -231,8 +231,10 @@ func (b *Bus) Start(ctx context.Context) {
 // owns goes to its lanes (LocalFirst, unless the command is void), even
 // while its claim waits for a late renewal, so that no command overtakes
 // one queued here, once the claim's consumer delivered the commands the
-// stream held (before that it is published, behind them); any other is
-// published to JetStream and
+// stream held (before that it is published, behind them), and while
+// commands of its partition accepted here under a claim that ended are
+// still in the lanes (they are handed over to the stream in order, and it
+// behind them); any other is published to JetStream and
 // Send returns once JetStream stored it, waiting for that answer up to
 // PublishTimeout even past ctx's end, so that an error means the command
 // was not accepted. It fails with an UnavailableError (code
@@ -257,11 +259,13 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 		// While the claim is this instance's, its commands queue here,
 		// even when the claim is short of time: one sent around the lanes
 		// could overtake one queued in them. The lane waits for the
-		// renewal, or refuses the command once the claim is given up.
+		// renewal, or hands the command over to the stream once the
+		// claim is given up; so does it with one queued here behind
+		// commands of the partition whose claim ended (token 0).
 		// enqueueLocal checks admission under the lane's lock, as the
 		// in-process dispatcher does, so this path needs no count of its
 		// own for Shutdown.
-		if token, catchingUp := b.state[n].claimed(); token != 0 && !catchingUp {
+		if token, ok := b.localClaim(n); ok {
 			b.setOrigin(cmd)
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}

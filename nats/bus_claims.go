@@ -40,6 +40,18 @@ type partState struct {
 	catchingUp  bool
 	fwdInflight int
 	fwdSeq      uint64
+	// queued counts the commands of the partition accepted here and stored
+	// nowhere (LocalFirst) that a lane holds or is settling: while any is,
+	// a new one follows them through the lanes, so that the ones handed
+	// over to the stream when their claim ended (see handOver) are not
+	// overtaken by it.
+	queued atomic.Int64
+	// handed holds the stream sequences of the commands handed over to the
+	// stream here and not yet processed here under the claim: while any
+	// is, a command accepted here does not run before it (see enter).
+	// Cleared by a new claim, whose consumer delivers them before the
+	// claim admits commands here.
+	handed map[uint64]struct{}
 }
 
 // leaseEnd is a claim's lease as the Partitions reported it: until start
@@ -79,6 +91,9 @@ func (b *Bus) onAcquire(n int, token uint64) {
 	st := &b.state[n]
 	st.mu.Lock()
 	st.claim.Store(token<<1 | 1)
+	if st.token != token {
+		st.handed = nil
+	}
 	st.mu.Unlock()
 	b.acquire(n, token)
 	st.mu.Lock()
@@ -155,6 +170,19 @@ func (b *Bus) ownsNow(n int) (uint64, bool) {
 	return t, true
 }
 
+// localClaim reports whether a command accepted here for partition n
+// goes to the lanes (LocalFirst), and under which claim: the claim this
+// instance acts on it under, once caught up with the stream; or none (0)
+// while commands of it accepted here under a claim that ended are still
+// in the lanes, to be handed over to the stream behind them.
+func (b *Bus) localClaim(n int) (uint64, bool) {
+	st := &b.state[n]
+	if token, catchingUp := st.claimed(); token != 0 && !catchingUp {
+		return token, true
+	}
+	return 0, st.queued.Load() != 0
+}
+
 // claimOf returns the claim this instance acts on partition n under, 0
 // for none.
 func (b *Bus) claimOf(n int) uint64 {
@@ -165,7 +193,12 @@ func (b *Bus) claimOf(n int) uint64 {
 // enter marks j's command as started if its claim still holds, waiting
 // while the claim is short of time (a renewal is due): a job skipped
 // while the partition is still this instance's would let later commands
-// of its aggregate pass it.
+// of its aggregate pass it. A command accepted here and stored nowhere
+// does not start either while a command of its partition handed over to
+// the stream here is not yet processed here (or still on its way): it
+// could be an earlier one of its aggregate, which it would overtake, even
+// when delivered already (the delivery queues behind it in the lane); it
+// is handed over behind it instead.
 func (b *Bus) enter(j *job) bool {
 	if !b.leaseHolds(j.n, j.token) && !b.awaitClaim(b.runCtx, j.n, j.token) {
 		return false
@@ -176,7 +209,46 @@ func (b *Bus) enter(j *job) bool {
 	if st.token != j.token {
 		return false
 	}
+	if j.local() && (st.fwdInflight != 0 || len(st.handed) != 0) {
+		return false
+	}
 	st.running++
+	return true
+}
+
+// handOver publishes j's command, accepted here and stored nowhere, which
+// its claim ended before it could run (or cut off while it ran), to the
+// stream for the partition's next owner (this instance again, maybe),
+// which processes it and signals its outcome: its sender has SENT and may
+// wait for nothing more. The lane publishes its jobs one after another,
+// so one aggregate's commands are stored in the order they were queued;
+// the publish counts as a forward of the partition's claim, so that a
+// claim catching up waits for its delivery (see caughtUp), and a command
+// queued here later for its processing here (see enter). The message ID
+// is the command ID, so a command stored already is stored once. It
+// reports whether JetStream stored the command.
+func (b *Bus) handOver(j *job) bool {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	st.fwdInflight++
+	st.mu.Unlock()
+	// The owner's liveness is not looked at: the sender has its SENT, and
+	// the stream keeps the command for whoever owns the partition next.
+	seq, err := b.publishSeq(b.runCtx, j.cmd, j.n, true)
+	st.mu.Lock()
+	st.fwdInflight--
+	if err == nil {
+		st.fwdSeq = max(st.fwdSeq, seq)
+		if st.handed == nil {
+			st.handed = map[uint64]struct{}{}
+		}
+		st.handed[seq] = struct{}{}
+	}
+	st.mu.Unlock()
+	if err != nil {
+		b.cfg.Logger.Warn("nats: a command accepted here could not be handed over to the stream when its claim ended; it is answered with a retryable failure", "context", b.parts.cfg.Context, "partition", j.n, "command", j.cmd.ID, "err", err)
+		return false
+	}
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -30,6 +31,11 @@ type job struct {
 	copy  *localCopy // LocalDurable: the stored copy of a command accepted here
 }
 
+// local reports whether j's command was accepted here and is stored
+// nowhere (LocalFirst): if it does not run here, it is lost unless it is
+// handed over to the stream.
+func (j *job) local() bool { return j.msg == nil && j.copy == nil }
+
 // leave ends the run of j's command under its claim, noting its aggregate
 // for the release, which drops the cached states of the partition.
 func (b *Bus) leave(j *job) {
@@ -44,6 +50,7 @@ func (b *Bus) leave(j *job) {
 	}
 	if j.msg != nil {
 		delete(st.inflight, j.seq)
+		delete(st.handed, j.seq)
 	}
 	st.mu.Unlock()
 }
@@ -69,23 +76,36 @@ func (b *Bus) enqueueLocal(ctx context.Context, j job) error {
 		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
 	}
 	b.busy.Add(1)
+	// Counted before it is queued, so that the lane's count down, when it
+	// settled the job, never comes first.
+	var queued *atomic.Int64
+	if j.local() {
+		queued = &b.state[j.n].queued
+		queued.Add(1)
+	}
+	unqueue := func() {
+		b.busy.Add(-1)
+		if queued != nil {
+			queued.Add(-1)
+		}
+	}
 	select {
 	case ln.q <- j:
 		return nil
 	default:
 	}
 	if b.cfg.RejectWhenFull {
-		b.busy.Add(-1)
+		unqueue()
 		return factum.NewError(factum.CodeTooManyRequests, "command lane is full").With(j.cmd.AggregateID, 0, j.cmd.ID, j.cmd.RequestIDOrID())
 	}
 	select {
 	case ln.q <- j:
 		return nil
 	case <-ctx.Done():
-		b.busy.Add(-1)
+		unqueue()
 		return factum.Errorf(factum.CodeTooManyRequests, "command lane stayed full: %w", ctx.Err())
 	case <-b.stopping:
-		b.busy.Add(-1)
+		unqueue()
 		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
 	}
 }
@@ -106,7 +126,8 @@ func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
 }
 
 // run is one lane: it processes its jobs in order. A job whose claim no
-// longer holds is not processed (see skip).
+// longer holds is not processed (see skip); one accepted here and stored
+// nowhere is handed over to the stream instead, in the lane's order.
 func (b *Bus) run(q chan job) {
 	defer b.lwg.Done()
 	for j := range q {
@@ -115,11 +136,22 @@ func (b *Bus) run(q chan job) {
 			b.dropped.Add(1)
 			b.skip(&j, "shut down before the command was processed; it was not appended")
 		case !b.enter(&j):
-			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended")
+			if j.local() && b.handOver(&j) {
+				break
+			}
+			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed, and it could not be handed over to the stream; it was not appended")
 		default:
 			sig, held := b.process(&j)
 			if !held {
 				b.leave(&j)
+				// Cut off by the end of its claim: a command accepted
+				// here and stored nowhere that did not succeed is handed
+				// over too. If it was appended after all, the next
+				// owner's run finds its request ID in the event store
+				// and signals that outcome; else it runs there.
+				if j.local() && !sig.Succeeded() && b.handOver(&j) {
+					break
+				}
 				b.fenced(&j, sig)
 				break
 			}
@@ -136,6 +168,9 @@ func (b *Bus) run(q chan job) {
 			}
 			b.emit(j.cmd, sig)
 		}
+		if j.local() {
+			b.state[j.n].queued.Add(-1)
+		}
 		b.finished.Add(1)
 		b.busy.Add(-1)
 	}
@@ -144,8 +179,10 @@ func (b *Bus) run(q chan job) {
 // skip drops a job that is not processed here. A delivered command, or
 // the stored copy of one accepted here (LocalDurable), stays
 // unacknowledged on the stream for the partition's next owner, which
-// signals its outcome; a command accepted here and stored nowhere gets a
-// failed, retryable PROCESSED signal saying why.
+// signals its outcome; a command accepted here and stored nowhere (which
+// the lane hands over to the stream unless the bus was shut down past its
+// deadline, see handOver) gets a failed, retryable PROCESSED signal saying
+// why.
 func (b *Bus) skip(j *job, why string) {
 	switch {
 	case j.copy != nil:
@@ -180,6 +217,7 @@ func (b *Bus) forget(j *job) {
 	st := &b.state[j.n]
 	st.mu.Lock()
 	delete(st.inflight, j.seq)
+	delete(st.handed, j.seq)
 	st.mu.Unlock()
 }
 
