@@ -40,6 +40,7 @@ func TestEventStorePlansProbeTheIndex(t *testing.T) {
 		name, sql, args string
 		probes          map[string]string // index wanted per probe alias; "" any
 	}{
+		{"insert one", st.q.insert.one, `'cart', 'a', 'default', 2, 's', 'c', 'r', '', '', now(), '[]'`, nil},
 		{"insert 1", st.q.insert.plain, rows(1), nil},
 		{"insert 8", st.q.insert.plain, rows(8), nil},
 		{"insert 200", st.q.insert.plain, rows(200), nil},

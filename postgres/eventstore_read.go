@@ -22,7 +22,7 @@ type esQueries struct {
 const esHorizon = `pg_snapshot_xmin(pg_current_snapshot())`
 
 // esInsertStmts are the append statements (see esInsertSQL).
-type esInsertStmts struct{ plain, orSkip string }
+type esInsertStmts struct{ plain, orSkip, one string }
 
 func esBuildQueries(table string) esQueries {
 	after := `(tx, seq) > ($1::xid8, $2::bigint)`

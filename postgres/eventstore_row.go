@@ -23,6 +23,16 @@ type esBatchColumns struct {
 	owner, header                  []string
 	createTime                     []time.Time
 	events                         []string
+	// row holds esInsertOneSQL's arguments for a batch of one.
+	row [11]any
+}
+
+// one returns esInsertOneSQL's arguments for req's row.
+func (c *esBatchColumns) one(req *esRequest) []any {
+	r := &req.Row
+	c.row = [11]any{r.Aggregate, r.AggregateID, r.Tenant, int32(r.Version), r.StreamID, r.CommandID,
+		r.RequestID, r.Owner, r.Header, r.CreateTime, r.Events}
+	return c.row[:]
 }
 
 // fill sets c to the rows of batch and returns esInsertSQL's arguments.
@@ -55,6 +65,7 @@ func (c *esBatchColumns) clear() {
 	for _, col := range [][]string{c.aggregate, c.aggregateID, c.tenant, c.streamID, c.commandID, c.requestID, c.owner, c.header, c.events} {
 		clear(col)
 	}
+	clear(c.row[:])
 }
 
 // esEncode flattens a validated stream, refusing what PostgreSQL cannot
