@@ -284,7 +284,9 @@ func (b *Bus) process(j *job) (factum.Signal, bool) {
 		return notProcessed(j.cmd, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), false
 	}
 	sig := b.proc.Process(ctx, j.cmd)
-	held := ctx.Err() == nil || b.runCtx.Err() != nil
+	// A shutdown cut short cancels the command too (ctx derives from
+	// runCtx): cut off as by the end of its claim, it is not acknowledged.
+	held := ctx.Err() == nil
 	w.End()
 	return sig, held
 }
