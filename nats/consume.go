@@ -268,13 +268,25 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 // waits for it before the lease is deleted. It reports whether the claim
 // held throughout; if not, the outcome must not be acknowledged (see
 // fenced).
+//
+// A claim that refuses the command while this instance still acts on it
+// is short of time (its renewal is late; the lane's check came before
+// its validity ran out): the command waits for the renewal as enter does,
+// since the claim may go on as it was, with the same consumer, which would
+// deliver a command set aside here again only after AckWait, behind the
+// later ones of its aggregate.
 func (b *Bus) process(j *job) (factum.Signal, bool) {
 	ctx, w, ok := b.parts.Begin(b.runCtx, j.n, j.token)
+	for !ok && b.awaitClaim(b.runCtx, j.n, j.token) {
+		ctx, w, ok = b.parts.Begin(b.runCtx, j.n, j.token)
+	}
 	if !ok {
 		return notProcessed(j.cmd, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), false
 	}
 	sig := b.proc.Process(ctx, j.cmd)
-	held := ctx.Err() == nil || b.runCtx.Err() != nil
+	// A shutdown cut short cancels the command too (ctx derives from
+	// runCtx): cut off as by the end of its claim, it is not acknowledged.
+	held := ctx.Err() == nil
 	w.End()
 	return sig, held
 }
