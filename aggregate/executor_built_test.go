@@ -2,6 +2,7 @@ package aggregate_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -83,5 +84,41 @@ func TestExecutorAppendsBuiltStreams(t *testing.T) {
 				t.Fatalf("appends: %d plain, %d built; want %d, %d", plain, built, tt.wantPlain, tt.wantBuilt)
 			}
 		})
+	}
+}
+
+type rawNote struct{ Text json.RawMessage }
+type rawNoted struct{ Text json.RawMessage }
+
+// rawNotes emits its command's text as the event's, encoded by json.Marshal,
+// which copies a RawMessage (as it does a Marshaler's output) without
+// checking its UTF-8.
+var rawNotes = aggregate.New[tally]("bank", "note",
+	aggregate.Source(func(s *tally, _ rawNoted) { s.N++ }),
+	aggregate.Handle(func(_ context.Context, _ tally, n rawNote) ([]any, error) {
+		return []any{rawNoted(n)}, nil
+	}, aggregate.AllowCreate()),
+)
+
+// A built stream whose body is not valid UTF-8 is refused as Append
+// refuses it: the executor's encoding does not vouch for UTF-8.
+func TestExecutorRefusesInvalidUTF8Bodies(t *testing.T) {
+	store := &builtCounter{Memory: eventstore.NewMemory()}
+	p, err := rawNotes.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := rawNotes.ID("n-1")
+	c := factum.NewCommand(id, rawNote{Text: json.RawMessage("\"\xff\"")})
+	c.AllowCreate = true
+	if sig := p.Process(context.Background(), &c); sig.Succeeded() {
+		t.Fatalf("a body of invalid UTF-8 was appended: %+v", sig)
+	}
+	streams, err := store.Load(context.Background(), id.WithTenant(factum.DefaultTenant), 1, eventstore.MaxVersion)
+	if err != nil || len(streams) != 0 {
+		t.Fatalf("stored %d streams (%v)", len(streams), err)
+	}
+	if _, built := store.counts(); built != 1 {
+		t.Fatalf("%d built appends, want 1: the test missed the built path", built)
 	}
 }

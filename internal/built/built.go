@@ -6,7 +6,8 @@
 // by construction: the stream and event IDs come from its UUIDv7
 // generator, event names and revisions from a codec registry (which
 // validates them at registration), bodies from json.Marshal (which only
-// produces valid UTF-8 JSON), and sequences and IsLast from the loop that
+// produces valid JSON; not always valid UTF-8: it copies a RawMessage's
+// or a Marshaler's bytes without checking them), and sequences and IsLast from the loop that
 // numbers the events. Re-checking them costs a few per cent of a
 // command's CPU, half of it json.Valid on bytes just encoded. The package
 // is internal, so no stream from outside the module can be marked: every
@@ -16,6 +17,7 @@ package built
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/factum-go/factum"
 )
@@ -36,7 +38,7 @@ func (b Stream) Stream() *factum.EventStream { return b.s }
 
 // Validate makes the checks of Validate that can fail for a built stream:
 // the identities it copies from the command (which reaches the executor
-// from callers) and its shape. It returns IllegalArgument errors, as
+// from callers), its shape, and its bodies' UTF-8. It returns IllegalArgument errors, as
 // Validate does.
 func (b Stream) Validate() error {
 	s := b.s
@@ -57,6 +59,11 @@ func (b Stream) Validate() error {
 	}
 	if len(s.Events) == 0 {
 		return factum.IllegalArgument("stream has no events")
+	}
+	for i := range s.Events {
+		if e := &s.Events[i]; !utf8.Valid(e.Body) {
+			return factum.IllegalArgument(fmt.Sprintf("event %d (%s): body is not valid UTF-8 JSON", i, e.Name))
+		}
 	}
 	return nil
 }
