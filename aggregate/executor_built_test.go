@@ -34,6 +34,9 @@ func (s *builtCounter) AppendBuilt(ctx context.Context, b built.Stream) error {
 	return s.Memory.AppendBuilt(ctx, b)
 }
 
+// BuiltOwner says the AppendBuilt above is the counter's own.
+func (s *builtCounter) BuiltOwner() built.Owner { return built.OwnedBy(s) }
+
 func (s *builtCounter) counts() (int, int) { return s.plain, s.built }
 
 // plainCounter is a store without AppendBuilt, as a wrapper from outside
@@ -120,5 +123,36 @@ func TestExecutorRefusesInvalidUTF8Bodies(t *testing.T) {
 	}
 	if _, built := store.counts(); built != 1 {
 		t.Fatalf("%d built appends, want 1: the test missed the built path", built)
+	}
+}
+
+// refusing is a user's store wrapper: it embeds the memory store, as a
+// wrapper overriding only Append does, and refuses every append.
+type refusing struct {
+	*eventstore.Memory
+	appends int
+}
+
+func (s *refusing) Append(context.Context, *factum.EventStream) error {
+	s.appends++
+	return factum.IllegalArgument("refusing: no appends")
+}
+
+// A store that embeds one of the module's stores and overrides Append has
+// its Append called: AppendBuilt, promoted into it by the embedding, is
+// the embedded store's and would skip the wrapper.
+func TestExecutorCallsAWrappersAppend(t *testing.T) {
+	store := &refusing{Memory: eventstore.NewMemory()}
+	p, err := tallies.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := factum.NewCommand(tallies.ID("t-1"), bump{Times: 1})
+	c.AllowCreate = true
+	if sig := p.Process(context.Background(), &c); sig.Succeeded() {
+		t.Fatalf("the wrapper's Append was skipped: %+v", sig)
+	}
+	if store.appends != 1 {
+		t.Fatalf("the wrapper's Append ran %d times, want 1", store.appends)
 	}
 }

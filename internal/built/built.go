@@ -70,6 +70,30 @@ func (b Stream) Validate() error {
 
 // Appender is an event store that appends built streams. AppendBuilt is
 // Append with Stream.Validate in place of the stream's Validate.
+//
+// Embedding promotes both methods into the embedding type, which may
+// override Append (a user's wrapper adding its own checks): AppendBuilt
+// would then skip the wrapper. Owner says whose methods they are, and Of
+// uses them only for that store itself.
 type Appender interface {
 	AppendBuilt(ctx context.Context, s Stream) error
+	// BuiltOwner returns OwnedBy(the store declaring the method).
+	BuiltOwner() Owner
+}
+
+// Owner is the store an Appender's methods belong to.
+type Owner struct{ store any }
+
+// OwnedBy returns store as an Owner; store is a pointer.
+func OwnedBy(store any) Owner { return Owner{store: store} }
+
+// Of returns store as an Appender when it appends built streams by its
+// own methods, not ones promoted into it from a store it embeds; nil
+// otherwise.
+func Of(store any) Appender {
+	a, ok := store.(Appender)
+	if !ok || a.BuiltOwner().store != store {
+		return nil
+	}
+	return a
 }
