@@ -6,9 +6,10 @@
 // by construction: the stream and event IDs come from its UUIDv7
 // generator, event names and revisions from a codec registry (which
 // validates them at registration), bodies from json.Marshal (which only
-// produces valid JSON; not always valid UTF-8: it copies a RawMessage's
-// or a Marshaler's bytes without checking them), and sequences and IsLast from the loop that
-// numbers the events. Re-checking them costs a few per cent of a
+// produces valid JSON, though not always valid UTF-8: it copies a
+// RawMessage's or a Marshaler's bytes without checking them, so
+// Stream.Validate checks UTF-8), and sequences and IsLast from the loop
+// that numbers the events. Re-checking the rest costs a few per cent of a
 // command's CPU, half of it json.Valid on bytes just encoded. The package
 // is internal, so no stream from outside the module can be marked: every
 // other caller's streams go through Append and the whole Validate.
