@@ -100,7 +100,9 @@ func (d *Definition[S]) NewExecutor(cfg ExecutorConfig) (Executor, error) {
 		ids:       uuidv7.NewGenerator(),
 	}
 	// The store's front end skips the checks our own streams cannot fail.
-	p.built, _ = cfg.Store.(built.Appender)
+	// A store embedding one of those, whose Append may do more, is
+	// not one (built.Of).
+	p.built = built.Of(cfg.Store)
 	// The default Retry is fused with the processing: it gets the
 	// attempt's report directly instead of through a context.
 	pol := RetryConfig{Retries: cfg.Retries, Backoff: cfg.Backoff, Transient: cfg.Transient}.policy()

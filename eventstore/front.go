@@ -141,6 +141,10 @@ func (f *Front) AppendBuilt(ctx context.Context, b built.Stream) error {
 	return f.append(ctx, b.Stream())
 }
 
+// BuiltOwner implements built.Appender: a type embedding f appends built
+// streams only if it says so itself, as its Append may not be f's.
+func (f *Front) BuiltOwner() built.Owner { return built.OwnedBy(f) }
+
 // append is Append after the stream's checks.
 func (f *Front) append(ctx context.Context, s *factum.EventStream) error {
 	if err := f.serves(s.AggregateID.Context); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/built"
 )
 
 const memoryShards = 64
@@ -19,6 +20,10 @@ const memoryShards = 64
 type Memory struct {
 	Front
 }
+
+// BuiltOwner implements built.Appender: the memory store appends the
+// executor's streams by its front end's AppendBuilt.
+func (m *Memory) BuiltOwner() built.Owner { return built.OwnedBy(m) }
 
 // memoryBackend is the memory Backend.
 type memoryBackend struct {

@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/factum-go/factum"
@@ -37,13 +38,7 @@ func (s *sharedWait) wait(ctx context.Context, lw LogWaiter, after factum.Positi
 			w = &waitCall{after: after, done: make(chan struct{})}
 			s.w = w
 			s.mu.Unlock()
-			err := lw.WaitLog(ctx, after, woken)
-			s.mu.Lock()
-			s.w = nil
-			w.err = err
-			close(w.done)
-			s.mu.Unlock()
-			return err
+			return s.lead(ctx, lw, w, woken)
 		}
 		s.mu.Unlock()
 		if w.after != after {
@@ -63,4 +58,24 @@ func (s *sharedWait) wait(ctx context.Context, lw LogWaiter, after factum.Positi
 			return ctx.Err()
 		}
 	}
+}
+
+// errSharedWaitPanicked is a shared wait's error, for the readers waiting
+// for it, when its backend wait panicked; they wait again.
+var errSharedWaitPanicked = errors.New("eventstore: the shared wait panicked")
+
+// lead runs the backend's wait w for the readers that join it, and ends
+// it however the wait does: were a wait that panics (its caller may
+// recover) left in flight, it would hold its joiners and every later
+// waiter at its position.
+func (s *sharedWait) lead(ctx context.Context, lw LogWaiter, w *waitCall, woken <-chan struct{}) (err error) {
+	err = errSharedWaitPanicked
+	defer func() {
+		s.mu.Lock()
+		s.w = nil
+		w.err = err
+		close(w.done)
+		s.mu.Unlock()
+	}()
+	return lw.WaitLog(ctx, w.after, woken)
 }

@@ -112,3 +112,44 @@ func TestSharedWaitJoinerWokenByAppend(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// panickyWaiter's first wait panics once release is closed; later waits
+// return at once.
+type panickyWaiter struct {
+	first   atomic.Bool
+	release chan struct{}
+}
+
+func (p *panickyWaiter) WaitLog(context.Context, factum.Position, <-chan struct{}) error {
+	if p.first.CompareAndSwap(false, true) {
+		<-p.release
+		panic("backend wait panicked")
+	}
+	return nil
+}
+
+// A shared wait whose backend wait panics (and whose caller recovers)
+// ends: the readers waiting for it wait on, and later waits are not left
+// waiting for it.
+func TestSharedWaitThatPanicsEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &panickyWaiter{release: make(chan struct{})}
+		var s sharedWait
+		pos := factum.Position{Seq: 7}
+		go func() {
+			defer func() { _ = recover() }()
+			_ = s.wait(context.Background(), p, pos, nil)
+		}()
+		synctest.Wait()
+		errs := make(chan error, 1)
+		go func() { errs <- s.wait(context.Background(), p, pos, nil) }()
+		synctest.Wait()
+		close(p.release)
+		if err := <-errs; err != nil {
+			t.Fatalf("the waiting reader: %v", err)
+		}
+		if err := s.wait(context.Background(), p, pos, nil); err != nil {
+			t.Fatalf("a later wait: %v", err)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -231,19 +232,39 @@ func (t *tail) readOwn(ctx context.Context, b Backend, at factum.Position, need 
 	if fl != nil {
 		seen = fl.seen
 	}
-	page, err := b.ReadLog(ctx, at, limit)
-	t.mu.Lock()
-	if err == nil {
-		t.record(at, page, limit, seen)
-	}
-	if fl != nil {
-		t.flight = nil
-		fl.page, fl.err = page, err
-		close(fl.done)
-	}
-	t.mu.Unlock()
+	var (
+		page []factum.EventStream
+		err  = errSharedReadPanicked
+	)
+	// The page is recorded, and the shared read ends, however the read
+	// does: were a read that panics (its caller may recover, as net/http
+	// does) left in flight, it would hold its readers and every later one
+	// at its position.
+	defer t.land(at, limit, seen, fl, &page, &err)
+	page, err = b.ReadLog(ctx, at, limit)
 	if err != nil {
 		return nil, err
 	}
 	return page[:min(need, len(page))], nil
+}
+
+// errSharedReadPanicked is a shared read's error, for the readers waiting
+// for it, when its backend read panicked; they read for themselves.
+var errSharedReadPanicked = errors.New("eventstore: the shared read panicked")
+
+// land records the page a backend read of up to limit streams after at
+// returned, unless it failed, and ends the shared read fl, if not nil, with
+// the read's page and error: errSharedReadPanicked if the read did not
+// return.
+func (t *tail) land(at factum.Position, limit int, seen uint64, fl *tailRead, page *[]factum.EventStream, err *error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if *err == nil {
+		t.record(at, *page, limit, seen)
+	}
+	if fl != nil {
+		t.flight = nil
+		fl.page, fl.err = *page, *err
+		close(fl.done)
+	}
 }

@@ -291,3 +291,51 @@ func TestTailFollowerSharesAnOlderRead(t *testing.T) {
 		}
 	})
 }
+
+// panickyLog's first read panics, after the read began, once gate is
+// closed.
+type panickyLog struct {
+	*horizonLog
+	first   atomic.Bool
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (p *panickyLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
+	if p.first.CompareAndSwap(false, true) {
+		close(p.entered)
+		<-p.gate
+		panic("backend read panicked")
+	}
+	return p.horizonLog.ReadLog(ctx, after, limit)
+}
+
+// A shared read whose backend read panics (and whose caller recovers, as
+// net/http does for a handler) ends: the readers waiting for it read for
+// themselves, and later readers are not left waiting for it.
+func TestTailSharedReadThatPanicsEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &panickyLog{horizonLog: &horizonLog{}, entered: make(chan struct{}), gate: make(chan struct{})}
+		p.commit(p.begin())
+		tl := &tail{max: DefaultTailStreams}
+		ctx := Following(context.Background())
+		go func() {
+			defer func() { _ = recover() }()
+			_, _ = tl.read(ctx, p, factum.Position{}, 10)
+		}()
+		<-p.entered
+		got := make(chan []factum.EventStream, 1)
+		go func() {
+			page, _ := tl.read(ctx, p, factum.Position{}, 10)
+			got <- page
+		}()
+		synctest.Wait()
+		close(p.gate)
+		if page := <-got; len(page) != 1 {
+			t.Fatalf("the waiting reader read %v, want the one stream", page)
+		}
+		if page, err := tl.read(ctx, p, factum.Position{}, 10); err != nil || len(page) != 1 {
+			t.Fatalf("a later read: %v (%v), want the one stream", page, err)
+		}
+	})
+}

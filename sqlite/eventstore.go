@@ -10,6 +10,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
@@ -137,6 +138,10 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	}
 	return s, nil
 }
+
+// BuiltOwner implements built.Appender: the store appends the executor's
+// streams by its front end's AppendBuilt.
+func (s *EventStore) BuiltOwner() built.Owner { return built.OwnedBy(s) }
 
 // Context returns the bounded context the store serves.
 func (s *EventStore) Context() string { return s.context }

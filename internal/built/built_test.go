@@ -1,11 +1,15 @@
 package built_test
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/internal/built"
+	"github.com/factum-go/factum/sqlite"
 )
 
 // stream is a stream as the executor builds it for one command.
@@ -58,4 +62,47 @@ func BenchmarkValidate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// wrapper is a user's store embedding one of the module's, as a wrapper
+// overriding Append does: the embedded AppendBuilt is promoted into it.
+type wrapper struct{ *eventstore.Memory }
+
+// Of trusts the module's stores, which append built streams by their own
+// methods, and not a type the methods were promoted into.
+func TestOf(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "factum.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	lite, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lite.Close() })
+	front, err := eventstore.New(eventstore.NewMemory().Backend(), eventstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		store any
+		want  bool
+	}{
+		{"memory", eventstore.NewMemory(), true},
+		{"front end", front, true},
+		{"sqlite", lite, true},
+		{"wrapper", &wrapper{Memory: eventstore.NewMemory()}, false},
+		{"value wrapper", wrapper{Memory: eventstore.NewMemory()}, false},
+		{"other", struct{}{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := built.Of(tt.store) != nil; got != tt.want {
+				t.Fatalf("Of: %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
