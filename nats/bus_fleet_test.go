@@ -193,8 +193,11 @@ func (f *fleet) start(name string) *engine.Engine {
 	return e
 }
 
-// stop shuts an instance down in order: the engine (its bus drains), then
-// its partitions, given up for the others.
+// stop shuts an instance down in order: its partitions first, given up
+// for the others (the commands running end, the queued local ones are
+// handed over), then the engine, whose accepted work then settles: an
+// engine shut down while it still owned partitions would keep taking the
+// other instances' commands from the stream and never be idle under load.
 func (f *fleet) stop(name string) {
 	f.mu.Lock()
 	e, n, crashed := f.engines[name], f.nodes[name], f.crashed[name]
@@ -214,11 +217,11 @@ func (f *fleet) stop(name string) {
 		_ = n.parts.Close(sctx)
 		return
 	}
-	if err := e.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
-		f.t.Errorf("shutdown %s: %v", name, err)
-	}
 	if err := n.parts.Close(ctx); err != nil {
 		f.t.Errorf("close partitions of %s: %v", name, err)
+	}
+	if err := e.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
+		f.t.Errorf("shutdown %s: %v", name, err)
 	}
 }
 

@@ -260,9 +260,10 @@ func (s *server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	defer s.stopped.Store(true)
 	errHTTP := s.http.Shutdown(ctx)
+	errLeave := s.cluster.leave(ctx)
 	errRT := s.rt.Shutdown(ctx)
 	errCl := s.cluster.close(ctx)
-	return errors.Join(errHTTP, errRT, errCl, s.store.close())
+	return errors.Join(errHTTP, errLeave, errRT, errCl, s.store.close())
 }
 
 // pingStore reports whether the database answers within a second: while

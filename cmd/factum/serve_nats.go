@@ -184,9 +184,21 @@ func (so serveOptions) startCluster(ctx context.Context, cfg *engine.Config, che
 	return c, nil
 }
 
-// close gives the partitions up, stops receiving signals and closes the
-// connection: after the engine's shutdown, so that the commands and
-// signals in flight are done with.
+// leave gives the partitions up, before the engine's shutdown: their
+// running commands end, the queued local ones are handed over, and the
+// other instances take them. An engine shut down while it still owned
+// partitions would keep taking the other instances' commands from the
+// stream and, under load, never settle.
+func (c *cluster) leave(ctx context.Context) error {
+	if c == nil || c.parts == nil {
+		return nil
+	}
+	return c.parts.Close(ctx)
+}
+
+// close stops receiving signals and closes the connection: after the
+// engine's shutdown, so that the commands and signals in flight are done
+// with. It gives up whatever partitions leave did not.
 func (c *cluster) close(ctx context.Context) error {
 	if c == nil {
 		return nil
@@ -196,7 +208,7 @@ func (c *cluster) close(ctx context.Context) error {
 		errs = append(errs, c.signals.Close())
 	}
 	if c.parts != nil {
-		errs = append(errs, c.parts.Close(ctx))
+		errs = append(errs, c.parts.Close(ctx)) // nil after leave
 	}
 	if c.nc != nil {
 		c.nc.Close()
