@@ -138,19 +138,26 @@ func (p *scanner) lit(s string) bool {
 	return true
 }
 
-// str consumes a JSON string without escapes.
+// str consumes a JSON string without escapes, in valid UTF-8: anything
+// else is left to encoding/json, which replaces invalid bytes with U+FFFD.
 func (p *scanner) str(dst *string) bool {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
 		return false
 	}
+	high := false
 	for j := p.i + 1; j < len(p.b); j++ {
 		switch c := p.b[j]; {
 		case c == '"':
+			if high && !utf8.Valid(p.b[p.i+1:j]) {
+				return false
+			}
 			*dst = string(p.b[p.i+1 : j])
 			p.i = j + 1
 			return true
 		case c == '\\' || c < 0x20:
 			return false
+		case c >= utf8.RuneSelf:
+			high = true
 		}
 	}
 	return false
