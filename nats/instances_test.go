@@ -26,14 +26,17 @@ func TestEveryInstanceViewsTheCluster(t *testing.T) {
 			for i, in := range ins {
 				v := in.p.View()
 				views[i] = want(v)
-				if v.Context != "shop" || v.Partitions != 6 || v.Instance != in.name || len(v.Unowned) != 0 {
+				if v.Context != "shop" || v.Partitions != 6 || v.Instance != in.name {
 					t.Fatalf("view of %s: %+v", in.name, v)
 				}
 				got := ""
 				for _, x := range v.Instances {
 					got += x.Name
 				}
-				agree = agree && views[i] == views[0] && got == names
+				// A view follows the lease bucket's watch, so it may lag a
+				// claim for a moment (a partition shown unowned): that is
+				// "not yet", not a failure.
+				agree = agree && views[i] == views[0] && got == names && len(v.Unowned) == 0
 			}
 			if agree {
 				return views[0]
