@@ -119,7 +119,8 @@ func (c *BusConfig) defaults() error {
 }
 
 // ensureCommands creates the command stream if it does not exist, and
-// checks that one that does is a work queue.
+// checks that one that does is a work queue; a request that gets no
+// answer is made again (see retryLost).
 func ensureCommands(ctx context.Context, cfg *BusConfig) (jetstream.Stream, error) {
 	sc := jetstream.StreamConfig{
 		Name:                 cfg.Stream,
@@ -133,12 +134,15 @@ func ensureCommands(ctx context.Context, cfg *BusConfig) (jetstream.Stream, erro
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 	}
-	s, err := cfg.JetStream.CreateStream(ctx, sc)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = cfg.JetStream.Stream(ctx, cfg.Stream)
-		if err == nil && s.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy {
-			return nil, factum.IllegalArgument(fmt.Sprintf("nats: stream %s exists and is not a work queue", cfg.Stream))
+	s, err := retryLost(ctx, apiAttempt, func(ctx context.Context) (jetstream.Stream, error) {
+		s, err := cfg.JetStream.CreateStream(ctx, sc)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = cfg.JetStream.Stream(ctx, cfg.Stream)
 		}
+		return s, err
+	})
+	if err == nil && s.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy {
+		return nil, factum.IllegalArgument(fmt.Sprintf("nats: stream %s exists and is not a work queue", cfg.Stream))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("nats: command stream %s: %w", cfg.Stream, err)

@@ -79,26 +79,27 @@ func LogSubject(prefix string, named factum.NamedAggregate) string {
 
 // EnsureLog creates the log's JetStream stream (subjects prefix.>, file
 // storage, the de-duplication window of cfg) unless it exists, and returns
-// it. An existing stream is left as it is.
+// it. An existing stream is left as it is. A request that gets no answer
+// is made again, each attempt bounded, until ctx ends.
 func EnsureLog(ctx context.Context, cfg LogConfig) (jetstream.Stream, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	st, err := cfg.JetStream.Stream(ctx, cfg.Stream)
-	if err == nil {
-		return st, nil
-	}
-	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, fmt.Errorf("nats: log stream %s: %w", cfg.Stream, err)
-	}
-	st, err = cfg.JetStream.CreateStream(ctx, jetstream.StreamConfig{
-		Name: cfg.Stream, Subjects: []string{cfg.SubjectPrefix + ".>"}, Storage: jetstream.FileStorage,
-		Duplicates: cfg.Duplicates, Replicas: cfg.Replicas,
-		Description: "factum's global log, one message per event stream",
+	st, err := retryLost(ctx, apiAttempt, func(ctx context.Context) (jetstream.Stream, error) {
+		st, err := cfg.JetStream.Stream(ctx, cfg.Stream)
+		if err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return st, err
+		}
+		st, err = cfg.JetStream.CreateStream(ctx, jetstream.StreamConfig{
+			Name: cfg.Stream, Subjects: []string{cfg.SubjectPrefix + ".>"}, Storage: jetstream.FileStorage,
+			Duplicates: cfg.Duplicates, Replicas: cfg.Replicas,
+			Description: "factum's global log, one message per event stream",
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = cfg.JetStream.Stream(ctx, cfg.Stream)
+		}
+		return st, err
 	})
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		st, err = cfg.JetStream.Stream(ctx, cfg.Stream)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("nats: log stream %s: %w", cfg.Stream, err)
 	}

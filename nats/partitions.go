@@ -107,14 +107,23 @@ type observed struct {
 
 // OpenLeaseBucket returns the key-value bucket named bucket, creating it
 // (file storage, history 1, replicas as given, 1 if 0) if it does not
-// exist.
+// exist. A request that gets no answer (a clustered JetStream electing a
+// leader drops it) is made again, each attempt bounded, until ctx ends.
 func OpenLeaseBucket(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, bucket)
-	if err == nil {
-		return kv, nil
-	}
-	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+	kv, err := retryLost(ctx, apiAttempt, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return openLeaseBucket(ctx, js, bucket, replicas)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("nats: lease bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+// openLeaseBucket is one attempt of OpenLeaseBucket.
+func openLeaseBucket(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
 	}
 	kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: bucket, History: 1, Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
@@ -123,10 +132,7 @@ func OpenLeaseBucket(ctx context.Context, js jetstream.JetStream, bucket string,
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		kv, err = js.KeyValue(ctx, bucket)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("nats: lease bucket %s: %w", bucket, err)
-	}
-	return kv, nil
+	return kv, err
 }
 
 // StartPartitions starts managing this instance's share of the context's
