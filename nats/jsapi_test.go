@@ -56,12 +56,12 @@ func TestOpenLeaseBucketRetriesALostRequest(t *testing.T) {
 	t.Parallel()
 	refused := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeBadRequest, Description: "bad request"}
 	for _, tc := range []struct {
-		name      string
-		script    []error
-		wait      time.Duration // the caller's context
-		calls     int32         // lookups made
-		created   int32
-		err       error // errors.Is the result's error; nil: success
+		name    string
+		script  []error
+		wait    time.Duration // the caller's context
+		calls   int32         // lookups made
+		created int32
+		err     error // errors.Is the result's error; nil: success
 	}{
 		{name: "lost once", script: []error{errLost}, wait: apiAttempt + 5*time.Second, calls: 2},
 		{name: "no responders twice", script: []error{natsgo.ErrNoResponders, natsgo.ErrNoResponders}, wait: 5 * time.Second, calls: 3},
