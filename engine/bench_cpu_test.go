@@ -1,11 +1,15 @@
 package engine_test
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 )
 
 // cpuClock measures the CPU time (user + system, all threads) the test
@@ -32,6 +36,28 @@ func (c cpuClock) report(b *testing.B) {
 	if b.N > 0 {
 		b.ReportMetric(float64(processCPU()-c.start)/float64(b.N), "cpu-ns/op")
 	}
+}
+
+// reportCommands adds the cpu-ns/op and cmds/s metrics of a benchmark
+// whose operation is a command.
+func (c cpuClock) reportCommands(b *testing.B) {
+	b.Helper()
+	c.report(b)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+}
+
+// benchAggregates is how many aggregates the benchmarks spread their
+// commands over.
+const benchAggregates = 10_000
+
+// benchIDs returns the ids of benchAggregates aggregates of def, named
+// prefix followed by a number.
+func benchIDs(def *aggregate.Definition[Counter], prefix string) []factum.AggregateID {
+	ids := make([]factum.AggregateID, benchAggregates)
+	for i := range ids {
+		ids[i] = def.ID(prefix + strconv.Itoa(i))
+	}
+	return ids
 }
 
 // benchCallers is how many callers the parallel benchmarks run, as the

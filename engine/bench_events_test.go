@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -12,27 +11,22 @@ import (
 	"github.com/factum-go/factum/snapshot"
 )
 
-// benchBranch sends commands from 64 parallel callers over 10,000
-// aggregates and waits for a branch stage.
+// benchBranch sends commands from 64 parallel callers (benchCallers) over
+// 10,000 aggregates and waits for stage.
 func benchBranch(b *testing.B, cfg engine.Config, stage factum.CommandStage) {
 	rt, def := newRuntime(b, cfg, nil)
 	gw := rt.Gateway()
 	ctx := context.Background()
-	const n = 10_000
-	ids := make([]factum.AggregateID, n)
-	for i := range ids {
-		ids[i] = def.ID("bench-" + strconv.Itoa(i))
-	}
+	ids := benchIDs(def, "bench-")
 	plan := command.Wait(stage)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
 	runCallers(b, benchCallers, func(i uint64) error {
-		_, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%n], Add{N: 1}), plan)
+		_, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1}), plan)
 		return err
 	})
-	cpu.report(b)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+	cpu.reportCommands(b)
 }
 
 // BenchmarkSendAndWaitSnapshot: PROCESSED, then the snapshotter folds the

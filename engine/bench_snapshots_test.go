@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,11 +191,7 @@ func benchSnapshotter(b *testing.B, backend string, stage factum.CommandStage, p
 	if err := eng.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
-	const n = 10_000
-	ids := make([]factum.AggregateID, n)
-	for i := range ids {
-		ids[i] = def.ID("bench-" + strconv.Itoa(i))
-	}
+	ids := benchIDs(def, "bench-")
 	plan := command.Wait(stage)
 	var before int64
 	if pgName != "" {
@@ -206,12 +201,11 @@ func benchSnapshotter(b *testing.B, backend string, stage factum.CommandStage, p
 	b.ResetTimer()
 	cpu := startCPU()
 	runCallers(b, benchCallers, func(i uint64) error {
-		_, err := eng.Gateway().SendAndWait(ctx, factum.NewCommand(ids[i%n], Add{N: 1}), plan)
+		_, err := eng.Gateway().SendAndWait(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1}), plan)
 		return err
 	})
 	b.StopTimer()
-	cpu.report(b)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+	cpu.reportCommands(b)
 	if stage == factum.StageProcessed {
 		behind, took := catchUp(b, st)
 		b.ReportMetric(float64(behind), "lag-streams")

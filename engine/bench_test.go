@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -25,30 +24,13 @@ func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cpu.report(b)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+	cpu.reportCommands(b)
 }
 
 // BenchmarkSendAndWaitProcessedParallel: 64 callers (benchCallers
 // goroutines, whatever GOMAXPROCS is) over 10,000 aggregates.
 func BenchmarkSendAndWaitProcessedParallel(b *testing.B) {
-	rt, def := newRuntime(b, engine.Config{}, nil)
-	gw := rt.Gateway()
-	ctx := context.Background()
-	const n = 10_000
-	ids := make([]factum.AggregateID, n)
-	for i := range ids {
-		ids[i] = def.ID("bench-" + strconv.Itoa(i))
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := startCPU()
-	runCallers(b, benchCallers, func(i uint64) error {
-		_, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%n], Add{N: 1}), processed())
-		return err
-	})
-	cpu.report(b)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+	benchBranch(b, engine.Config{}, factum.StageProcessed)
 }
 
 // BenchmarkSend: SENT only, over 10,000 aggregates; the lanes process the
@@ -57,23 +39,18 @@ func BenchmarkSend(b *testing.B) {
 	rt, def := newRuntime(b, engine.Config{}, nil)
 	gw := rt.Gateway()
 	ctx := context.Background()
-	const n = 10_000
-	ids := make([]factum.AggregateID, n)
-	for i := range ids {
-		ids[i] = def.ID("send-" + strconv.Itoa(i))
-	}
+	ids := benchIDs(def, "send-")
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := gw.Send(ctx, factum.NewCommand(ids[i%n], Add{N: 1})); err != nil {
+		if _, err := gw.Send(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1})); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu.report(b)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+	cpu.reportCommands(b)
 }
 
 var _ = command.Wait

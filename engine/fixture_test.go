@@ -93,6 +93,13 @@ func newRuntime(t testing.TB, cfg engine.Config, g *gate) (*engine.Engine, *aggr
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
+	startRT(t, rt)
+	return rt, def
+}
+
+// startRT starts rt and shuts it down at the test's end.
+func startRT(t testing.TB, rt *engine.Engine) {
+	t.Helper()
 	if err := rt.Start(context.Background()); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -103,7 +110,6 @@ func newRuntime(t testing.TB, cfg engine.Config, g *gate) (*engine.Engine, *aggr
 			t.Errorf("Shutdown: %v", err)
 		}
 	})
-	return rt, def
 }
 
 func processed() command.WaitPlan { return command.Wait(factum.StageProcessed) }

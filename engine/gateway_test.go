@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 )
@@ -27,9 +28,7 @@ func TestBranchWithoutConsumers(t *testing.T) {
 func TestBranchWithConsumersAndStream(t *testing.T) {
 	f1 := factum.Function{Context: "test", Processor: "proj", Name: "one"}
 	f2 := factum.Function{Context: "test", Processor: "proj", Name: "two"}
-	cons := &consumers{fns: map[factum.CommandStage][]factum.Function{factum.StageProjected: {f1, f2}}}
-	g := newGate()
-	rt, def := newRuntime(t, engine.Config{Consumers: cons}, g)
+	rt, def, g := branchRuntime(t, f1, f2)
 	gw := rt.Gateway()
 	cmd := factum.NewCommand(def.ID("s"), Block{})
 	var got []command.Result
@@ -70,9 +69,7 @@ func TestBranchWithConsumersAndStream(t *testing.T) {
 func TestBranchFailureAndTarget(t *testing.T) {
 	f1 := factum.Function{Context: "test", Processor: "proj", Name: "one"}
 	f2 := factum.Function{Context: "test", Processor: "other", Name: "two"}
-	cons := &consumers{fns: map[factum.CommandStage][]factum.Function{factum.StageProjected: {f1, f2}}}
-	g := newGate()
-	rt, def := newRuntime(t, engine.Config{Consumers: cons}, g)
+	rt, def, g := branchRuntime(t, f1, f2)
 	gw := rt.Gateway()
 	for _, tc := range []struct {
 		name   string
@@ -157,4 +154,13 @@ func TestLookup(t *testing.T) {
 	if err != nil || !dup.Duplicate || dup.Results["originalCommandId"] != sent.CommandID {
 		t.Fatalf("%+v %v", dup, err)
 	}
+}
+
+// branchRuntime starts a runtime whose PROJECTED stage fns consume and
+// whose commands wait at the gate it returns.
+func branchRuntime(t *testing.T, fns ...factum.Function) (*engine.Engine, *aggregate.Definition[Counter], *gate) {
+	t.Helper()
+	g := newGate()
+	rt, def := newRuntime(t, engine.Config{Consumers: &consumers{fns: map[factum.CommandStage][]factum.Function{factum.StageProjected: fns}}}, g)
+	return rt, def, g
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
@@ -99,19 +98,4 @@ func TestTheEngineUsesTheStoragesStores(t *testing.T) {
 	if _, err := snaps.Load(ctx, id); !errors.Is(err, factum.ErrNotFound) {
 		t.Fatalf("the storage's snapshot store was used despite the override: %v", err)
 	}
-}
-
-// startRT starts rt and shuts it down at the test's end.
-func startRT(t *testing.T, rt *engine.Engine) {
-	t.Helper()
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
 }

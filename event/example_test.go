@@ -29,11 +29,7 @@ func Example() {
 	done := make(chan struct{})
 	go func() { consumer.Run(ctx); close(done) }()
 
-	_ = store.Append(ctx, &factum.EventStream{
-		ID: factum.NewID(), AggregateID: carts.WithID("cart-1"), Version: 1,
-		CommandID: factum.NewID(), RequestID: "req-1", CreateTime: time.Now(),
-		Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true, Body: []byte(`{"sku":"sku-1"}`)}},
-	})
+	_ = appendCartItem(ctx, store) // a cart's first stream: one item_added for sku-1
 	fmt.Println(<-handled)
 	s := <-signals
 	fmt.Println(s.Stage, s.Function, s.Succeeded())
@@ -70,11 +66,7 @@ func ExampleWithMiddleware() {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { consumer.Run(ctx); close(done) }()
-	_ = store.Append(ctx, &factum.EventStream{
-		ID: factum.NewID(), AggregateID: carts.WithID("cart-1"), Version: 1,
-		CommandID: factum.NewID(), RequestID: "req-1", CreateTime: time.Now(),
-		Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true, Body: []byte(`{"sku":"sku-1"}`)}},
-	})
+	_ = appendCartItem(ctx, store) // a cart's first stream: one item_added for sku-1
 	fmt.Println(<-seen, tries)
 	stop()
 	<-done

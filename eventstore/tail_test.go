@@ -218,96 +218,90 @@ func TestFrontWaitLogReturnsForStreamsTheTailHolds(t *testing.T) {
 	}
 }
 
-// gatedLog holds its first read, after the read found its page, until
-// gate is closed.
+// gatedLog holds its first read until gate is closed: a read that returns
+// holds after it found its page; one that panics holds before it panics.
 type gatedLog struct {
 	*horizonLog
+	panics  bool
 	first   atomic.Bool
 	entered chan struct{}
 	gate    chan struct{}
+}
+
+func newGatedLog(panics bool) *gatedLog {
+	return &gatedLog{horizonLog: &horizonLog{}, panics: panics, entered: make(chan struct{}), gate: make(chan struct{})}
 }
 
 func (g *gatedLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	page, err := g.horizonLog.ReadLog(ctx, after, limit)
-	if g.first.CompareAndSwap(false, true) {
+	if !g.first.CompareAndSwap(false, true) {
+		return g.horizonLog.ReadLog(ctx, after, limit)
+	}
+	if g.panics {
 		close(g.entered)
 		<-g.gate
+		panic("backend read panicked")
 	}
+	page, err := g.horizonLog.ReadLog(ctx, after, limit)
+	close(g.entered)
+	<-g.gate
 	return page, err
 }
 
-// A reader that appended finds its append, even when it arrives while a
-// shared read that began before the append returned is still in flight:
-// it reads for itself rather than take that read's older page.
-func TestTailReaderFindsItsOwnAppendDuringASharedRead(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := &gatedLog{horizonLog: &horizonLog{}, entered: make(chan struct{}), gate: make(chan struct{})}
-		tl := &tail{max: DefaultTailStreams}
-		ctx := context.Background()
-		go func() { _, _ = tl.read(ctx, g, factum.Position{}, 10) }()
-		<-g.entered // the shared read found the log empty and is held
-		g.commit(g.begin())
-		tl.appended()
-		got := make(chan []factum.EventStream, 1)
-		go func() {
-			page, _ := tl.read(ctx, g, factum.Position{}, 10)
-			got <- page
-		}()
-		synctest.Wait()
-		close(g.gate)
-		if page := <-got; len(page) != 1 {
-			t.Fatalf("the reader's own append is missing: %v", page)
-		}
-	})
+// readAsync reads the log through the tail from its start in a goroutine
+// and sends the page it returns.
+func readAsync(ctx context.Context, tl *tail, l Backend) <-chan []factum.EventStream {
+	got := make(chan []factum.EventStream, 1)
+	go func() {
+		page, _ := tl.read(ctx, l, factum.Position{}, 10)
+		got <- page
+	}()
+	return got
 }
 
-// A follower (a consumer group) arriving during a shared read takes its
-// page, even when an append returned after the read began: it finds the
-// append at its next read, and the backend is read once for both.
-func TestTailFollowerSharesAnOlderRead(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := &gatedLog{horizonLog: &horizonLog{}, entered: make(chan struct{}), gate: make(chan struct{})}
-		tl := &tail{max: DefaultTailStreams}
-		ctx := Following(context.Background())
-		go func() { _, _ = tl.read(ctx, g, factum.Position{}, 10) }()
-		<-g.entered
-		g.commit(g.begin())
-		tl.appended()
-		got := make(chan []factum.EventStream, 1)
-		go func() {
-			page, _ := tl.read(ctx, g, factum.Position{}, 10)
-			got <- page
-		}()
-		synctest.Wait()
-		close(g.gate)
-		if page := <-got; len(page) != 0 {
-			t.Fatalf("the follower read for itself: %v", page)
-		}
-		if n := g.reads.Load(); n != 1 {
-			t.Errorf("backend reads: %d, want 1", n)
-		}
-		if page, _ := tl.read(ctx, g, factum.Position{}, 10); len(page) != 1 {
-			t.Errorf("the follower's next read: %v, want the append", page)
-		}
-	})
-}
-
-// panickyLog's first read panics, after the read began, once gate is
-// closed.
-type panickyLog struct {
-	*horizonLog
-	first   atomic.Bool
-	entered chan struct{}
-	gate    chan struct{}
-}
-
-func (p *panickyLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	if p.first.CompareAndSwap(false, true) {
-		close(p.entered)
-		<-p.gate
-		panic("backend read panicked")
+// A reader arriving while a shared read that began before an append
+// returned is still in flight: a reader that appended finds its append,
+// reading for itself rather than take that read's older page; a follower
+// (a consumer group) takes the page, the backend read once for both, and
+// finds the append at its next read.
+func TestTailReaderArrivingDuringASharedReadAfterAnAppend(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		shares bool // the arriving reader takes the shared read's page
+	}{
+		{"a reader finds its own append", context.Background(), false},
+		{"a follower shares an older read", Following(context.Background()), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newGatedLog(false)
+				tl := &tail{max: DefaultTailStreams}
+				go func() { _, _ = tl.read(tc.ctx, g, factum.Position{}, 10) }()
+				<-g.entered // the shared read found the log empty and is held
+				g.commit(g.begin())
+				tl.appended()
+				got := readAsync(tc.ctx, tl, g)
+				synctest.Wait()
+				close(g.gate)
+				page := <-got
+				if !tc.shares {
+					if len(page) != 1 {
+						t.Fatalf("the reader's own append is missing: %v", page)
+					}
+					return
+				}
+				if len(page) != 0 {
+					t.Fatalf("the follower read for itself: %v", page)
+				}
+				if n := g.reads.Load(); n != 1 {
+					t.Errorf("backend reads: %d, want 1", n)
+				}
+				if page, _ := tl.read(tc.ctx, g, factum.Position{}, 10); len(page) != 1 {
+					t.Errorf("the follower's next read: %v, want the append", page)
+				}
+			})
+		})
 	}
-	return p.horizonLog.ReadLog(ctx, after, limit)
 }
 
 // A shared read whose backend read panics (and whose caller recovers, as
@@ -315,7 +309,7 @@ func (p *panickyLog) ReadLog(ctx context.Context, after factum.Position, limit i
 // themselves, and later readers are not left waiting for it.
 func TestTailSharedReadThatPanicsEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := &panickyLog{horizonLog: &horizonLog{}, entered: make(chan struct{}), gate: make(chan struct{})}
+		p := newGatedLog(true)
 		p.commit(p.begin())
 		tl := &tail{max: DefaultTailStreams}
 		ctx := Following(context.Background())
@@ -324,11 +318,7 @@ func TestTailSharedReadThatPanicsEnds(t *testing.T) {
 			_, _ = tl.read(ctx, p, factum.Position{}, 10)
 		}()
 		<-p.entered
-		got := make(chan []factum.EventStream, 1)
-		go func() {
-			page, _ := tl.read(ctx, p, factum.Position{}, 10)
-			got <- page
-		}()
+		got := readAsync(ctx, tl, p)
 		synctest.Wait()
 		close(p.gate)
 		if page := <-got; len(page) != 1 {

@@ -2,7 +2,6 @@ package projection_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,52 +11,8 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/engine"
-	"github.com/factum-go/factum/internal/servicetest"
-	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/projection"
-	"github.com/factum-go/factum/sqlite"
 )
-
-// storageBackend opens an engine storage and a projection store over one
-// database.
-type storageBackend struct {
-	name string
-	open func(t *testing.T) (engine.Storage, projection.Store)
-}
-
-func storageBackends() []storageBackend {
-	return []storageBackend{
-		{"sqlite", func(t *testing.T) (engine.Storage, projection.Store) {
-			t.Helper()
-			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "factum.db"), sqlite.Options{Synchronous: "NORMAL"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			ps, err := sqlite.NewProjectionStore(ctx, db, "shop")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return db, ps
-		}},
-		{"postgres", func(t *testing.T) (engine.Storage, projection.Store) {
-			t.Helper()
-			url, schema := servicetest.PostgresSchema(t)
-			ctx := context.Background()
-			db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, MaxConns: 8})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			ps, err := postgres.NewProjectionStore(ctx, db, "shop")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return db, ps
-		}},
-	}
-}
 
 // versionedItems counts each cart's items in its Schema'd table "items";
 // a stream whose event says Fail fails while fail holds.

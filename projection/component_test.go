@@ -3,7 +3,6 @@ package projection_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -15,11 +14,7 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
-	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/internal/servicetest"
-	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/projection"
-	"github.com/factum-go/factum/sqlite"
 )
 
 // The component tests' aggregates: carts, whose items a projection counts,
@@ -50,57 +45,6 @@ func shopTypes() []aggregate.Type {
 				return []any{noteWritten{}}, nil
 			}, aggregate.AllowCreate()),
 		),
-	}
-}
-
-// componentBackend opens an event store and a projection store over one
-// database.
-type componentBackend struct {
-	name string
-	open func(t *testing.T) (eventstore.Store, projection.Store)
-}
-
-func componentBackends() []componentBackend {
-	return []componentBackend{
-		{"sqlite", func(t *testing.T) (eventstore.Store, projection.Store) {
-			t.Helper()
-			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "factum.db"), sqlite.Options{Synchronous: "NORMAL"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			es, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{PollInterval: 20 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { es.Close() })
-			ps, err := sqlite.NewProjectionStore(ctx, db, "shop")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return es, ps
-		}},
-		{"postgres", func(t *testing.T) (eventstore.Store, projection.Store) {
-			t.Helper()
-			url, schema := servicetest.PostgresSchema(t)
-			ctx := context.Background()
-			db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, MaxConns: 8})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			es, err := postgres.NewEventStore(ctx, db, "shop", postgres.EventStoreOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { es.Close() })
-			ps, err := postgres.NewProjectionStore(ctx, db, "shop")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return es, ps
-		}},
 	}
 }
 
@@ -163,12 +107,6 @@ func startShop(t *testing.T, cfg engine.Config) *engine.Engine {
 		_ = eng.Shutdown(ctx)
 	})
 	return eng
-}
-
-func forEachComponentBackend(t *testing.T, fn func(t *testing.T, b componentBackend)) {
-	for _, b := range componentBackends() {
-		t.Run(b.name, func(t *testing.T) { fn(t, b) })
-	}
 }
 
 // A PROJECTED wait returns after the projection's transaction committed:

@@ -2,17 +2,13 @@ package projection_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/projection"
-	"github.com/factum-go/factum/sqlite"
 )
 
 // A versioned read model with a query: the tables are named per build
@@ -20,17 +16,8 @@ import (
 // and a blue/green rebuild swaps in a new build.
 func ExampleQuery() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "factum-projection-query")
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "factum.db"), sqlite.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
-	store, err := sqlite.NewProjectionStore(ctx, db, "shop")
-	if err != nil {
-		log.Fatal(err)
-	}
+	_, store, closeAll := openExampleStore(ctx, "factum-projection-query")
+	defer closeAll()
 	items, err := projection.New("shop", "cart_items",
 		func(ctx context.Context, tx projection.Tx, s *factum.EventStream) error {
 			t := tx.Table("carts")
@@ -60,12 +47,7 @@ func ExampleQuery() {
 	}{{"", "cart-1", 1}, {"", "cart-1", 2}, {"", "cart-2", 1}, {"globex", "other-1", 1}} {
 		agg := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}.WithID(e.id)
 		agg.Tenant = e.tenant
-		s := factum.EventStream{ID: factum.NewID(), AggregateID: agg, Version: e.version, CommandID: factum.NewID(),
-			RequestID: factum.NewID(), CreateTime: time.Now(),
-			Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true, Body: json.RawMessage(`{}`)}}}
-		if err := events.Append(ctx, &s); err != nil {
-			log.Fatal(err)
-		}
+		appendItemAdded(ctx, events, agg, e.version)
 	}
 
 	r, err := projection.NewRunner(items, projection.Config{Log: events, Store: store})

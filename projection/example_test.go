@@ -2,34 +2,20 @@ package projection_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/projection"
-	"github.com/factum-go/factum/sqlite"
 )
 
 // A read model of item counts per cart, in a SQLite table beside the
 // checkpoint: each stream's row update and the checkpoint commit together.
 func Example() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "factum-projection-example")
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "factum.db"), sqlite.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
-	store, err := sqlite.NewProjectionStore(ctx, db, "shop")
-	if err != nil {
-		log.Fatal(err)
-	}
+	db, store, closeAll := openExampleStore(ctx, "factum-projection-example")
+	defer closeAll()
 
 	items, err := projection.New("shop", "cart_items",
 		func(ctx context.Context, tx projection.Tx, s *factum.EventStream) error {
@@ -51,12 +37,7 @@ func Example() {
 	events := eventstore.NewMemory()
 	cart := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}.WithID("cart-1")
 	for v := 1; v <= 3; v++ {
-		s := factum.EventStream{ID: factum.NewID(), AggregateID: cart, Version: v, CommandID: factum.NewID(),
-			RequestID: factum.NewID(), CreateTime: time.Now(),
-			Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true, Body: json.RawMessage(`{}`)}}}
-		if err := events.Append(ctx, &s); err != nil {
-			log.Fatal(err)
-		}
+		appendItemAdded(ctx, events, cart, v)
 	}
 
 	r, err := projection.NewRunner(items, projection.Config{Log: events, Store: store})

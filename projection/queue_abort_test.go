@@ -2,14 +2,12 @@ package projection_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/internal/servicetest"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/projection"
 )
@@ -21,25 +19,12 @@ import (
 // queued failure, which would charge the earlier, innocent stream and lose
 // its effects.
 func TestADirectFailureIsTheFailingStreamsNotTheQueuedOnes(t *testing.T) {
-	url, schema := servicetest.PostgresSchema(t)
+	_, ps := openPostgres(t)
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ps, err := postgres.NewProjectionStore(ctx, db, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := eventstore.NewMemory()
 	var streams []factum.EventStream
 	for i, id := range []string{"cart-a", "cart-b", "cart-c"} {
-		s := factum.EventStream{
-			ID: factum.NewID(), AggregateID: carts.WithID(id), Version: 1, CommandID: factum.NewID(),
-			RequestID: factum.NewID(), CreateTime: time.Now(),
-			Events: []factum.DomainEvent{{ID: factum.NewID(), Name: "item_added", Sequence: 1, IsLast: true, Body: json.RawMessage(`{}`)}},
-		}
+		s := itemAddedStream(carts.WithID(id), 1)
 		if err := log.Append(ctx, &s); err != nil {
 			t.Fatalf("stream %d: %v", i, err)
 		}
