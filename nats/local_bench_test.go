@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 )
@@ -52,20 +53,28 @@ func allLocalEngine(b *testing.B, serve bool) *engine.Engine {
 	if serve {
 		nb = sig.Bus(nb)
 	}
-	e, err := engine.New(engine.Config{Store: eventstore.NewMemory(), Bus: nb, Signals: sig.Sink}, tallyType(w.context))
+	b.Cleanup(func() { _ = sig.Close() }) // after the engine's shutdown
+	return startOwning(b, w, n, engine.Config{Store: eventstore.NewMemory(), Bus: nb, Signals: sig.Sink}, tallyType(w.context))
+}
+
+// startOwning starts an engine of cfg on node n and waits until n owns
+// every partition of w; cleanup gives the partitions up, then shuts the
+// engine down.
+func startOwning(tb testing.TB, w *world, n *node, cfg engine.Config, types ...aggregate.Type) *engine.Engine {
+	tb.Helper()
+	e, err := engine.New(cfg, types...)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := e.Start(context.Background()); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() {
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		_ = n.parts.Close(ctx)
 		_ = e.Shutdown(ctx)
-		_ = sig.Close()
 	})
-	n.waitOwns(b, w.partitions)
+	n.waitOwns(tb, w.partitions)
 	return e
 }

@@ -42,20 +42,7 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 		}, aggregate.AllowCreate()),
 	)
 	store := eventstore.NewMemory()
-	e, err := engine.New(engine.Config{Store: store, Bus: n.newBus}, def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = n.parts.Close(ctx)
-		_ = e.Shutdown(ctx)
-	})
-	n.waitOwns(t, w.partitions)
+	e := startOwning(t, w, n, engine.Config{Store: store, Bus: n.newBus}, def)
 
 	origin := map[string]string{HeaderOrigin: "i0"}
 	for k, tc := range []struct {
