@@ -7,7 +7,8 @@ import (
 )
 
 // originHeader is the aggregate.HeaderWriter every command the bus runs
-// finds in its context: a command whose header holds this instance's
+// finds in its context (and every command Signals.Bus's executor runs in
+// a context without an observer): a command whose header holds this instance's
 // origin and nothing else (every command sent here without a header of its
 // own) gets only, the bus's origin-only map, as its stream's header,
 // instead of the copy of the command's header the executor makes

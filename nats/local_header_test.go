@@ -16,9 +16,10 @@ import (
 	"github.com/factum-go/factum/eventstore"
 )
 
-// A command sent without a header of its own and run here (LocalFirst)
-// appends a stream whose header is the bus's origin-only map itself, one
-// map for all of them, not a copy per command; a command with a header of
+// A command sent without a header of its own and run here appends a
+// stream whose header is the origin-only map itself, one map for all of
+// them, not a copy per command: on the NATS bus (LocalFirst), and on the
+// in-process dispatcher wrapped in Signals.Bus. A command with a header of
 // the sender's gets a stream header of its own, and the sender's map is
 // never written nor kept. The handler sees the headers it always saw.
 func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
@@ -28,22 +29,53 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 	} else {
 		w = inProcessWorld(t, 4, 3*time.Second)
 	}
-	n := w.node(t, "i0", BusConfig{Local: LocalFirst})
-	var mu sync.Mutex
-	seen := map[string]map[string]string{} // command ID -> the header its handler saw
-	def := aggregate.New[tally](w.context, "tally",
-		aggregate.Source(func(s *tally, e added) { s.Total += e.N }),
-		aggregate.Handle(func(ctx context.Context, _ tally, a addN) ([]any, error) {
-			cmd := aggregate.CommandFrom(ctx)
-			mu.Lock()
-			seen[cmd.ID] = maps.Clone(cmd.Header)
-			mu.Unlock()
-			return []any{added(a)}, nil
-		}, aggregate.AllowCreate()),
-	)
-	store := eventstore.NewMemory()
-	e := startOwning(t, w, n, engine.Config{Store: store, Bus: n.newBus}, def)
+	for _, wiring := range []string{"nats bus", "signals bus on the dispatcher"} {
+		t.Run(wiring, func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]map[string]string{} // command ID -> the header its handler saw
+			def := aggregate.New[tally](w.context, "tally",
+				aggregate.Source(func(s *tally, e added) { s.Total += e.N }),
+				aggregate.Handle(func(ctx context.Context, _ tally, a addN) ([]any, error) {
+					cmd := aggregate.CommandFrom(ctx)
+					mu.Lock()
+					seen[cmd.ID] = maps.Clone(cmd.Header)
+					mu.Unlock()
+					return []any{added(a)}, nil
+				}, aggregate.AllowCreate()),
+			)
+			store := eventstore.NewMemory()
+			n := w.node(t, "i0", BusConfig{Local: LocalFirst})
+			var e *engine.Engine
+			if wiring == "nats bus" {
+				e = startOwning(t, w, n, engine.Config{Store: store, Bus: n.newBus}, def)
+			} else {
+				sig, err := NewSignals(SignalsConfig{Conn: n.nc, Instance: "i0", Prefix: w.prefix + ".signal"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = sig.Close() })
+				if e, err = engine.New(engine.Config{Store: store, Bus: sig.Bus(nil), Signals: sig.Sink}, def); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+			}
+			checkStreamHeaders(t, e, store, def.Named(), func(id string) map[string]string {
+				mu.Lock()
+				defer mu.Unlock()
+				return seen[id]
+			})
+		})
+	}
+}
 
+// checkStreamHeaders sends commands with the headers of the cases through
+// e, two of each, and checks the headers their streams in store and their
+// handlers (seen, by command ID) got.
+func checkStreamHeaders(t *testing.T, e *engine.Engine, store eventstore.Store, named factum.NamedAggregate, seen func(commandID string) map[string]string) {
+	t.Helper()
 	origin := map[string]string{HeaderOrigin: "i0"}
 	for k, tc := range []struct {
 		name   string
@@ -60,7 +92,7 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 			var streams []factum.EventStream
 			var senders []map[string]string
 			for i := range 2 {
-				id := factum.AggregateID{NamedAggregate: def.Named(), ID: fmt.Sprintf("h%d-%d", k, i)}
+				id := factum.AggregateID{NamedAggregate: named, ID: fmt.Sprintf("h%d-%d", k, i)}
 				cmd := factum.NewCommand(id, addN{N: 1})
 				cmd.Header = tc.header()
 				before := maps.Clone(cmd.Header)
@@ -79,10 +111,7 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 				if !maps.Equal(s.Header, tc.want) {
 					t.Fatalf("stream header %v, want %v", s.Header, tc.want)
 				}
-				mu.Lock()
-				got := seen[cmd.ID]
-				mu.Unlock()
-				if !maps.Equal(got, tc.want) {
+				if got := seen(cmd.ID); !maps.Equal(got, tc.want) {
 					t.Fatalf("the handler saw the header %v, want %v", got, tc.want)
 				}
 				streams = append(streams, s)
