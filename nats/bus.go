@@ -154,7 +154,9 @@ type Bus struct {
 	epoch time.Time
 	// originOnly is the header of a command that had none: HeaderOrigin
 	// alone, one map shared by all of them, since factum never writes a
-	// header in place (WithHeader, the tracer and sagas copy it).
+	// header in place (WithHeader, the tracer and sagas copy it). It is
+	// also the header of the streams such commands append (see
+	// originHeader).
 	originOnly map[string]string
 
 	seed  maphash.Seed
@@ -172,7 +174,10 @@ type Bus struct {
 	finished atomic.Uint64 // jobs finished since Start
 	stopping chan struct{} // closed when admission stops
 
-	runCtx  context.Context
+	runCtx context.Context
+	// procCtx is runCtx carrying originHeader: the parent of every
+	// command's context (see process).
+	procCtx context.Context
 	cancel  context.CancelFunc
 	aborted atomic.Bool
 	lwg     sync.WaitGroup // lanes
@@ -209,6 +214,7 @@ func (b *Bus) Instance() string { return b.parts.Instance() }
 func (b *Bus) Start(ctx context.Context) {
 	b.once.Do(func() {
 		b.runCtx, b.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		b.procCtx = aggregate.WithCacheObserver(b.runCtx, originHeader{only: b.originOnly, origin: b.Instance()})
 		for i := range b.lanes {
 			b.lwg.Add(1)
 			go b.run(b.lanes[i].q)

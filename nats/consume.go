@@ -276,9 +276,9 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 // deliver a command set aside here again only after AckWait, behind the
 // later ones of its aggregate.
 func (b *Bus) process(j *job) (factum.Signal, bool) {
-	ctx, w, ok := b.parts.Begin(b.runCtx, j.n, j.token)
+	ctx, w, ok := b.parts.Begin(b.procCtx, j.n, j.token)
 	for !ok && b.awaitClaim(b.runCtx, j.n, j.token) {
-		ctx, w, ok = b.parts.Begin(b.runCtx, j.n, j.token)
+		ctx, w, ok = b.parts.Begin(b.procCtx, j.n, j.token)
 	}
 	if !ok {
 		return notProcessed(j.cmd, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), false

@@ -26,7 +26,7 @@ func (s *Signals) Bus(next engine.NewBus) engine.NewBus {
 		return originBus{next: b, instance: s.cfg.Instance, only: only}
 	})
 	return func(proc command.Executor, signals command.Sink) (engine.Bus, error) {
-		return stamped(originExecutor(proc), signals)
+		return stamped(originExecutor(proc, originHeader{only: only, origin: s.cfg.Instance}), signals)
 	}
 }
 
@@ -63,17 +63,28 @@ func (b originBus) Send(ctx context.Context, cmd *factum.Command) error {
 
 // originExecutor returns proc with its PROCESSED signals naming the
 // command's origin, keeping proc's cache invalidation (aggregate.Forgetter)
-// for a bus that forgets the states of partitions it gives up.
-func originExecutor(proc command.Executor) command.Executor {
+// for a bus that forgets the states of partitions it gives up. A command
+// that finds no observer in its context gets hw there, so that a command
+// stamped with the shared origin-only map appends a stream keeping that
+// map rather than a copy (see originHeader); the NATS bus puts its own in
+// every command's context, so only a command of another bus (the
+// in-process dispatcher) pays for the context.
+func originExecutor(proc command.Executor, hw originHeader) command.Executor {
 	if f, ok := proc.(aggregate.Forgetter); ok {
-		return forgettingOrigin{origin{proc}, f}
+		return forgettingOrigin{origin{proc, hw}, f}
 	}
-	return origin{proc}
+	return origin{proc, hw}
 }
 
-type origin struct{ next command.Executor }
+type origin struct {
+	next command.Executor
+	hw   originHeader
+}
 
 func (o origin) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
+	if aggregate.CacheObserverFrom(ctx) == nil {
+		ctx = &aggregate.ObservedContext{Context: ctx, Observer: o.hw}
+	}
 	sig := o.next.Process(ctx, cmd)
 	if sig.Origin == "" {
 		sig.Origin = cmd.Header[factum.OriginHeader]

@@ -1,0 +1,47 @@
+package nats
+
+import (
+	"context"
+
+	"github.com/factum-go/factum/aggregate"
+)
+
+// originHeader is the aggregate.HeaderWriter every command the bus runs
+// finds in its context (and every command Signals.Bus's executor runs in
+// a context without an observer): a command whose header holds this instance's
+// origin and nothing else (every command sent here without a header of its
+// own) gets only, the bus's origin-only map, as its stream's header,
+// instead of the copy of the command's header the executor makes
+// otherwise. The copy keeps the sender's map the sender's to change; only
+// is the bus's, shared and never written, so the stream can keep it as it
+// is (stored streams never change). Any other header is copied as before
+// (StreamHeader returns nil). A command middleware that sets an observer
+// of its own (a tracer) replaces this one for the commands it wraps; the
+// executor then copies the header as without one.
+type originHeader struct {
+	only   map[string]string
+	origin string // only's HeaderOrigin
+}
+
+var _ aggregate.HeaderWriter = originHeader{}
+
+// ObserveCache implements aggregate.CacheObserver: it observes nothing.
+func (originHeader) ObserveCache(bool) {}
+
+// StartPhase implements aggregate.PhaseObserver: the phase runs in ctx.
+func (originHeader) StartPhase(ctx context.Context, _ aggregate.Phase) context.Context { return ctx }
+
+// EndPhase implements aggregate.PhaseObserver: it does nothing.
+func (originHeader) EndPhase(context.Context, aggregate.Phase, error) {}
+
+// StreamHeader implements aggregate.HeaderWriter: only, for a command
+// header equal to it; nil (the executor copies the command's) for any
+// other.
+func (h originHeader) StreamHeader(_ context.Context, command map[string]string) map[string]string {
+	if len(command) == 1 {
+		if o, ok := command[HeaderOrigin]; ok && o == h.origin {
+			return h.only
+		}
+	}
+	return nil
+}
