@@ -8,16 +8,16 @@ import (
 
 // originHeader is the aggregate.HeaderWriter every command the bus runs
 // finds in its context (and every command Signals.Bus's executor runs in
-// a context without an observer): a command whose header holds this instance's
-// origin and nothing else (every command sent here without a header of its
-// own) gets only, the bus's origin-only map, as its stream's header,
-// instead of the copy of the command's header the executor makes
-// otherwise. The copy keeps the sender's map the sender's to change; only
-// is the bus's, shared and never written, so the stream can keep it as it
-// is (stored streams never change). Any other header is copied as before
-// (StreamHeader returns nil). A command middleware that sets an observer
-// of its own (a tracer) replaces this one for the commands it wraps; the
-// executor then copies the header as without one.
+// a context without an observer). A command whose header holds this
+// instance's origin and nothing else (every command sent here without a
+// header of its own) appends a stream whose header is the bus's
+// origin-only map itself, instead of the copy of the command's header the
+// executor makes otherwise: the copy keeps a sender's map the sender's to
+// change, and the origin-only map is the bus's, shared and never written,
+// so a stream can keep it (stored streams never change). Any other header
+// is copied as before (StreamHeader returns nil). A command middleware
+// that sets an observer of its own (a tracer) replaces this one for the
+// commands it wraps; the executor then copies the header as without one.
 type originHeader struct {
 	only   map[string]string
 	origin string // only's HeaderOrigin
@@ -34,9 +34,9 @@ func (originHeader) StartPhase(ctx context.Context, _ aggregate.Phase) context.C
 // EndPhase implements aggregate.PhaseObserver: it does nothing.
 func (originHeader) EndPhase(context.Context, aggregate.Phase, error) {}
 
-// StreamHeader implements aggregate.HeaderWriter: only, for a command
-// header equal to it; nil (the executor copies the command's) for any
-// other.
+// StreamHeader implements aggregate.HeaderWriter: the origin-only map
+// for a command header equal to it; nil (the executor copies the
+// command's) for any other.
 func (h originHeader) StreamHeader(_ context.Context, command map[string]string) map[string]string {
 	if len(command) == 1 {
 		if o, ok := command[HeaderOrigin]; ok && o == h.origin {
