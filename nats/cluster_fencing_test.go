@@ -3,7 +3,6 @@ package nats
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // overlap is a per-aggregate concurrency probe across instances: it
@@ -122,42 +120,6 @@ func (f *fleet) startOn(name string, o *overlap, url string, cfg BusConfig, opts
 	f.order = append(f.order, name)
 	f.mu.Unlock()
 	return e
-}
-
-// nodeAt is world.node with the connection's URL, options and the
-// replicas of what it makes chosen.
-func (w *world) nodeAt(t testing.TB, name, url string, replicas int, cfg BusConfig, opts ...natsgo.Option) *node {
-	t.Helper()
-	opts = append([]natsgo.Option{natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50 * time.Millisecond)}, opts...)
-	nc, err := natsgo.Connect(url, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	kv, err := OpenLeaseBucket(ctx, js, w.bucket, replicas)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts, err := StartPartitions(ctx, PartitionsConfig{KeyValue: kv, Context: w.context, Partitions: w.partitions, Instance: name, Lease: w.lease})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = parts.Close(context.Background()) })
-	cfg.JetStream, cfg.Partitions, cfg.Stream, cfg.SubjectPrefix = js, parts, w.stream, w.prefix
-	if cfg.Logger == nil && !testing.Verbose() {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	nb, err := NewBus(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &node{name: name, nc: nc, js: js, parts: parts, newBus: nb}
 }
 
 // idIn returns an aggregate ID of partition n among count.
