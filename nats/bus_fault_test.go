@@ -49,11 +49,7 @@ func TestRedeliveryAfterACrashBeforeTheAckIsProcessedOnce(t *testing.T) {
 	}
 	f.crash("a")
 	f.start("b")
-	waitFor(t, 30*time.Second, "b to process the command again", func() bool {
-		f.probe.mu.Lock()
-		defer f.probe.mu.Unlock()
-		return f.probe.by["crash-me"]["b"] == 1
-	})
+	waitFor(t, 30*time.Second, "b to process the command again", func() bool { return f.probe.times("crash-me", "b") == 1 })
 	streams, err := f.store.Load(context.Background(), factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: "t-1", Tenant: factum.DefaultTenant}, 1, eventstore.MaxVersion)
 	if err != nil {
 		t.Fatal(err)
@@ -221,10 +217,7 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			})
 			close(release)
 			waitFor(t, 10*time.Second, "the lane to pass the second command", func() bool { return b.busy.Load() == 0 })
-			f.probe.mu.Lock()
-			times := f.probe.by["second"]["a"]
-			f.probe.mu.Unlock()
-			if times != 0 {
+			if times := f.probe.times("second", "a"); times != 0 {
 				t.Fatalf("the second command was processed %d times by an instance that gave its partition up", times)
 			}
 			// Nobody takes the partition released by hand: the second
@@ -265,11 +258,7 @@ func TestLocalDurableSurvivesTheCrashOfItsInstance(t *testing.T) {
 	<-entered
 	f.crash("a")
 	f.start("b")
-	waitFor(t, 30*time.Second, "b to process the command", func() bool {
-		f.probe.mu.Lock()
-		defer f.probe.mu.Unlock()
-		return f.probe.by["sent"]["b"] == 1
-	})
+	waitFor(t, 30*time.Second, "b to process the command", func() bool { return f.probe.times("sent", "b") == 1 })
 	close(release) // a's processing goes on into a dead connection
 	f.checkStored(map[string][]string{"t-1": {"sent"}})
 }
