@@ -23,6 +23,11 @@ func tallyCommand(id, requestID string) factum.Command {
 	return cmd
 }
 
+// tallyID is the ID of the fleet's aggregate id in the default tenant.
+func tallyID(id string) factum.AggregateID {
+	return factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
+}
+
 // An owner that dies after processing a command and before acknowledging
 // it: the command is delivered again to the next owner, which finds its
 // request in the event store, so it is stored once.
@@ -50,7 +55,7 @@ func TestRedeliveryAfterACrashBeforeTheAckIsProcessedOnce(t *testing.T) {
 	f.crash("a")
 	f.start("b")
 	waitFor(t, 30*time.Second, "b to process the command again", func() bool { return f.probe.times("crash-me", "b") == 1 })
-	streams, err := f.store.Load(context.Background(), factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: "t-1", Tenant: factum.DefaultTenant}, 1, eventstore.MaxVersion)
+	streams, err := f.store.Load(context.Background(), tallyID("t-1"), 1, eventstore.MaxVersion)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -273,6 +274,20 @@ func (f *fleet) engine(name string) *engine.Engine {
 	return f.engines[name]
 }
 
+// pick returns a running instance's engine at random, nil if none runs.
+func (f *fleet) pick() *engine.Engine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names := make([]string, 0, len(f.engines))
+	for name := range f.engines {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return f.engines[names[rand.IntN(len(names))]]
+}
+
 // balanced waits until the running instances own fair shares that add up
 // to every partition.
 func (f *fleet) balanced() {
@@ -331,8 +346,7 @@ func (f *fleet) checkStored(requests map[string][]string) {
 	f.t.Helper()
 	ctx := context.Background()
 	for id, reqs := range requests {
-		aid := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
-		streams, err := f.store.Load(ctx, aid, 1, eventstore.MaxVersion)
+		streams, err := f.store.Load(ctx, tallyID(id), 1, eventstore.MaxVersion)
 		if err != nil {
 			f.t.Fatal(err)
 		}

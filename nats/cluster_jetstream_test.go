@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
@@ -301,20 +300,6 @@ func (tr *traffic) end(t testing.TB) {
 	t.Logf("%d commands acknowledged (%d at SENT) over %d aggregates", tr.n, tr.sentOnly, len(tr.acked))
 }
 
-// pick returns a running instance's engine at random, nil if none runs.
-func (f *fleet) pick() *engine.Engine {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	names := make([]string, 0, len(f.engines))
-	for name := range f.engines {
-		names = append(names, name)
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	return f.engines[names[rand.IntN(len(names))]]
-}
-
 // sendSent sends addN{1} to the aggregate and returns once it is SENT,
 // retrying with the same request ID while the error is retryable, until
 // it is accepted or d passes.
@@ -333,10 +318,6 @@ func sendSent(e func() *engine.Engine, id, requestID string, d time.Duration) er
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func tallyID(id string) factum.AggregateID {
-	return factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
 }
 
 // owners samples every instance's Owns throughout and records a moment
