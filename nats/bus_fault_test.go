@@ -12,7 +12,6 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
-	"github.com/factum-go/factum/eventstore"
 	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 )
@@ -55,10 +54,7 @@ func TestRedeliveryAfterACrashBeforeTheAckIsProcessedOnce(t *testing.T) {
 	f.crash("a")
 	f.start("b")
 	waitFor(t, 30*time.Second, "b to process the command again", func() bool { return f.probe.times("crash-me", "b") == 1 })
-	streams, err := f.store.Load(context.Background(), tallyID("t-1"), 1, eventstore.MaxVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
+	streams := f.streamsOf(t, "t-1")
 	if len(streams) != 1 || streams[0].RequestID != "crash-me" {
 		t.Fatalf("%d streams stored for the redelivered command, want 1", len(streams))
 	}

@@ -340,16 +340,22 @@ func send(ctx context.Context, e func() *engine.Engine, id, requestID string, d 
 	}
 }
 
+// streamsOf returns the aggregate's streams in the fleet's store.
+func (f *fleet) streamsOf(t testing.TB, id string) []factum.EventStream {
+	t.Helper()
+	streams, err := f.store.Load(context.Background(), tallyID(id), 1, eventstore.MaxVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return streams
+}
+
 // checkStored asserts that every request was appended exactly once, and
 // that each aggregate's versions are contiguous with its request count.
 func (f *fleet) checkStored(requests map[string][]string) {
 	f.t.Helper()
-	ctx := context.Background()
 	for id, reqs := range requests {
-		streams, err := f.store.Load(ctx, tallyID(id), 1, eventstore.MaxVersion)
-		if err != nil {
-			f.t.Fatal(err)
-		}
+		streams := f.streamsOf(f.t, id)
 		if len(streams) != len(reqs) {
 			f.t.Errorf("aggregate %s: %d streams stored, %d requests acknowledged", id, len(streams), len(reqs))
 		}

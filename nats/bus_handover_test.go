@@ -69,10 +69,7 @@ func request(id string) func(cmd *factum.Command) bool {
 // fleet's store, in order.
 func (f *fleet) requestsOf(t testing.TB, id string) []string {
 	t.Helper()
-	streams, err := f.store.Load(context.Background(), tallyID(id), 1, eventstore.MaxVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
+	streams := f.streamsOf(t, id)
 	got := make([]string, len(streams))
 	for i, s := range streams {
 		got[i] = s.RequestID
@@ -166,10 +163,7 @@ func TestQueuedLocalCommandsSurviveAHandOver(t *testing.T) {
 			})
 
 			for _, id := range ids {
-				streams, err := f.store.Load(context.Background(), tallyID(id), 1, eventstore.MaxVersion)
-				if err != nil {
-					t.Fatal(err)
-				}
+				streams := f.streamsOf(t, id)
 				got := make([]string, len(streams))
 				for i, s := range streams {
 					got[i] = s.RequestID
