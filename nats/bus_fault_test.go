@@ -223,16 +223,8 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			}
 			// Nobody takes the partition released by hand: the second
 			// command waits on the stream.
-			st, err := f.nodes["a"].js.Stream(context.Background(), f.w.stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			info, err := st.Info(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if info.State.Msgs != 1 {
-				t.Fatalf("the stream holds %d commands, want the second one", info.State.Msgs)
+			if got := stored(t, f); got != 1 {
+				t.Fatalf("the stream holds %d commands, want the second one", got)
 			}
 		})
 	}
@@ -280,18 +272,6 @@ func TestVoidCommandsAreAlwaysStored(t *testing.T) {
 	// Until its consumer delivered what the stream held, a claim's
 	// commands are stored too (they must not overtake that).
 	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
-	js := f.nodes["a"].js
-	stored := func() uint64 {
-		s, err := js.Stream(context.Background(), f.w.stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := s.Info(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.State.Msgs
-	}
 	for _, tc := range []struct {
 		body   any
 		stored uint64
@@ -301,7 +281,7 @@ func TestVoidCommandsAreAlwaysStored(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := <-entered // held in processing: a stored command is not acknowledged yet
-		if got := stored(); got != tc.stored {
+		if got := stored(t, f); got != tc.stored {
 			t.Errorf("%s from the owner: %d commands on the stream while it is processed, want %d", name, got, tc.stored)
 		}
 		release <- struct{}{}
