@@ -2,11 +2,8 @@ package nats
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/factum-go/factum"
 )
 
 // A delivered command cut off by a shutdown past its deadline (its context
@@ -17,16 +14,7 @@ func TestADeliveredCommandCutOffByAnAbortedShutdownStaysOnTheStream(t *testing.T
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalNever)
 	f.store.Store = cancelAwareStore{Store: f.store.Store}
 	id := idInPartition(t, 0, partitions)
-	release := make(chan struct{})
-	free := sync.OnceFunc(func() { close(release) })
-	f.probe.before = func(instance string, cmd *factum.Command) {
-		if instance == "a" && cmd.RequestID == id+"-r0" {
-			<-release
-		}
-	}
-	a := f.start("a")
-	t.Cleanup(free)
-	f.balanced()
+	a, free := f.startHolding("a", request(id+"-r0"), true)
 	bus := a.Bus().(*Bus)
 	f.mu.Lock()
 	f.crashed["a"] = true // shut down here; the cleanup only closes what is left

@@ -3,12 +3,8 @@ package nats
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/eventstore"
 )
 
 // A command whose lane passed the claim's check while the lease was valid
@@ -21,16 +17,7 @@ func TestACommandRefusedByALateRenewalRunsOnceTheClaimIsRenewed(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 30*time.Second), LocalNever)
 	id := idInPartition(t, 0, partitions)
-	release := make(chan struct{})
-	free := sync.OnceFunc(func() { close(release) })
-	f.probe.hold = func(instance string, cmd *factum.Command) {
-		if instance == "a" && cmd.RequestID == id+"-r0" {
-			<-release
-		}
-	}
-	a := f.start("a")
-	t.Cleanup(free)
-	f.balanced()
+	a, free := f.startHolding("a", request(id+"-r0"), false)
 	bus := a.Bus().(*Bus)
 	parts := f.nodes["a"].parts
 	ctx := context.Background()
@@ -65,17 +52,9 @@ func TestACommandRefusedByALateRenewalRunsOnceTheClaimIsRenewed(t *testing.T) {
 	if _, err := a.Gateway().Send(ctx, tallyCommand(id, id+"-r2")); err != nil {
 		t.Fatal(err)
 	}
-	aid := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
 	var got []string
 	waitFor(t, 30*time.Second, "r2 to be stored", func() bool {
-		streams, err := f.store.Load(ctx, aid, 1, eventstore.MaxVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = got[:0]
-		for _, s := range streams {
-			got = append(got, s.RequestID)
-		}
+		got = f.requestsOf(t, id)
 		return len(got) > 0 && got[len(got)-1] == id+"-r2"
 	})
 	if want := []string{id + "-r0", id + "-r1", id + "-r2"}; fmt.Sprint(got) != fmt.Sprint(want) {

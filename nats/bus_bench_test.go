@@ -130,6 +130,16 @@ func benchSend(b *testing.B, clients int, e gatewayer, crosses func(id string) b
 		})
 	}
 	wg.Wait()
+	endTimed(b, start, cpu0, &failed, float64(b.N), "cpu-ns/op", lat)
+	b.ReportMetric(100*float64(crossing)/aggregates, "crossing-%")
+}
+
+// endTimed ends the timed part of a benchmark begun at start, when the
+// process had used cpu0: it fails the benchmark with the error failed
+// holds, if any, and reports ops per second as cmd/s, the CPU time of one
+// op under cpuUnit, and the p50 and p99 of lat (sorted here).
+func endTimed(b *testing.B, start time.Time, cpu0 time.Duration, failed *atomic.Value, ops float64, cpuUnit string, lat []time.Duration) {
+	b.Helper()
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
 	b.StopTimer()
@@ -137,11 +147,10 @@ func benchSend(b *testing.B, clients int, e gatewayer, crosses func(id string) b
 		b.Fatal(err)
 	}
 	slices.Sort(lat)
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "cmd/s")
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(ops/elapsed.Seconds(), "cmd/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/ops, cpuUnit)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-	b.ReportMetric(100*float64(crossing)/aggregates, "crossing-%")
 }
 
 // gatewayer is an engine as the benchmarks send through it.
@@ -237,18 +246,7 @@ func benchContended(b *testing.B, store *countingStore, a, c gatewayer) {
 		}
 		wg.Wait()
 	}
-	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
-	b.StopTimer()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-	slices.Sort(lat)
-	cmds := float64(b.N * 2 * per)
-	b.ReportMetric(cmds/elapsed.Seconds(), "cmd/s")
-	b.ReportMetric(float64(cpu.Nanoseconds())/cmds, "cpu-ns/cmd")
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	endTimed(b, start, cpu0, &failed, float64(b.N*2*per), "cpu-ns/cmd", lat)
 	b.ReportMetric(float64(store.conflicts.Load()-conflicts0)/float64(b.N), "conflicts/op")
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
-	"github.com/factum-go/factum/eventstore"
 	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 )
@@ -21,6 +20,11 @@ func tallyCommand(id, requestID string) factum.Command {
 	cmd := factum.NewCommand(factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id}, addN{N: 1})
 	cmd.RequestID = requestID
 	return cmd
+}
+
+// tallyID is the ID of the fleet's aggregate id in the default tenant.
+func tallyID(id string) factum.AggregateID {
+	return factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
 }
 
 // An owner that dies after processing a command and before acknowledging
@@ -49,15 +53,8 @@ func TestRedeliveryAfterACrashBeforeTheAckIsProcessedOnce(t *testing.T) {
 	}
 	f.crash("a")
 	f.start("b")
-	waitFor(t, 30*time.Second, "b to process the command again", func() bool {
-		f.probe.mu.Lock()
-		defer f.probe.mu.Unlock()
-		return f.probe.by["crash-me"]["b"] == 1
-	})
-	streams, err := f.store.Load(context.Background(), factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: "t-1", Tenant: factum.DefaultTenant}, 1, eventstore.MaxVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, 30*time.Second, "b to process the command again", func() bool { return f.probe.times("crash-me", "b") == 1 })
+	streams := f.streamsOf(t, "t-1")
 	if len(streams) != 1 || streams[0].RequestID != "crash-me" {
 		t.Fatalf("%d streams stored for the redelivered command, want 1", len(streams))
 	}
@@ -221,24 +218,13 @@ func TestAPartitionGivenUpIsNotActedOnAgain(t *testing.T) {
 			})
 			close(release)
 			waitFor(t, 10*time.Second, "the lane to pass the second command", func() bool { return b.busy.Load() == 0 })
-			f.probe.mu.Lock()
-			times := f.probe.by["second"]["a"]
-			f.probe.mu.Unlock()
-			if times != 0 {
+			if times := f.probe.times("second", "a"); times != 0 {
 				t.Fatalf("the second command was processed %d times by an instance that gave its partition up", times)
 			}
 			// Nobody takes the partition released by hand: the second
 			// command waits on the stream.
-			st, err := f.nodes["a"].js.Stream(context.Background(), f.w.stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			info, err := st.Info(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if info.State.Msgs != 1 {
-				t.Fatalf("the stream holds %d commands, want the second one", info.State.Msgs)
+			if got := stored(t, f); got != 1 {
+				t.Fatalf("the stream holds %d commands, want the second one", got)
 			}
 		})
 	}
@@ -265,11 +251,7 @@ func TestLocalDurableSurvivesTheCrashOfItsInstance(t *testing.T) {
 	<-entered
 	f.crash("a")
 	f.start("b")
-	waitFor(t, 30*time.Second, "b to process the command", func() bool {
-		f.probe.mu.Lock()
-		defer f.probe.mu.Unlock()
-		return f.probe.by["sent"]["b"] == 1
-	})
+	waitFor(t, 30*time.Second, "b to process the command", func() bool { return f.probe.times("sent", "b") == 1 })
 	close(release) // a's processing goes on into a dead connection
 	f.checkStored(map[string][]string{"t-1": {"sent"}})
 }
@@ -290,18 +272,6 @@ func TestVoidCommandsAreAlwaysStored(t *testing.T) {
 	// Until its consumer delivered what the stream held, a claim's
 	// commands are stored too (they must not overtake that).
 	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
-	js := f.nodes["a"].js
-	stored := func() uint64 {
-		s, err := js.Stream(context.Background(), f.w.stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := s.Info(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.State.Msgs
-	}
 	for _, tc := range []struct {
 		body   any
 		stored uint64
@@ -311,7 +281,7 @@ func TestVoidCommandsAreAlwaysStored(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := <-entered // held in processing: a stored command is not acknowledged yet
-		if got := stored(); got != tc.stored {
+		if got := stored(t, f); got != tc.stored {
 			t.Errorf("%s from the owner: %d commands on the stream while it is processed, want %d", name, got, tc.stored)
 		}
 		release <- struct{}{}

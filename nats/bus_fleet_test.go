@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
+	natsgo "github.com/nats-io/nats.go"
 )
 
 // The fleet's aggregate: a counter of the world's context.
@@ -54,15 +56,20 @@ func (s *countingStore) Append(ctx context.Context, st *factum.EventStream) erro
 
 // probe records which instance processed which request and fails the
 // test when one aggregate is processed by two commands at once, on any
-// instance.
+// instance. Its hooks run inside the processing, in this order: before,
+// block, the delay, the handler, hold.
 type probe struct {
-	mu      sync.Mutex
-	busy    map[string]string         // aggregate ID -> instance processing it
-	by      map[string]map[string]int // request ID -> instance -> times
-	errs    []string
-	hold    func(instance string, cmd *factum.Command) // called inside the processing, after next
-	before  func(instance string, cmd *factum.Command) // called inside the processing, before next
-	delay   time.Duration
+	mu     sync.Mutex
+	busy   map[string]string         // aggregate ID -> instance processing it
+	by     map[string]map[string]int // request ID -> instance -> times
+	errs   []string
+	before func(instance string, cmd *factum.Command)
+	// block runs with the command's context: a handler that takes its
+	// time; an error it returns is the command's outcome, the handler
+	// not run.
+	block   func(ctx context.Context, instance string, cmd *factum.Command) error
+	hold    func(instance string, cmd *factum.Command)
+	delay   time.Duration // widens every window a second writer could use
 	started atomic.Int64
 }
 
@@ -73,21 +80,34 @@ func newProbe() *probe {
 func (p *probe) middleware(instance string) aggregate.Middleware {
 	return func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
-			id := cmd.AggregateID.ID
+			id, req := cmd.AggregateID.ID, cmd.RequestIDOrID()
 			p.mu.Lock()
 			if other, ok := p.busy[id]; ok {
-				p.errs = append(p.errs, fmt.Sprintf("aggregate %s processed on %s while %s processes it", id, instance, other))
+				p.errs = append(p.errs, fmt.Sprintf("aggregate %s: %s processed on %s while %s processes it", id, req, instance, other))
 			}
 			p.busy[id] = instance
-			if p.by[cmd.RequestIDOrID()] == nil {
-				p.by[cmd.RequestIDOrID()] = map[string]int{}
+			if p.by[req] == nil {
+				p.by[req] = map[string]int{}
 			}
-			p.by[cmd.RequestIDOrID()][instance]++
-			hold, before, delay := p.hold, p.before, p.delay
+			p.by[req][instance]++
+			before, block, hold, delay := p.before, p.block, p.hold, p.delay
 			p.mu.Unlock()
+			defer func() {
+				p.mu.Lock()
+				if p.busy[id] == instance {
+					delete(p.busy, id)
+				}
+				p.mu.Unlock()
+			}()
 			p.started.Add(1)
 			if before != nil {
 				before(instance, cmd)
+			}
+			if block != nil {
+				if err := block(ctx, instance, cmd); err != nil {
+					return factum.Signal{CommandID: cmd.ID, RequestID: req, Stage: factum.StageProcessed, AggregateID: cmd.AggregateID,
+						Code: factum.CodeOf(err), Message: err.Error(), SignalTime: time.Now()}
+				}
 			}
 			if delay > 0 {
 				time.Sleep(delay)
@@ -96,14 +116,16 @@ func (p *probe) middleware(instance string) aggregate.Middleware {
 			if hold != nil {
 				hold(instance, cmd)
 			}
-			p.mu.Lock()
-			if p.busy[id] == instance {
-				delete(p.busy, id)
-			}
-			p.mu.Unlock()
 			return s
 		}
 	}
+}
+
+// times returns how many times the instance processed the request.
+func (p *probe) times(req, instance string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.by[req][instance]
 }
 
 func (p *probe) check(t testing.TB) {
@@ -163,9 +185,19 @@ func newFleet(t testing.TB, w *world, local LocalMode) *fleet {
 
 // start starts an instance: its partitions, bus and engine.
 func (f *fleet) start(name string) *engine.Engine {
+	f.t.Helper()
+	return f.startOn(name, f.w.url, BusConfig{})
+}
+
+// startOn starts an instance connected to url with opts beside the usual
+// ones, its bus configured by cfg (the fleet's local mode and 16 lanes
+// filled in), its command stream and lease bucket made with cfg.Replicas
+// if they do not exist.
+func (f *fleet) startOn(name, url string, cfg BusConfig, opts ...natsgo.Option) *engine.Engine {
 	t := f.t
 	t.Helper()
-	n := f.w.node(t, name, BusConfig{Local: f.local, Lanes: 16})
+	cfg.Local, cfg.Lanes = f.local, 16
+	n := f.w.nodeAt(t, name, url, max(cfg.Replicas, 1), cfg, opts...)
 	var mw []aggregate.Middleware
 	if !f.noProbe {
 		mw = append(mw, f.probe.middleware(name))
@@ -242,6 +274,20 @@ func (f *fleet) engine(name string) *engine.Engine {
 	return f.engines[name]
 }
 
+// pick returns a running instance's engine at random, nil if none runs.
+func (f *fleet) pick() *engine.Engine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names := make([]string, 0, len(f.engines))
+	for name := range f.engines {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return f.engines[names[rand.IntN(len(names))]]
+}
+
 // balanced waits until the running instances own fair shares that add up
 // to every partition.
 func (f *fleet) balanced() {
@@ -294,17 +340,22 @@ func send(ctx context.Context, e func() *engine.Engine, id, requestID string, d 
 	}
 }
 
+// streamsOf returns the aggregate's streams in the fleet's store.
+func (f *fleet) streamsOf(t testing.TB, id string) []factum.EventStream {
+	t.Helper()
+	streams, err := f.store.Load(context.Background(), tallyID(id), 1, eventstore.MaxVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return streams
+}
+
 // checkStored asserts that every request was appended exactly once, and
 // that each aggregate's versions are contiguous with its request count.
 func (f *fleet) checkStored(requests map[string][]string) {
 	f.t.Helper()
-	ctx := context.Background()
 	for id, reqs := range requests {
-		aid := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
-		streams, err := f.store.Load(ctx, aid, 1, eventstore.MaxVersion)
-		if err != nil {
-			f.t.Fatal(err)
-		}
+		streams := f.streamsOf(f.t, id)
 		if len(streams) != len(reqs) {
 			f.t.Errorf("aggregate %s: %d streams stored, %d requests acknowledged", id, len(streams), len(reqs))
 		}

@@ -3,12 +3,8 @@ package nats
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/eventstore"
 )
 
 // A command of an aggregate stored on the stream while the owner holds an
@@ -25,16 +21,7 @@ func TestAHandedOverCommandIsNotOvertakenByALaterStoredOne(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
 	id := idInPartition(t, 0, partitions)
-	release := make(chan struct{})
-	free := sync.OnceFunc(func() { close(release) })
-	f.probe.hold = func(instance string, cmd *factum.Command) {
-		if instance == "a" && cmd.RequestID == id+"-r0" {
-			<-release
-		}
-	}
-	a := f.start("a")
-	t.Cleanup(free)
-	f.balanced()
+	a, free := f.startHolding("a", request(id+"-r0"), false)
 	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 	bus := a.Bus().(*Bus)
 	ctx := context.Background()
@@ -70,15 +57,7 @@ func TestAHandedOverCommandIsNotOvertakenByALaterStoredOne(t *testing.T) {
 		return bus.Idle() && stored(t, f) == 0
 	})
 
-	aid := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
-	streams, err := f.store.Load(ctx, aid, 1, eventstore.MaxVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]string, len(streams))
-	for i, s := range streams {
-		got[i] = s.RequestID
-	}
+	got := f.requestsOf(t, id)
 	if want := []string{id + "-r0", id + "-r1", id + "-r2"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("stored %v, want %v", got, want)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 )
 
@@ -34,6 +35,48 @@ func idInPartition(t testing.TB, n, count int) string {
 	return ""
 }
 
+// startHolding starts the fleet's instance name with the commands held
+// matches (held inside their processing, before the handler with before,
+// else after it) waiting until free is called, at the latest when the
+// test ends, before the instance stops: a failure must not leave a lane
+// held. It returns once the shares are fair.
+func (f *fleet) startHolding(name string, held func(cmd *factum.Command) bool, before bool) (e *engine.Engine, free func()) {
+	f.t.Helper()
+	release := make(chan struct{})
+	free = sync.OnceFunc(func() { close(release) })
+	hold := func(instance string, cmd *factum.Command) {
+		if instance == name && held(cmd) {
+			<-release
+		}
+	}
+	if before {
+		f.probe.before = hold
+	} else {
+		f.probe.hold = hold
+	}
+	e = f.start(name)
+	f.t.Cleanup(free)
+	f.balanced()
+	return e, free
+}
+
+// request matches the command of the request.
+func request(id string) func(cmd *factum.Command) bool {
+	return func(cmd *factum.Command) bool { return cmd.RequestID == id }
+}
+
+// requestsOf returns the request IDs of the aggregate's streams in the
+// fleet's store, in order.
+func (f *fleet) requestsOf(t testing.TB, id string) []string {
+	t.Helper()
+	streams := f.streamsOf(t, id)
+	got := make([]string, len(streams))
+	for i, s := range streams {
+		got[i] = s.RequestID
+	}
+	return got
+}
+
 // Commands accepted by their partition's owner (LocalFirst: SENT, stored
 // nowhere) and still queued behind a slow one when the partition changes
 // hands are handed over to the stream, not dropped: each is processed
@@ -55,21 +98,7 @@ func TestQueuedLocalCommandsSurviveAHandOver(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
 			f.store.Store = cancelAwareStore{Store: f.store.Store}
-			release := make(chan struct{})
-			free := sync.OnceFunc(func() { close(release) })
-			hold := func(instance string, cmd *factum.Command) {
-				if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-r0" {
-					<-release
-				}
-			}
-			if tc.before {
-				f.probe.before = hold
-			} else {
-				f.probe.hold = hold
-			}
-			a := f.start("a")
-			t.Cleanup(free) // before a stops: a failure must not leave a lane held
-			f.balanced()
+			a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r0" }, tc.before)
 			// Until a claim's consumer delivered what the stream held, its
 			// local commands are published: they must be queued here.
 			waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
@@ -134,11 +163,7 @@ func TestQueuedLocalCommandsSurviveAHandOver(t *testing.T) {
 			})
 
 			for _, id := range ids {
-				aid := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
-				streams, err := f.store.Load(context.Background(), aid, 1, eventstore.MaxVersion)
-				if err != nil {
-					t.Fatal(err)
-				}
+				streams := f.streamsOf(t, id)
 				got := make([]string, len(streams))
 				for i, s := range streams {
 					got[i] = s.RequestID

@@ -70,23 +70,23 @@ type node struct {
 	newBus engine.NewBus
 }
 
-// node starts an instance named name with the bus configured by cfg (the
-// world's names filled in). Cleanup closes its partitions, then its
-// connection; register the bus's shutdown after calling node.
+// node starts an instance named name on the world's server with the bus
+// configured by cfg (the world's names filled in). Cleanup closes its
+// partitions, then its connection; register the bus's shutdown after
+// calling node.
 func (w *world) node(t testing.TB, name string, cfg BusConfig) *node {
 	t.Helper()
-	nc, err := natsgo.Connect(w.url, natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return w.nodeAt(t, name, w.url, 1, cfg)
+}
+
+// nodeAt is world.node with the connection's URL, options and the
+// replicas of what it makes chosen.
+func (w *world) nodeAt(t testing.TB, name, url string, replicas int, cfg BusConfig, opts ...natsgo.Option) *node {
+	t.Helper()
+	nc, js := dial(t, url, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	kv, err := OpenLeaseBucket(ctx, js, w.bucket, 1)
+	kv, err := OpenLeaseBucket(ctx, js, w.bucket, replicas)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +94,7 @@ func (w *world) node(t testing.TB, name string, cfg BusConfig) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := false
-	t.Cleanup(func() {
-		if !closed {
-			_ = parts.Close(context.Background())
-		}
-	})
+	t.Cleanup(func() { _ = parts.Close(context.Background()) })
 	cfg.JetStream, cfg.Partitions, cfg.Stream, cfg.SubjectPrefix = js, parts, w.stream, w.prefix
 	if cfg.Logger == nil && !testing.Verbose() {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -109,6 +104,23 @@ func (w *world) node(t testing.TB, name string, cfg BusConfig) *node {
 		t.Fatal(err)
 	}
 	return &node{name: name, nc: nc, js: js, parts: parts, newBus: nb}
+}
+
+// dial opens a connection of its own to the server at url, reconnecting
+// without end, with opts beside that; cleanup closes it.
+func dial(t testing.TB, url string, opts ...natsgo.Option) (*natsgo.Conn, jetstream.JetStream) {
+	t.Helper()
+	opts = append([]natsgo.Option{natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50 * time.Millisecond)}, opts...)
+	nc, err := natsgo.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
 }
 
 // waitFor polls cond until it holds, failing the test after d.

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/factum-go/factum/engine"
 )
 
 // One instance, then three, then two, under load from many clients across
@@ -35,19 +33,7 @@ func TestRebalancingUnderLoadKeepsOneWriterPerAggregate(t *testing.T) {
 					for i := 0; !stop.Load(); i++ {
 						id := fmt.Sprintf("tally-%d", rand.IntN(aggregates))
 						req := fmt.Sprintf("c%d-%d", c, i)
-						pick := func() *engine.Engine {
-							f.mu.Lock()
-							defer f.mu.Unlock()
-							names := make([]string, 0, len(f.engines))
-							for name := range f.engines {
-								names = append(names, name)
-							}
-							if len(names) == 0 {
-								return nil
-							}
-							return f.engines[names[rand.IntN(len(names))]]
-						}
-						if err := send(context.Background(), pick, id, req, 60*time.Second); err != nil {
+						if err := send(context.Background(), f.pick, id, req, 60*time.Second); err != nil {
 							t.Errorf("%s: %v", req, err)
 							return
 						}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
@@ -301,20 +300,6 @@ func (tr *traffic) end(t testing.TB) {
 	t.Logf("%d commands acknowledged (%d at SENT) over %d aggregates", tr.n, tr.sentOnly, len(tr.acked))
 }
 
-// pick returns a running instance's engine at random, nil if none runs.
-func (f *fleet) pick() *engine.Engine {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	names := make([]string, 0, len(f.engines))
-	for name := range f.engines {
-		names = append(names, name)
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	return f.engines[names[rand.IntN(len(names))]]
-}
-
 // sendSent sends addN{1} to the aggregate and returns once it is SENT,
 // retrying with the same request ID while the error is retryable, until
 // it is accepted or d passes.
@@ -333,10 +318,6 @@ func sendSent(e func() *engine.Engine, id, requestID string, d time.Duration) er
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func tallyID(id string) factum.AggregateID {
-	return factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "shop", Aggregate: "tally"}, ID: id, Tenant: factum.DefaultTenant}
 }
 
 // owners samples every instance's Owns throughout and records a moment
@@ -429,12 +410,11 @@ func TestAJetStreamNodeStopsUnderLoadAndNoCommandIsLost(t *testing.T) {
 	w := newWorld(t, c.urls(), false, 6, 2*time.Second)
 	replicated(t, w)
 	f := newFleet(t, w, LocalNever)
-	o := newOverlap()
 	for _, name := range []string{"a", "b", "c"} {
 		// A command the stopped node delivered into a pull that never
 		// got it is delivered again only after AckWait (a minute by
 		// default): shortened here to keep the test short.
-		f.startOn(name, o, w.url, BusConfig{Replicas: 3, AckWait: 5 * time.Second})
+		f.startOn(name, w.url, BusConfig{Replicas: 3, AckWait: 5 * time.Second})
 	}
 	f.balanced()
 	t.Logf("%v: cluster and instances ready", at())
@@ -447,7 +427,7 @@ func TestAJetStreamNodeStopsUnderLoadAndNoCommandIsLost(t *testing.T) {
 	t.Logf("%v: %d commands", at(), tr.count())
 	tr.end(t)
 	t.Logf("%v: checked", at())
-	o.check(t)
+	f.probe.check(t)
 	t.Logf("%d version conflicts", f.store.conflicts.Load())
 }
 
@@ -465,12 +445,11 @@ func TestACutInstanceGivesItsPartitionsUpBeforeOthersTakeThem(t *testing.T) {
 	w := newWorld(t, c.urls(), false, 6, 2*time.Second)
 	replicated(t, w)
 	f := newFleet(t, w, LocalFirst)
-	o := newOverlap()
-	o.delay = 2 * time.Millisecond
+	f.probe.delay = 2 * time.Millisecond
 	// Now and then a command on a takes two leases (unless its context
 	// ends): commands are in flight across the end of a's validity.
 	var slow atomic.Int64
-	o.block = func(ctx context.Context, instance string, _ *factum.Command) error {
+	f.probe.block = func(ctx context.Context, instance string, _ *factum.Command) error {
 		if instance != "a" || slow.Add(1)%10 != 0 {
 			return nil
 		}
@@ -482,9 +461,9 @@ func TestACutInstanceGivesItsPartitionsUpBeforeOthersTakeThem(t *testing.T) {
 		}
 	}
 	px := startProxy(t, c.servers[0].ClientURL())
-	f.startOn("a", o, px.url(), BusConfig{Replicas: 3}, natsgo.IgnoreDiscoveredServers())
-	f.startOn("b", o, w.url, BusConfig{Replicas: 3})
-	f.startOn("c", o, w.url, BusConfig{Replicas: 3})
+	f.startOn("a", px.url(), BusConfig{Replicas: 3}, natsgo.IgnoreDiscoveredServers())
+	f.startOn("b", w.url, BusConfig{Replicas: 3})
+	f.startOn("c", w.url, BusConfig{Replicas: 3})
 	f.balanced()
 	sample := f.sampleOwners()
 	tr := f.traffic(12, 24, false)
@@ -503,7 +482,7 @@ func TestACutInstanceGivesItsPartitionsUpBeforeOthersTakeThem(t *testing.T) {
 	tr.progress(t, 100)
 	tr.end(t)
 	sample.check(t)
-	o.check(t)
+	f.probe.check(t)
 	if n := f.store.conflicts.Load(); n != 0 {
 		t.Errorf("%d version conflicts at the event store: the fencing let a second writer reach it", n)
 	}

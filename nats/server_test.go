@@ -32,15 +32,7 @@ func startServer(t testing.TB) *server.Server {
 // bucket on it.
 func connect(t *testing.T, url, bucket string) (*natsgo.Conn, jetstream.KeyValue) {
 	t.Helper()
-	nc, err := natsgo.Connect(url, natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := dial(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	kv, err := OpenLeaseBucket(ctx, js, bucket, 1)
