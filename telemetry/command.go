@@ -56,8 +56,9 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 		agg := named.String()
 		// The series of the common outcome are looked up once.
 		var okSeconds prometheus.Observer
-		var hits, misses prometheus.Counter
+		var hits, misses, retries prometheus.Counter
 		if t.m != nil {
+			retries = t.m.retries.WithLabelValues(agg)
 			okSeconds = t.m.processSeconds.WithLabelValues(agg, string(factum.CodeOk))
 			hits = t.m.cacheLookups.WithLabelValues(agg, "hit")
 			misses = t.m.cacheLookups.WithLabelValues(agg, "miss")
@@ -137,7 +138,7 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 					}
 				}
 				if n := obs.appends.Load(); n > 1 {
-					t.m.retries.WithLabelValues(agg).Add(float64(n - 1))
+					retries.Add(float64(n - 1))
 				}
 				if n := obs.hits.Load(); n > 0 {
 					hits.Add(float64(n))

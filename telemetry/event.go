@@ -6,6 +6,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -22,6 +23,14 @@ func (t *Telemetry) Events() event.Middleware {
 		stage := h.Stage.String()
 		spanName := "factum.function " + fn
 		fnAttr, stageAttr := AttrFunction.String(fn), AttrStage.String(stage)
+		// The function's series are looked up once, not per stream.
+		var okSeconds, errSeconds prometheus.Observer
+		var failures prometheus.Counter
+		if t.m != nil {
+			okSeconds = t.m.functionSeconds.WithLabelValues(fn, stage, "ok")
+			errSeconds = t.m.functionSeconds.WithLabelValues(fn, stage, "error")
+			failures = t.m.functionFailures.WithLabelValues(fn, stage)
+		}
 		return func(ctx context.Context, s *factum.EventStream) error {
 			var start time.Duration
 			if t.m != nil {
@@ -59,13 +68,13 @@ func (t *Telemetry) Events() event.Middleware {
 				}
 				span.End()
 			}
-			if t.m != nil {
-				outcome := "ok"
-				if err != nil {
-					outcome = "error"
-					t.m.functionFailures.WithLabelValues(fn, stage).Inc()
-				}
-				t.m.functionSeconds.WithLabelValues(fn, stage, outcome).Observe(t.since(start))
+			switch {
+			case t.m == nil:
+			case err == nil:
+				okSeconds.Observe(t.since(start))
+			default:
+				failures.Inc()
+				errSeconds.Observe(t.since(start))
 			}
 			return err
 		}

@@ -12,10 +12,11 @@ const (
 	// SpansPerCommand records one span per command processed (the
 	// processor's, "factum.process <type>"), one per event function
 	// handling a stream, and one per HTTP request. The command's hops are
-	// events on its span, each marking the end of its step: factum.load
-	// (a state-cache miss), factum.decide, factum.effects (a handler that
-	// bound effects), factum.append when the append failed (the span's
-	// end marks a successful one), and factum.retry as each retry
+	// events on its span, each marking the end of its step, where the
+	// span does not already tell it: factum.load (a state-cache miss),
+	// factum.effects (a handler that bound effects), factum.decide and
+	// factum.append when they failed (the span's end marks a decision
+	// and an append that succeeded), and factum.retry as each retry
 	// begins; a failed step's event carries its factum.code. The bus hop is a
 	// factum.send event on the sender's span (an HTTP request, an event
 	// function), when it has one. The event store's calls outside a

@@ -12,8 +12,10 @@ import (
 )
 
 // Event names of the per-command level: each marks the end of a step of
-// the processing on the processor's span (an append's only when it
-// failed: the span's end marks a successful one).
+// the processing on the processor's span. A step whose end tells nothing
+// the span does not has none: a decision or an append that succeeded
+// (the span's end, its code and its version mark them); a state-cache
+// miss's load, bound effects and every failed step have theirs.
 var phaseEvents = [aggregate.PhaseAppend + 1]string{
 	aggregate.PhaseLoad:    "factum.load",
 	aggregate.PhaseDecide:  "factum.decide",
@@ -92,9 +94,11 @@ func (c *cmdObs) EndPhase(ctx context.Context, p aggregate.Phase, err error) {
 	}
 	if !c.detailed {
 		if err == nil {
-			// A successful append ends the processing: the span's end
-			// marks it, which saves the SDK an event per command.
-			if p != aggregate.PhaseAppend {
+			// Each event costs the SDK a clock reading and two
+			// allocations (the span's event and the copy its end hands
+			// the exporter): a decision and an append that succeed are
+			// the common path, which the span itself describes.
+			if p == aggregate.PhaseLoad || p == aggregate.PhaseEffects {
 				c.span.AddEvent(phaseEvents[p])
 			}
 			return

@@ -2,7 +2,6 @@ package telemetry_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -26,25 +25,6 @@ type pipeline struct {
 	codec *codec.Registry
 }
 
-// middlewareProcessor applies a CommandMiddleware per aggregate type, once.
-type middlewareProcessor struct {
-	next aggregate.Executor
-	mw   aggregate.Middleware
-	mu   sync.Mutex
-	fns  map[factum.NamedAggregate]aggregate.CommandFunc
-}
-
-func (p *middlewareProcessor) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
-	p.mu.Lock()
-	f, ok := p.fns[cmd.AggregateID.NamedAggregate]
-	if !ok {
-		f = p.mw(cmd.AggregateID.NamedAggregate, p.next.Process)
-		p.fns[cmd.AggregateID.NamedAggregate] = f
-	}
-	p.mu.Unlock()
-	return f(ctx, cmd)
-}
-
 func newPipeline(t testing.TB, tel *telemetry.Telemetry) *pipeline {
 	t.Helper()
 	reg, err := aggregate.NewRegistry(order.Orders, order.Inventory)
@@ -59,14 +39,17 @@ func newPipeline(t testing.TB, tel *telemetry.Telemetry) *pipeline {
 	if tel != nil {
 		store = tel.Store(store)
 	}
-	proc, err := reg.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: c})
+	cfg := aggregate.ExecutorConfig{Store: store, Codec: c}
+	if tel != nil {
+		// As the engine wires it: the executor wraps each type's
+		// processing in the middleware once.
+		cfg.Middleware = []aggregate.Middleware{tel.Commands()}
+	}
+	proc, err := reg.NewExecutor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cp command.Executor = proc
-	if tel != nil {
-		cp = &middlewareProcessor{next: proc, mw: tel.Commands(), fns: map[factum.NamedAggregate]aggregate.CommandFunc{}}
-	}
 	waiters := command.NewWaiters()
 	disp, err := command.NewDispatcher(cp, waiters, command.DispatcherConfig{})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/factum-go/factum/examples/order"
 	"github.com/factum-go/factum/telemetry"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
@@ -26,7 +27,7 @@ func TestARetryIsMarkedOnTheCommandsSpan(t *testing.T) {
 		spans  []string // the process span's children, by name
 	}{
 		{telemetry.SpansPerCommand,
-			[]string{"factum.decide", "factum.append", "factum.retry", "factum.load", "factum.decide"}, nil},
+			[]string{"factum.append", "factum.retry", "factum.load"}, nil},
 		{telemetry.SpansDetailed,
 			[]string{"factum.append.conflict", "factum.retry"},
 			[]string{"factum.decide shop.inventory", "factum.store Append", "factum.load shop.inventory", "factum.decide shop.inventory", "factum.store Append"}},
@@ -96,5 +97,50 @@ func TestARetryIsMarkedOnTheCommandsSpan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// At the per-command level a decision that succeeds has no event (the
+// span's end marks it); one the handler refuses has its factum.decide
+// event with the code, and sets the span's status.
+func TestARefusedDecisionIsAnEventOnTheCommandsSpan(t *testing.T) {
+	tel, exp, _ := newTracedAt(t, 1, telemetry.SpansPerCommand)
+	p, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{
+		Store: tel.Store(eventstore.NewMemory()), Codec: codec.NewRegistry(), Middleware: []aggregate.Middleware{tel.Commands()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := order.Inventory.ID("sku-1")
+	for _, qty := range []int{1, 0} { // the second is refused: a restock must be positive
+		cmd := factum.NewCommand(id, order.Restock{Qty: qty})
+		cmd.AllowCreate = true
+		p.Process(context.Background(), &cmd)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2", len(spans))
+	}
+	names := func(s tracetest.SpanStub) []string {
+		var out []string
+		for _, e := range s.Events {
+			out = append(out, e.Name)
+		}
+		return out
+	}
+	if got := names(spans[0]); !slices.Equal(got, []string{"factum.load"}) {
+		t.Errorf("accepted command's events %q, want only the cache miss's load", got)
+	}
+	refused := spans[1]
+	if got := names(refused); !slices.Equal(got, []string{"factum.decide"}) {
+		t.Fatalf("refused command's events %q, want its decision's", got)
+	}
+	if !slices.ContainsFunc(refused.Events[0].Attributes, func(kv attribute.KeyValue) bool {
+		return kv.Key == telemetry.AttrCode && kv.Value.AsString() == string(factum.CodeIllegalArgument)
+	}) {
+		t.Errorf("decision event attributes %v, want the refusal's code", refused.Events[0].Attributes)
+	}
+	if refused.Status.Code != codes.Error {
+		t.Errorf("refused command's status %v, want an error", refused.Status)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/built"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -17,15 +18,23 @@ import (
 // such as a consumer's log poll, starts none). Inside a command's
 // processing the calls are spans at SpansDetailed only; at the
 // per-command level the processor's span has them as events.
+//
+// The decorator passes the aggregate executor's streams on as the
+// executor's (built.Appender) to a store that takes them so, which then
+// skips the checks that cannot fail for them, as it does undecorated.
 func (t *Telemetry) Store(next eventstore.Store) eventstore.Store {
-	return &store{t: t, next: next, system: attribute.String("db.system.name", t.backend)}
+	return &store{t: t, next: next, built: built.Of(next), system: attribute.String("db.system.name", t.backend)}
 }
 
 type store struct {
-	t      *Telemetry
-	next   eventstore.Store
+	t    *Telemetry
+	next eventstore.Store
+	// built is next when it appends the executor's streams itself.
+	built  built.Appender
 	system attribute.KeyValue
 }
+
+var _ built.Appender = (*store)(nil)
 
 // start begins a span for op when ctx is inside a recorded trace (a
 // child of an unrecorded span would not be recorded either) and, at the
@@ -70,6 +79,26 @@ func end(span trace.Span, err error) {
 
 // Append implements eventstore.Store.
 func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
+	return s.append(ctx, st, built.Stream{})
+}
+
+// AppendBuilt implements built.Appender: the executor's stream goes to
+// next as the executor's when next takes it so, and through its Append
+// otherwise.
+func (s *store) AppendBuilt(ctx context.Context, b built.Stream) error {
+	st := b.Stream()
+	if st == nil || s.built == nil {
+		return s.append(ctx, st, built.Stream{})
+	}
+	return s.append(ctx, st, b)
+}
+
+// BuiltOwner implements built.Appender.
+func (s *store) BuiltOwner() built.Owner { return built.OwnedBy(s) }
+
+// append instruments one append of st: through next's AppendBuilt when b
+// holds it, else through next's Append.
+func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stream) error {
 	obs := cmdObsFrom(ctx)
 	if obs != nil {
 		obs.appends.Add(1)
@@ -79,7 +108,12 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 		start = s.t.clock()
 	}
 	sctx, span := s.start(ctx, obs, "factum.store Append", "Append", st)
-	err := s.next.Append(sctx, st)
+	var err error
+	if b.Stream() != nil {
+		err = s.built.AppendBuilt(sctx, b)
+	} else {
+		err = s.next.Append(sctx, st)
+	}
 	end(span, err)
 	if s.t.m != nil {
 		if err == nil {
