@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"QueuedFailuresAreTheirStreams", queuedFailuresAreTheirStreams},
 	}
 	cases = append(cases, builds...)
+	cases = append(cases, skipped...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
