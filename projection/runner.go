@@ -98,8 +98,8 @@ type lane struct {
 	// skipped, when not zero, is when the lane first read past pos
 	// without saving: the streams after pos up to read hold nothing the
 	// projection consumes, and the next batch is read from read.
-	skipped time.Time
-	read    factum.Position
+	skipped  time.Time
+	read     factum.Position
 	caught   bool   // the last batch found the log's end
 	failing  string // the stream that failed last, and how often
 	failures int
