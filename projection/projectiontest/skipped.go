@@ -21,6 +21,7 @@ var skipped = []struct {
 }{
 	{"UnwantedBatchesCommitNothing", unwantedBatchesCommitNothing},
 	{"ExactlyOnceAcrossKillsAmidUnwantedBatches", exactlyOnceAcrossKillsAmidUnwanted},
+	{"ARebuildOverUnwantedBatchesSwitches", rebuildOverUnwanted},
 }
 
 var note = factum.NamedAggregate{Context: "shop", Aggregate: "note"}
@@ -32,8 +33,9 @@ var cartIDs = []string{"cart-0", "cart-1", "cart-2", "cart-3", "cart-4"}
 // wantEvery (the wantEvery/2-th) an item_added of a cart (what the
 // projection consumes),
 // the others a cart_viewed of a cart (an event it does not consume) or an
-// item_added of a note (an aggregate type it does not consume).
-func appendMostlyUnwanted(t *testing.T, n, wantEvery int) (*eventstore.Memory, []factum.EventStream) {
+// noteEvent of a note (for a projection From carts, an aggregate type it
+// does not consume).
+func appendMostlyUnwanted(t *testing.T, n, wantEvery int, noteEvent string) (*eventstore.Memory, []factum.EventStream) {
 	t.Helper()
 	store := eventstore.NewMemory()
 	versions := map[factum.AggregateID]int{}
@@ -44,7 +46,7 @@ func appendMostlyUnwanted(t *testing.T, n, wantEvery int) (*eventstore.Memory, [
 		case i%wantEvery == wantEvery/2:
 			name = "item_added"
 		case i%2 == 0:
-			id, name = note.WithID(fmt.Sprintf("note-%d", i%3)), "item_added"
+			id, name = note.WithID(fmt.Sprintf("note-%d", i%3)), noteEvent
 		}
 		versions[id]++
 		s := factum.EventStream{
@@ -98,7 +100,7 @@ func (c *counts) modelAt(t *testing.T, st projection.Store, group factum.Functio
 // setup and the 8 batches, and a drain afterwards commits its setup and
 // one save at the log's end.
 func unwantedBatchesCommitNothing(t *testing.T, st projection.Store) {
-	log, all := appendMostlyUnwanted(t, 400, 50)
+	log, all := appendMostlyUnwanted(t, 400, 50, "item_added")
 	c := newCounts()
 	p := c.projection(t, projection.From(cart))
 	const batch, wanted, lastWanted = 4, 8, 375
@@ -166,7 +168,7 @@ func (c *counts) callCount() int {
 // stream lost, none applied twice), the checkpoint never moves back, and
 // after the last restart the model holds the whole log.
 func exactlyOnceAcrossKillsAmidUnwanted(t *testing.T, st projection.Store) {
-	log, all := appendMostlyUnwanted(t, 600, 23)
+	log, all := appendMostlyUnwanted(t, 600, 23, "item_added")
 	c := newCounts()
 	p := c.projection(t, projection.From(cart))
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -203,5 +205,40 @@ func exactlyOnceAcrossKillsAmidUnwanted(t *testing.T, st projection.Store) {
 	pos, got := c.modelAt(t, st, p.Group())
 	if want := fold(all, all[len(all)-1].Position); fmt.Sprint(got) != fmt.Sprint(want) || pos != all[len(all)-1].Position {
 		t.Errorf("at the end the checkpoint is %v and the model %v, want %v and %v", pos, got, all[len(all)-1].Position, want)
+	}
+}
+
+// A rebuild over a log the projection mostly does not consume, with
+// checkpoints over such streams saved only when due (never, by the
+// interval): the next build saves its checkpoint when it catches up with
+// the live one, so the switch happens, and the new build holds the log.
+func rebuildOverUnwanted(t *testing.T, st projection.Store) {
+	log, _ := appendMostlyUnwanted(t, 400, 50, "note_written")
+	c := newTCounts("skip_rebuild")
+	p := c.projection(t, 1)
+	cfg := projection.Config{Log: log, Store: st, BatchSize: 4, CheckpointInterval: time.Hour}
+	drain(t, newRunner(t, p, cfg))
+	r := newRunner(t, p, cfg)
+	if err := r.Rebuild(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if s, err := st.State(ctx, "skip_rebuild"); err == nil && s.Live.Number == 2 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	_ = r.Run(ctx)
+	if s := state(t, st, "skip_rebuild"); s.Live.Number != 2 {
+		t.Fatalf("a minute after the rebuild started the state is %+v, want build 2 live", s)
+	}
+	got, res := all(t, r, factum.DefaultTenant)
+	if want := recompute(t, log, factum.DefaultTenant, 1); res.Build != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after the switch build %d answers %v, want build 2 answering %v", res.Build, got, want)
 	}
 }
