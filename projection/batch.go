@@ -5,27 +5,49 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 )
 
 // step projects one batch into l: it returns how many streams it moved
-// past and the checkpoint after them.
+// past and where it reads on from (the checkpoint after them, unless it
+// skipped streams without saving: see saveSkipped).
 func (r *Runner) step(ctx context.Context, l *lane) (int, factum.Position, error) {
 	if err := r.ensureSetup(ctx, l); err != nil {
 		return 0, factum.Position{}, err
 	}
 	if l == r.next && r.live != nil && !r.live.posKnown {
 		l.caught = false // wait for the live lane to know where it is (see begin)
-		return 0, l.pos, nil
+		return 0, l.from(), nil
 	}
-	tx, pos, batch, err := r.begin(ctx, l)
-	if err != nil || len(batch) == 0 {
-		l.caught = err == nil
+	pos, batch, err := r.begin(ctx, l)
+	if err != nil {
+		l.caught = false
 		return 0, pos, err
 	}
+	if len(batch) == 0 {
+		if err := r.saveSkipped(ctx, l, true); err != nil {
+			l.caught = false
+			return 0, pos, err
+		}
+		l.caught = true
+		return 0, l.from(), nil
+	}
 	l.caught = false
+	if !r.p.wantsAny(batch) {
+		end := batch[len(batch)-1].Position
+		l.skip(end)
+		if err := r.saveSkipped(ctx, l, false); err != nil {
+			return 0, pos, err
+		}
+		return len(batch), end, nil
+	}
+	tx, err := r.at(ctx, l, pos)
+	if err != nil {
+		return 0, pos, err
+	}
 	failed, ferr, err := r.applyCommit(ctx, l, tx, batch)
 	if err != nil {
 		return 0, pos, err
@@ -107,29 +129,30 @@ func (r *Runner) setupIn(ctx context.Context, tx Txn) (err error) {
 	return nil
 }
 
-// begin reads the next batch after the checkpoint, then starts a
-// transaction holding the checkpoint at the position the batch follows
-// (locked, where the store locks it, so runners of one projection take
-// turns). No transaction is open while the log is read: a runner never
-// holds a pooled connection while it waits for another. A checkpoint that
-// moved meanwhile (another runner, a rebuild) is errMoved.
-func (r *Runner) begin(ctx context.Context, l *lane) (Txn, factum.Position, []factum.EventStream, error) {
+// begin reads the next batch after the checkpoint (after the streams the
+// lane skipped, if any) and returns it with the checkpoint it follows. No
+// transaction is open while the log is read: a runner never holds a
+// pooled connection while it waits for another. The caller starts one,
+// holding the checkpoint at that position (at), only for a batch holding
+// a stream the projection consumes.
+func (r *Runner) begin(ctx context.Context, l *lane) (factum.Position, []factum.EventStream, error) {
 	if !l.posKnown {
 		tx, err := r.cfg.Store.Begin(ctx)
 		if err != nil {
-			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: begin: %w", l.group, err)
+			return factum.Position{}, nil, fmt.Errorf("projection %s: begin: %w", l.group, err)
 		}
 		pos, err := tx.Checkpoint(ctx, l.group)
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		if err != nil {
-			return nil, factum.Position{}, nil, fmt.Errorf("projection %s: checkpoint: %w", l.group, err)
+			return factum.Position{}, nil, fmt.Errorf("projection %s: checkpoint: %w", l.group, err)
 		}
+		l.skipped = time.Time{}
 		l.pos, l.posKnown = pos, true
 	}
 	pos := l.pos
-	batch, err := r.cfg.Log.ReadLog(ctx, pos, r.cfg.BatchSize)
+	batch, err := r.cfg.Log.ReadLog(ctx, l.from(), r.cfg.BatchSize)
 	if err != nil {
-		return nil, pos, nil, fmt.Errorf("projection %s: read log: %w", l.group, err)
+		return pos, nil, fmt.Errorf("projection %s: read log: %w", l.group, err)
 	}
 	if l == r.next && r.live != nil && r.live.posKnown {
 		// A build beside a live one goes no further than the live
@@ -143,14 +166,7 @@ func (r *Runner) begin(ctx context.Context, l *lane) (Txn, factum.Position, []fa
 		}
 		batch = batch[:i]
 	}
-	if len(batch) == 0 {
-		return nil, pos, nil, nil
-	}
-	tx, err := r.at(ctx, l, pos)
-	if err != nil {
-		return nil, pos, nil, err
-	}
-	return tx, pos, batch, nil
+	return pos, batch, nil
 }
 
 // errMoved reports that the checkpoint is not where this runner read the
@@ -192,7 +208,7 @@ func (r *Runner) at(ctx context.Context, l *lane, pos factum.Position) (Txn, err
 	}
 	if got != pos {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
-		l.pos = got
+		l.saved(got)
 		return nil, errMoved
 	}
 	return tx, nil
@@ -255,7 +271,7 @@ func (r *Runner) commit(ctx context.Context, l *lane, tx Txn, pos factum.Positio
 		l.posKnown = false
 		return fmt.Errorf("projection %s: commit: %w", l.group, err)
 	}
-	l.pos, l.posKnown = pos, true
+	l.saved(pos)
 	return nil
 }
 

@@ -165,7 +165,7 @@ func (r *Runner) trySwitch(ctx context.Context) (bool, error) {
 	r.cfg.Logger.Info("projection: switched to the rebuilt build", "projection", r.p.group.String(),
 		"build", st.Live.Number, "version", st.Live.Version, "retired", st.Retired.Number)
 	n.signals = true
-	n.pos, n.posKnown = npos, true
+	n.saved(npos)
 	r.live, r.next = n, nil
 	return true, nil
 }

@@ -30,7 +30,10 @@
 //
 // The Runner reads the global log from the checkpoint in batches: one
 // transaction holds a whole batch (Config.BatchSize streams), with the same
-// guarantee. A function that fails rolls the batch back; the batch is
+// guarantee. A batch holding no stream the projection consumes opens no
+// transaction: the checkpoint passes it with a later one (see
+// Config.CheckpointInterval), and a crash before that only reads it again.
+// A function that fails rolls the batch back; the batch is
 // tried again, and if the same stream keeps failing, the streams before
 // it commit, the failure is recorded (Config.Failures, the compensation
 // package) and the checkpoint moves past it in a transaction of its own,

@@ -37,6 +37,17 @@ type Config struct {
 	// PollInterval bounds how long the runner waits for a wake-up before
 	// reading the log (and the builds' state) again (default 1 s).
 	PollInterval time.Duration
+	// CheckpointInterval bounds how long the runner leaves unsaved its
+	// progress over batches holding no stream the projection consumes
+	// (default DefaultCheckpointInterval). Such a batch opens no
+	// transaction: the runner reads on from its end and saves the
+	// checkpoint past it with the next batch it applies, once the
+	// interval has passed since the first unsaved one, when it reaches
+	// the log's end during a Drain, or when a rebuild's build catches
+	// up. A crash meanwhile leaves the checkpoint behind, before streams
+	// the projection does not consume: they are read again, never
+	// applied. A negative interval saves after every such batch.
+	CheckpointInterval time.Duration
 	// Logger receives errors (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock of signals and failures (default time.Now).
@@ -84,6 +95,11 @@ type lane struct {
 	// posKnown: the next batch is read from it before a transaction opens.
 	pos      factum.Position
 	posKnown bool
+	// skipped, when not zero, is when the lane first read past pos
+	// without saving: the streams after pos up to read hold nothing the
+	// projection consumes, and the next batch is read from read.
+	skipped  time.Time
+	read     factum.Position
 	caught   bool   // the last batch found the log's end
 	failing  string // the stream that failed last, and how often
 	failures int
@@ -105,6 +121,9 @@ func NewRunner(p *Projection, cfg Config) (*Runner, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
+	}
+	if cfg.CheckpointInterval == 0 {
+		cfg.CheckpointInterval = DefaultCheckpointInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -157,7 +176,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		if r.drain.Err() != nil {
 			return nil
 		}
-		wctx, cancel := context.WithTimeout(ctx, r.cfg.PollInterval)
+		wctx, cancel := context.WithTimeout(ctx, r.waitFor())
 		stop := context.AfterFunc(r.drain, cancel)
 		woken := make(chan struct{})
 		go func() {

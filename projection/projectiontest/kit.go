@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{"QueuedFailuresAreTheirStreams", queuedFailuresAreTheirStreams},
 	}
 	cases = append(cases, builds...)
+	cases = append(cases, skipped...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -102,12 +103,22 @@ func (c *counts) project(ctx context.Context, tx projection.Tx, s *factum.EventS
 // read returns the model's counts, in a transaction of its own.
 func (c *counts) read(t *testing.T, st projection.Store, ids []string) map[string]int {
 	t.Helper()
+	return c.readAfter(t, st, ids, nil)
+}
+
+// readAfter returns the model's counts in a transaction of its own, in
+// which first (if not nil) runs before.
+func (c *counts) readAfter(t *testing.T, st projection.Store, ids []string, first func(projection.Txn)) map[string]int {
+	t.Helper()
 	ctx := context.Background()
 	tx, err := st.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
+	if first != nil {
+		first(tx)
+	}
 	out := map[string]int{}
 	for _, id := range ids {
 		var n int
