@@ -2,13 +2,12 @@ package snapshottest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -83,8 +82,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	suffix := factum.DeriveID(t.Name(), factum.NewID())[:8]
-	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: "snap_" + suffix}}
+	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: kit.UniqueName(t, "snap_")}}
 }
 
 func (f fixture) id(id string) factum.AggregateID { return f.named.WithID(id) }
@@ -113,32 +111,6 @@ func snap(id factum.AggregateID, version int) snapshot.Snapshot {
 	}
 }
 
-// wantCode fails unless err is a *factum.Error of the code matching its
-// sentinel.
-func wantCode(t *testing.T, err error, code factum.Code) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s", code)
-	}
-	var fe *factum.Error
-	if !errors.As(err, &fe) || fe.Code != code {
-		t.Fatalf("got %v, want code %s", err, code)
-	}
-	if !errors.Is(err, code.Err()) {
-		t.Fatalf("errors.Is(%v, sentinel of %s) is false", err, code)
-	}
-}
-
-// jsonEqual compares JSON documents by value, so stores that normalise
-// JSON (jsonb) are judged by content.
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
-}
-
 // same fails unless got equals want as a store keeps it.
 func same(t *testing.T, got, want snapshot.Snapshot) {
 	t.Helper()
@@ -162,7 +134,7 @@ func same(t *testing.T, got, want snapshot.Snapshot) {
 		t.Fatalf("snapshot time = %v, want %v", got.SnapshotTime, want.SnapshotTime)
 	case got.Deleted != want.Deleted:
 		t.Fatalf("deleted = %v, want %v", got.Deleted, want.Deleted)
-	case !jsonEqual(got.State, want.State):
+	case !kit.JSONEqual(got.State, want.State):
 		t.Fatalf("state = %s, want %s", got.State, want.State)
 	}
 }
