@@ -1,7 +1,7 @@
 // Package kit holds what factum's contract kits (eventstoretest,
-// snapshottest, preparetest) share: names unique to one case, so that
-// cases sharing a store never see each other's data, and the checks of
-// factum errors and JSON documents their cases make.
+// snapshottest, preparetest, querytest) share: names unique to one case,
+// so that cases sharing a store never see each other's data, and the
+// checks of factum errors and JSON documents their cases make.
 package kit
 
 import (
