@@ -35,26 +35,22 @@ type NewBus func(t *testing.T, proc command.Executor, sink command.Sink) Harness
 // cases run in parallel (t.Parallel).
 func Run(t *testing.T, newBus NewBus) {
 	t.Helper()
-	t.Run("OrderPerAggregate", func(t *testing.T) {
-		t.Parallel()
-		orderPerAggregate(t, newBus)
-	})
-	t.Run("BlockedAggregateDoesNotStopOthers", func(t *testing.T) {
-		t.Parallel()
-		blockedDoesNotStopOthers(t, newBus)
-	})
-	t.Run("BackPressure", func(t *testing.T) {
-		t.Parallel()
-		backPressure(t, newBus)
-	})
-	t.Run("Close", func(t *testing.T) {
-		t.Parallel()
-		closed(t, newBus)
-	})
-	t.Run("NoLossOfAccepted", func(t *testing.T) {
-		t.Parallel()
-		noLoss(t, newBus)
-	})
+	cases := []struct {
+		name string
+		fn   func(*testing.T, NewBus)
+	}{
+		{"OrderPerAggregate", orderPerAggregate},
+		{"BlockedAggregateDoesNotStopOthers", blockedDoesNotStopOthers},
+		{"BackPressure", backPressure},
+		{"Close", closed},
+		{"NoLossOfAccepted", noLoss},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.fn(t, newBus)
+		})
+	}
 }
 
 // The kit's commands go to aggregates of this type.
