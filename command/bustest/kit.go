@@ -11,6 +11,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 // Harness is one bus under test, wired to the kit's processor and sink.
@@ -35,22 +36,14 @@ type NewBus func(t *testing.T, proc command.Executor, sink command.Sink) Harness
 // cases run in parallel (t.Parallel).
 func Run(t *testing.T, newBus NewBus) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*testing.T, NewBus)
-	}{
-		{"OrderPerAggregate", orderPerAggregate},
-		{"BlockedAggregateDoesNotStopOthers", blockedDoesNotStopOthers},
-		{"BackPressure", backPressure},
-		{"Close", closed},
-		{"NoLossOfAccepted", noLoss},
+	cases := []kit.Case[NewBus]{
+		{Name: "OrderPerAggregate", Run: orderPerAggregate},
+		{Name: "BlockedAggregateDoesNotStopOthers", Run: blockedDoesNotStopOthers},
+		{Name: "BackPressure", Run: backPressure},
+		{Name: "Close", Run: closed},
+		{Name: "NoLossOfAccepted", Run: noLoss},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.fn(t, newBus)
-		})
-	}
+	kit.RunParallel(t, func(*testing.T) NewBus { return newBus }, cases)
 }
 
 // The kit's commands go to aggregates of this type.

@@ -23,36 +23,28 @@ type NewStore func(t *testing.T) eventstore.Store
 // one backend, and newStore is called from several goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*testing.T, eventstore.Store)
-	}{
-		{"RoundTrip", testRoundTrip},
-		{"InvalidStreamRefused", testInvalidStream},
-		{"Conflicts", testConflicts},
-		{"ConflictPrecedence", testPrecedence},
-		{"RequestIDAcrossAggregates", testRequestAcrossAggregates},
-		{"RequestExistsAndLookup", testLookup},
-		{"TenantSealed", testTenantSealed},
-		{"LoadRanges", testLoadRanges},
-		{"LoadByTime", testLoadByTime},
-		{"ScanAggregateIDs", testScan},
-		{"GlobalLog", testGlobalLog},
-		{"WaitLog", testWaitLog},
-		{"CancelledContext", testCancelled},
-		{"FastPathsMatchFallbacks", testFastPaths},
-		{"ConcurrentSameVersion", testConcurrentSameVersion},
-		{"ConcurrentSameRequest", testConcurrentSameRequest},
-		{"ConcurrentCreateSameRequest", testConcurrentCreate},
-		{"ParallelAggregatesInLog", testParallelAggregates},
-		{"ConcurrentMixedOutcomes", func(t *testing.T, st eventstore.Store) { AppendMixedOutcomes(t, st, nil) }},
+	cases := []kit.Case[eventstore.Store]{
+		{Name: "RoundTrip", Run: testRoundTrip},
+		{Name: "InvalidStreamRefused", Run: testInvalidStream},
+		{Name: "Conflicts", Run: testConflicts},
+		{Name: "ConflictPrecedence", Run: testPrecedence},
+		{Name: "RequestIDAcrossAggregates", Run: testRequestAcrossAggregates},
+		{Name: "RequestExistsAndLookup", Run: testLookup},
+		{Name: "TenantSealed", Run: testTenantSealed},
+		{Name: "LoadRanges", Run: testLoadRanges},
+		{Name: "LoadByTime", Run: testLoadByTime},
+		{Name: "ScanAggregateIDs", Run: testScan},
+		{Name: "GlobalLog", Run: testGlobalLog},
+		{Name: "WaitLog", Run: testWaitLog},
+		{Name: "CancelledContext", Run: testCancelled},
+		{Name: "FastPathsMatchFallbacks", Run: testFastPaths},
+		{Name: "ConcurrentSameVersion", Run: testConcurrentSameVersion},
+		{Name: "ConcurrentSameRequest", Run: testConcurrentSameRequest},
+		{Name: "ConcurrentCreateSameRequest", Run: testConcurrentCreate},
+		{Name: "ParallelAggregatesInLog", Run: testParallelAggregates},
+		{Name: "ConcurrentMixedOutcomes", Run: func(t *testing.T, st eventstore.Store) { AppendMixedOutcomes(t, st, nil) }},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.fn(t, newStore(t))
-		})
-	}
+	kit.RunParallel(t, newStore, cases)
 }
 
 // fixture makes identities unique to one case.

@@ -60,3 +60,23 @@ func JSONEqual(a, b []byte) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// Case is one case of a kit: the name of its subtest and what it runs
+// against a store (or whatever the kit tests) of type S.
+type Case[S any] struct {
+	Name string
+	Run  func(*testing.T, S)
+}
+
+// RunParallel runs each case as a subtest that runs in parallel
+// (t.Parallel) with the others, against what open returns for it: open is
+// called in the subtest, so from several goroutines, and may skip it.
+func RunParallel[S any](t *testing.T, open func(*testing.T) S, cases []Case[S]) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			c.Run(t, open(t))
+		})
+	}
+}

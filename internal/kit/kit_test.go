@@ -3,6 +3,8 @@ package kit
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"sync"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -54,5 +56,26 @@ func TestUniqueName(t *testing.T) {
 	a, b := UniqueName(t, "p_"), UniqueName(t, "p_")
 	if a == b || len(a) != len("p_")+8 || a[:2] != "p_" {
 		t.Fatalf("UniqueName gave %q and %q, want two distinct names of p_ and 8 characters", a, b)
+	}
+}
+
+func TestRunParallelRunsEveryCaseOnWhatOpenReturns(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]string{}
+	t.Run("kit", func(t *testing.T) {
+		record := func(t *testing.T, store string) {
+			mu.Lock()
+			defer mu.Unlock()
+			got[t.Name()] = store
+		}
+		RunParallel(t, func(t *testing.T) string { return "store of " + t.Name() },
+			[]Case[string]{{Name: "A", Run: record}, {Name: "B", Run: record}})
+	})
+	want := map[string]string{
+		"TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/A": "store of TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/A",
+		"TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/B": "store of TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/B",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("the cases saw %v, want %v", got, want)
 	}
 }

@@ -24,54 +24,40 @@ type NewStore func(t *testing.T) snapshot.Store
 // goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*testing.T, snapshot.Store)
-	}{
-		{"RoundTrip", testRoundTrip},
-		{"DefaultTenant", testDefaultTenant},
-		{"InvalidRefused", testInvalid},
-		{"LoadMissing", testLoadMissing},
-		{"VersionGuard", testVersionGuard},
-		{"TenantMismatch", testTenantMismatch},
-		{"StateNotRetained", testStateNotRetained},
-		{"AggregateTypesSeparate", testTypesSeparate},
-		{"CancelledContext", testCancelled},
-		{"ConcurrentSavesKeepHighest", testConcurrentSaves},
-		{"ConcurrentAggregates", testConcurrentAggregates},
-		{"ConcurrentTenantsOneWins", testTenantRace},
-		{"FastPathsMatchFallbacks", testFastPaths},
+	cases := []kit.Case[snapshot.Store]{
+		{Name: "RoundTrip", Run: testRoundTrip},
+		{Name: "DefaultTenant", Run: testDefaultTenant},
+		{Name: "InvalidRefused", Run: testInvalid},
+		{Name: "LoadMissing", Run: testLoadMissing},
+		{Name: "VersionGuard", Run: testVersionGuard},
+		{Name: "TenantMismatch", Run: testTenantMismatch},
+		{Name: "StateNotRetained", Run: testStateNotRetained},
+		{Name: "AggregateTypesSeparate", Run: testTypesSeparate},
+		{Name: "CancelledContext", Run: testCancelled},
+		{Name: "ConcurrentSavesKeepHighest", Run: testConcurrentSaves},
+		{Name: "ConcurrentAggregates", Run: testConcurrentAggregates},
+		{Name: "ConcurrentTenantsOneWins", Run: testTenantRace},
+		{Name: "FastPathsMatchFallbacks", Run: testFastPaths},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.fn(t, newStore(t))
-		})
+	kit.RunParallel(t, newStore, cases)
+	queryCases := []kit.Case[snapshot.QueryStore]{
+		{Name: "QueryCorpus", Run: testQueryCorpus},
+		{Name: "QueryTyped", Run: testQueryTyped},
+		{Name: "QueryState", Run: testQueryState},
+		{Name: "QueryTenantScope", Run: testQueryTenant},
+		{Name: "QueryAggregateTypesSeparate", Run: testQueryTypesSeparate},
+		{Name: "QuerySeesLatestSave", Run: testQueryLatest},
+		{Name: "QueryWhileSaving", Run: testQueryWhileSaving},
+		{Name: "QueryCancelled", Run: testQueryCancelled},
 	}
-	queryCases := []struct {
-		name string
-		fn   func(*testing.T, snapshot.QueryStore)
-	}{
-		{"QueryCorpus", testQueryCorpus},
-		{"QueryTyped", testQueryTyped},
-		{"QueryState", testQueryState},
-		{"QueryTenantScope", testQueryTenant},
-		{"QueryAggregateTypesSeparate", testQueryTypesSeparate},
-		{"QuerySeesLatestSave", testQueryLatest},
-		{"QueryWhileSaving", testQueryWhileSaving},
-		{"QueryCancelled", testQueryCancelled},
-	}
-	for _, c := range queryCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			st := newStore(t)
-			qs, ok := st.(snapshot.QueryStore)
-			if !ok {
-				t.Skipf("%T does not implement snapshot.Querier", st)
-			}
-			c.fn(t, qs)
-		})
-	}
+	kit.RunParallel(t, func(t *testing.T) snapshot.QueryStore {
+		st := newStore(t)
+		qs, ok := st.(snapshot.QueryStore)
+		if !ok {
+			t.Skipf("%T does not implement snapshot.Querier", st)
+		}
+		return qs
+	}, queryCases)
 }
 
 // fixture makes aggregate types unique to one case.
