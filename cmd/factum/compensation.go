@@ -78,13 +78,20 @@ func compListCmd() *cobra.Command {
 }
 
 func compShowCmd() *cobra.Command {
+	return compGetCmd("show ID", "Show one execution with its history", cobra.ExactArgs(1),
+		func(args []string) []string { return []string{"executions", args[0]} })
+}
+
+// compGetCmd is a sub-command that reads the compensation route that
+// route makes of its arguments.
+func compGetCmd(use, short string, nargs cobra.PositionalArgs, route func(args []string) []string) *cobra.Command {
 	var co clientOptions
 	cmd := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one execution with its history",
-		Args:  cobra.ExactArgs(1),
+		Use:   use,
+		Short: short,
+		Args:  nargs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return co.call(cmd.Context(), "GET", co.path("compensation", "executions", args[0]), nil, nil, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "GET", co.path(append([]string{"compensation"}, route(args)...)...), nil, nil, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)
@@ -127,15 +134,6 @@ func compRecoverableCmd() *cobra.Command {
 }
 
 func compCountsCmd() *cobra.Command {
-	var co clientOptions
-	cmd := &cobra.Command{
-		Use:   "counts",
-		Short: "Executions by status, and those waiting for an operator",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return co.call(cmd.Context(), "GET", co.path("compensation", "counts"), nil, nil, cmd.OutOrStdout())
-		},
-	}
-	co.flags(cmd)
-	return cmd
+	return compGetCmd("counts", "Executions by status, and those waiting for an operator", cobra.NoArgs,
+		func([]string) []string { return []string{"counts"} })
 }
