@@ -176,24 +176,33 @@ func sameTenant(id factum.AggregateID, s *factum.EventStream) bool {
 	return s.AggregateID.TenantOrDefault() == id.TenantOrDefault()
 }
 
-func duplicateResult(c *factum.Command, s *factum.EventStream) Result {
+// appendedResult is the PROCESSED result of the stored stream s, answered
+// to command commandID.
+func appendedResult(commandID string, s *factum.EventStream) Result {
 	names := make([]string, len(s.Events))
 	for i := range s.Events {
 		names[i] = s.Events[i].Name
 	}
 	return Result{
 		Stage:            factum.StageProcessed,
-		CommandID:        c.ID,
+		CommandID:        commandID,
 		RequestID:        s.RequestID,
 		AggregateID:      s.AggregateID,
 		AggregateVersion: s.Version,
 		EventNames:       names,
 		Code:             factum.CodeOk,
-		Duplicate:        true,
-		Results:          map[string]any{"originalCommandId": s.CommandID},
-		Note:             "request " + s.RequestID + " was already appended by command " + s.CommandID + "; this is its outcome",
 		SignalTime:       s.CreateTime,
 	}
+}
+
+// duplicateResult is the answer to c, a repeated request, from s, the
+// stream its first attempt appended.
+func duplicateResult(c *factum.Command, s *factum.EventStream) Result {
+	r := appendedResult(c.ID, s)
+	r.Duplicate = true
+	r.Results = map[string]any{"originalCommandId": s.CommandID}
+	r.Note = "request " + s.RequestID + " was already appended by command " + s.CommandID + "; this is its outcome"
+	return r
 }
 
 // Send sends cmd and returns at SENT, once the bus accepted it. A repeated
@@ -407,18 +416,5 @@ func (g *Gateway) Lookup(ctx context.Context, id factum.AggregateID, requestID s
 	if err != nil {
 		return Result{}, err
 	}
-	names := make([]string, len(s.Events))
-	for i := range s.Events {
-		names[i] = s.Events[i].Name
-	}
-	return Result{
-		Stage:            factum.StageProcessed,
-		CommandID:        s.CommandID,
-		RequestID:        s.RequestID,
-		AggregateID:      s.AggregateID,
-		AggregateVersion: s.Version,
-		EventNames:       names,
-		Code:             factum.CodeOk,
-		SignalTime:       s.CreateTime,
-	}, nil
+	return appendedResult(s.CommandID, &s), nil
 }

@@ -93,6 +93,21 @@ func (k *Key[V]) encode(v V) ([]byte, error) {
 	return b, nil
 }
 
+// encodeChange checks next's expiry and encodes old and next's value, for
+// the calls that replace the reservation for old by next.
+func (k *Key[V]) encodeChange(old V, next PreparedValue[V]) (ob, nb []byte, err error) {
+	if err := validExpiry(next.ExpiresAt); err != nil {
+		return nil, nil, err
+	}
+	if ob, err = k.encode(old); err != nil {
+		return nil, nil, err
+	}
+	if nb, err = k.encode(next.Value); err != nil {
+		return nil, nil, err
+	}
+	return ob, nb, nil
+}
+
 func (k *Key[V]) decode(key string, r Record) (PreparedValue[V], error) {
 	var v V
 	if err := json.Unmarshal(r.Value, &v); err != nil {
@@ -204,14 +219,7 @@ func (k *Key[V]) Reprepare(ctx context.Context, key string, old V, next Prepared
 	if err != nil {
 		return false, err
 	}
-	if err := validExpiry(next.ExpiresAt); err != nil {
-		return false, err
-	}
-	ob, err := k.encode(old)
-	if err != nil {
-		return false, err
-	}
-	nb, err := k.encode(next.Value)
+	ob, nb, err := k.encodeChange(old, next)
 	if err != nil {
 		return false, err
 	}
@@ -254,14 +262,7 @@ func (k *Key[V]) ChangeKey(ctx context.Context, oldKey string, old V, newKey str
 		return false, factum.IllegalArgument(fmt.Sprintf(
 			"prepare %s: change key %q to itself; use Reprepare to change the value on one key", k.name, oldKey))
 	}
-	if err := validExpiry(next.ExpiresAt); err != nil {
-		return false, err
-	}
-	ob, err := k.encode(old)
-	if err != nil {
-		return false, err
-	}
-	nb, err := k.encode(next.Value)
+	ob, nb, err := k.encodeChange(old, next)
 	if err != nil {
 		return false, err
 	}

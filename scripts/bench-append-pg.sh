@@ -76,27 +76,10 @@ VALUES ('cart', gen_random_uuid()::text, 'default', 1, gen_random_uuid()::text, 
 	'[{"id":"01970000-0000-7000-8000-000000000000","name":"item_added","sequence":1,"isLast":true,"body":{"sku":"sku-1","qty":2}}]');
 SQL
 
-# Compile once, so that rounds measure only running.
-bin="$work/postgres.test"
-go test -c -o "$bin" ./postgres/
-if [[ -n "$base" ]]; then
-	mkdir "$work/base"
-	git archive "$base" | tar -x -C "$work/base"
-	(cd "$work/base" && go test -c -o "$work/base.test" ./postgres/)
-fi
-
-# streams_per_s OUTPUT MODE prints the streams/s of BenchmarkAppend/MODE.
-streams_per_s() {
-	awk -v p="BenchmarkAppend/$2/" 'index($1, p) == 1 { for (i = 2; i < NF; i++) if ($(i+1) == "streams/s") print int($i) }' <<<"$1"
-}
-# metric OUTPUT MODE UNIT prints the UNIT figure of BenchmarkAppend/MODE.
-metric() {
-	awk -v p="BenchmarkAppend/$2/" -v u="$3" 'index($1, p) == 1 { for (i = 2; i < NF; i++) if ($(i+1) == u) print int($i) }' <<<"$1"
-}
-# run BIN DIR C runs BIN's single and coalesced appends at C writers in DIR.
-run() { (cd "$2" && "$1" -test.run '^$' -test.bench "^BenchmarkAppend\$/^(single|coalesced)\$/^writers=$3\$" -test.benchtime "$benchtime"); }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# shellcheck source=scripts/bench-append-ratios.sh
+. scripts/bench-append-ratios.sh
+name=bench-append-pg
+build_benchmarks postgres
 
 echo "# $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), PostgreSQL $(psql -qXAt "$url" -c 'SHOW server_version' | cut -d' ' -f1), synchronous_commit=$(psql -qXAt "$url" -c 'SHOW synchronous_commit')"
 header=(writers round pgbench_tx/s single/s ratio coalesced/s ratio cpu srv_cpu)
@@ -109,46 +92,22 @@ fi
 printf "$fmt\n" "${header[@]}"
 summary=()
 for c in $clients; do
-	single_ratios=() coalesced_ratios=() base_single_ratios=() base_coalesced_ratios=()
+	start_writers
 	for r in $(seq "$rounds"); do
 		tps=$(pgbench -n -c "$c" -j "$(( c < 2 ? c : 2 ))" -T "$pgbench_seconds" -f "$work/insert.sql" "$url" 2>/dev/null |
 			awk '/^tps = / { print int($3) }')
-		out=$(run "$bin" postgres "$c")
-		single=$(streams_per_s "$out" single)
-		coalesced=$(streams_per_s "$out" coalesced)
-		if [[ -z "$tps" || -z "$single" || -z "$coalesced" ]]; then
-			echo "bench-append-pg: round $r at $c writers failed:" >&2
-			echo "$out" >&2
-			exit 1
-		fi
-		single_ratios+=("$(ratio "$single" "$tps")")
-		coalesced_ratios+=("$(ratio "$coalesced" "$tps")")
-		row=("$c" "$r" "$tps" "$single" "${single_ratios[-1]}" "$coalesced" "${coalesced_ratios[-1]}"
-			"$(metric "$out" coalesced cpu-ns/op)" "$(metric "$out" coalesced server-cpu-ns/op)")
+		out=$(run_append "$bin" postgres "$c")
+		row=("$c" "$r" "$tps")
+		add_figures "" "$out" "$tps" "$c" "$r"
+		row+=("$(metric "$out" BenchmarkAppend/coalesced/ cpu-ns/op)" "$(metric "$out" BenchmarkAppend/coalesced/ server-cpu-ns/op)")
 		if [[ -n "$base" ]]; then
-			bout=$(run "$work/base.test" "$work/base/postgres" "$c")
-			bsingle=$(streams_per_s "$bout" single)
-			bcoalesced=$(streams_per_s "$bout" coalesced)
-			if [[ -z "$bsingle" || -z "$bcoalesced" ]]; then
-				echo "bench-append-pg: round $r at $c writers failed on $base:" >&2
-				echo "$bout" >&2
-				exit 1
-			fi
-			base_single_ratios+=("$(ratio "$bsingle" "$tps")")
-			base_coalesced_ratios+=("$(ratio "$bcoalesced" "$tps")")
-			row+=("$bsingle" "${base_single_ratios[-1]}" "$bcoalesced" "${base_coalesced_ratios[-1]}" "$(metric "$bout" coalesced cpu-ns/op)")
+			bout=$(run_append "$work/base.test" "$work/base/postgres" "$c")
+			add_figures base_ "$bout" "$tps" "$c" "$r"
+			row+=("$(metric "$bout" BenchmarkAppend/coalesced/ cpu-ns/op)")
 		fi
 		# shellcheck disable=SC2059
 		printf "$fmt\n" "${row[@]}"
 	done
-	line=$(printf '%-8s %24s %26s' "$c" "$(printf '%s\n' "${single_ratios[@]}" | median)" "$(printf '%s\n' "${coalesced_ratios[@]}" | median)")
-	if [[ -n "$base" ]]; then
-		line+=$(printf ' %24s %26s' "$(printf '%s\n' "${base_single_ratios[@]}" | median)" "$(printf '%s\n' "${base_coalesced_ratios[@]}" | median)")
-	fi
-	summary+=("$line")
+	add_summary "$c"
 done
-echo
-line=$(printf '%-8s %24s %26s' writers "median single/pgbench" "median coalesced/pgbench")
-[[ -n "$base" ]] && line+=$(printf ' %24s %26s' "base single/pgbench" "base coalesced/pgbench")
-echo "$line"
-printf '%s\n' "${summary[@]}"
+print_summary pgbench

@@ -31,15 +31,22 @@ WHERE ?4 = 1 OR EXISTS (SELECT 1 FROM ` + table + ` WHERE aggregate = ?1 AND agg
 ON CONFLICT DO NOTHING`
 }
 
-// esInserted returns the position of the row an insert stored, or ok false
-// when it stored none.
-func esInserted(res sql.Result) (seq int64, ok bool, err error) {
-	n, err := res.RowsAffected()
-	if err != nil || n == 0 {
-		return 0, false, err
+// esInsert runs the insert statement stmt for row and returns the
+// position it stored the row at, or ok false when it stored none. An error
+// is the statement's own.
+func esInsert(ctx context.Context, stmt *sql.Stmt, row *esRow) (pos factum.Position, ok bool, err error) {
+	var n, seq int64
+	res, err := stmt.ExecContext(ctx, esArgs(row)...)
+	if err == nil {
+		n, err = res.RowsAffected()
 	}
-	seq, err = res.LastInsertId()
-	return seq, err == nil, err
+	if err == nil && n > 0 {
+		seq, err = res.LastInsertId()
+	}
+	if err != nil {
+		return factum.Position{}, false, fmt.Errorf("insert: %w", err)
+	}
+	return factum.Position{Seq: uint64(seq)}, n > 0, nil
 }
 
 func esClassifySQL(table string) string {
@@ -100,18 +107,13 @@ type esWrite struct {
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
 	w := esWrite{out: make([]esResult, len(batch))}
 	if len(batch) == 1 {
-		res, err := s.insert.ExecContext(ctx, esArgs(&batch[0].Row)...)
+		pos, ok, err := esInsert(ctx, s.insert, &batch[0].Row)
 		if err != nil {
 			w.inStatement = true
-			return w, fmt.Errorf("insert: %w", err)
-		}
-		seq, ok, err := esInserted(res)
-		if err != nil {
-			w.inStatement = true
-			return w, fmt.Errorf("insert: %w", err)
+			return w, err
 		}
 		if ok {
-			w.out[0] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Seq: uint64(seq)}}
+			w.out[0] = esResult{Outcome: eventstore.Appended, Pos: pos}
 			return w, nil
 		}
 	}
@@ -123,18 +125,13 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
 	for i, r := range batch {
 		row := &r.Row
-		res, err := insert.ExecContext(ctx, esArgs(row)...)
+		pos, ok, err := esInsert(ctx, insert, row)
 		if err != nil {
 			w.inStatement = true
-			return w, fmt.Errorf("insert: %w", err)
-		}
-		seq, ok, err := esInserted(res)
-		if err != nil {
-			w.inStatement = true
-			return w, fmt.Errorf("insert: %w", err)
+			return w, err
 		}
 		if ok {
-			w.out[i] = esResult{Outcome: eventstore.Appended, Pos: factum.Position{Seq: uint64(seq)}}
+			w.out[i] = esResult{Outcome: eventstore.Appended, Pos: pos}
 			continue
 		}
 		o, err := s.classifyRow(ctx, classify, row)

@@ -78,63 +78,62 @@ func compListCmd() *cobra.Command {
 }
 
 func compShowCmd() *cobra.Command {
+	return compGetCmd("show ID", "Show one execution with its history", cobra.ExactArgs(1),
+		func(args []string) []string { return []string{"executions", args[0]} })
+}
+
+// compGetCmd is a sub-command that reads the compensation route that
+// route makes of its arguments.
+func compGetCmd(use, short string, nargs cobra.PositionalArgs, route func(args []string) []string) *cobra.Command {
 	var co clientOptions
 	cmd := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one execution with its history",
-		Args:  cobra.ExactArgs(1),
+		Use:   use,
+		Short: short,
+		Args:  nargs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return co.call(cmd.Context(), "GET", co.path("compensation", "executions", args[0]), nil, nil, cmd.OutOrStdout())
+			return co.call(cmd.Context(), "GET", co.path(append([]string{"compensation"}, route(args)...)...), nil, nil, cmd.OutOrStdout())
 		},
 	}
 	co.flags(cmd)
+	return cmd
+}
+
+// executionActionCmd is a sub-command that acts on the execution its
+// first argument names, for the operator --operator names: it sends method
+// to the execution's action route with the body that body makes of the
+// arguments.
+func executionActionCmd(use, short, example string, nargs int, method, action string, body func(args []string) []byte) *cobra.Command {
+	var co clientOptions
+	var operator string
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    cobra.ExactArgs(nargs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return co.call(cmd.Context(), method, co.path("compensation", "executions", args[0], action), operatorHeader(operator), body(args), cmd.OutOrStdout())
+		},
+	}
+	co.flags(cmd)
+	cmd.Flags().StringVar(&operator, "operator", "", "who acts, for the audit trail")
 	return cmd
 }
 
 func compRetryCmd() *cobra.Command {
-	var co clientOptions
-	var operator string
-	cmd := &cobra.Command{
-		Use:   "retry ID",
-		Short: "Retry an execution now, whatever its retry limit",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return co.call(cmd.Context(), "POST", co.path("compensation", "executions", args[0], "retry"), operatorHeader(operator), []byte{}, cmd.OutOrStdout())
-		},
-	}
-	co.flags(cmd)
-	cmd.Flags().StringVar(&operator, "operator", "", "who acts, for the audit trail")
-	return cmd
+	return executionActionCmd("retry ID", "Retry an execution now, whatever its retry limit", "", 1,
+		"POST", "retry", func([]string) []byte { return []byte{} })
 }
 
 func compRecoverableCmd() *cobra.Command {
-	var co clientOptions
-	var operator string
-	cmd := &cobra.Command{
-		Use:     "recoverable ID RECOVERABLE|UNRECOVERABLE|UNKNOWN",
-		Short:   "Mark whether retrying an execution can help",
-		Example: "  factum compensation recoverable 0193… UNRECOVERABLE --operator alice",
-		Args:    cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	return executionActionCmd("recoverable ID RECOVERABLE|UNRECOVERABLE|UNKNOWN", "Mark whether retrying an execution can help",
+		"  factum compensation recoverable 0193… UNRECOVERABLE --operator alice", 2,
+		"PUT", "recoverable", func(args []string) []byte {
 			body, _ := json.Marshal(map[string]string{"recoverable": args[1]})
-			return co.call(cmd.Context(), "PUT", co.path("compensation", "executions", args[0], "recoverable"), operatorHeader(operator), body, cmd.OutOrStdout())
-		},
-	}
-	co.flags(cmd)
-	cmd.Flags().StringVar(&operator, "operator", "", "who acts, for the audit trail")
-	return cmd
+			return body
+		})
 }
 
 func compCountsCmd() *cobra.Command {
-	var co clientOptions
-	cmd := &cobra.Command{
-		Use:   "counts",
-		Short: "Executions by status, and those waiting for an operator",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return co.call(cmd.Context(), "GET", co.path("compensation", "counts"), nil, nil, cmd.OutOrStdout())
-		},
-	}
-	co.flags(cmd)
-	return cmd
+	return compGetCmd("counts", "Executions by status, and those waiting for an operator", cobra.NoArgs,
+		func([]string) []string { return []string{"counts"} })
 }

@@ -22,8 +22,11 @@ A rebuild is blue/green: a new build is filled from the log's start beside
 the live one, which keeps serving, and replaces it in one transaction once
 caught up. A reset empties the live read model and replays it (development).`,
 	}
-	cmd.AddCommand(projListCmd(), projStatusCmd(), projActionCmd("rebuild", "Start a blue/green rebuild of a projection"),
-		projActionCmd("reset", "Empty a projection's live read model and replay the log into it"), projQueryCmd())
+	cmd.AddCommand(projListCmd(),
+		projOneCmd("status", "Show a projection's builds, checkpoints and lag", "GET", nil),
+		projOneCmd("rebuild", "Start a blue/green rebuild of a projection", "POST", []byte{}, "rebuild"),
+		projOneCmd("reset", "Empty a projection's live read model and replay the log into it", "POST", []byte{}, "reset"),
+		projQueryCmd())
 	return cmd
 }
 
@@ -52,28 +55,18 @@ func projListCmd() *cobra.Command {
 	return cmd
 }
 
-func projStatusCmd() *cobra.Command {
+// projOneCmd is the sub-command name NAME on one projection: it sends
+// method, with body (nil for none), to the route of projection NAME
+// followed by tail.
+func projOneCmd(name, short, method string, body []byte, tail ...string) *cobra.Command {
 	var pf projectionFlags
 	cmd := &cobra.Command{
-		Use:   "status NAME",
-		Short: "Show a projection's builds, checkpoints and lag",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return pf.call(cmd.Context(), "GET", pf.path(pf.context, "projections", args[0]), nil, nil, cmd.OutOrStdout())
-		},
-	}
-	pf.flags(cmd)
-	return cmd
-}
-
-func projActionCmd(action, short string) *cobra.Command {
-	var pf projectionFlags
-	cmd := &cobra.Command{
-		Use:   action + " NAME",
+		Use:   name + " NAME",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return pf.call(cmd.Context(), "POST", pf.path(pf.context, "projections", args[0], action), nil, []byte{}, cmd.OutOrStdout())
+			route := append([]string{pf.context, "projections", args[0]}, tail...)
+			return pf.call(cmd.Context(), method, pf.path(route...), nil, body, cmd.OutOrStdout())
 		},
 	}
 	pf.flags(cmd)

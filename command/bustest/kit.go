@@ -11,6 +11,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 // Harness is one bus under test, wired to the kit's processor and sink.
@@ -35,26 +36,14 @@ type NewBus func(t *testing.T, proc command.Executor, sink command.Sink) Harness
 // cases run in parallel (t.Parallel).
 func Run(t *testing.T, newBus NewBus) {
 	t.Helper()
-	t.Run("OrderPerAggregate", func(t *testing.T) {
-		t.Parallel()
-		orderPerAggregate(t, newBus)
-	})
-	t.Run("BlockedAggregateDoesNotStopOthers", func(t *testing.T) {
-		t.Parallel()
-		blockedDoesNotStopOthers(t, newBus)
-	})
-	t.Run("BackPressure", func(t *testing.T) {
-		t.Parallel()
-		backPressure(t, newBus)
-	})
-	t.Run("Close", func(t *testing.T) {
-		t.Parallel()
-		closed(t, newBus)
-	})
-	t.Run("NoLossOfAccepted", func(t *testing.T) {
-		t.Parallel()
-		noLoss(t, newBus)
-	})
+	cases := []kit.Case[NewBus]{
+		{Name: "OrderPerAggregate", Run: orderPerAggregate},
+		{Name: "BlockedAggregateDoesNotStopOthers", Run: blockedDoesNotStopOthers},
+		{Name: "BackPressure", Run: backPressure},
+		{Name: "Close", Run: closed},
+		{Name: "NoLossOfAccepted", Run: noLoss},
+	}
+	kit.RunParallel(t, func(*testing.T) NewBus { return newBus }, cases)
 }
 
 // The kit's commands go to aggregates of this type.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 func testRoundTrip(t *testing.T, st eventstore.Store) {
@@ -70,7 +71,7 @@ func testInvalidStream(t *testing.T, st eventstore.Store) {
 		t.Run(c.name, func(t *testing.T) {
 			s := stream(id, 1, "req-1", 1)
 			c.mutate(s)
-			wantCode(t, st.Append(context.Background(), s), factum.CodeIllegalArgument)
+			kit.WantCode(t, st.Append(context.Background(), s), factum.CodeIllegalArgument)
 		})
 	}
 	if got := load(t, st, id); len(got) != 0 {
@@ -104,7 +105,7 @@ func testConflicts(t *testing.T, st eventstore.Store) {
 			mustAppend(t, st, s2)
 			tail := logTailPast(t, st, s2.ID)
 			bad := s.make(id)
-			fe := wantCode(t, st.Append(context.Background(), bad), s.code)
+			fe := kit.WantCode(t, st.Append(context.Background(), bad), s.code)
 			if fe.Aggregate.ID != id.ID || fe.Aggregate.Aggregate != id.Aggregate || fe.Version != s.version || fe.RequestID != bad.RequestID {
 				t.Fatalf("error identities = %v v%d request %q, want %v v%d request %q", fe.Aggregate, fe.Version, fe.RequestID, id, s.version, bad.RequestID)
 			}
@@ -124,7 +125,7 @@ func testConflicts(t *testing.T, st eventstore.Store) {
 	}
 	t.Run("first version must be 1", func(t *testing.T) {
 		id := f.id("never-created")
-		wantCode(t, st.Append(context.Background(), stream(id, 2, "req-1", 1)), factum.CodeEventVersionConflict)
+		kit.WantCode(t, st.Append(context.Background(), stream(id, 2, "req-1", 1)), factum.CodeEventVersionConflict)
 		if got := load(t, st, id); len(got) != 0 {
 			t.Fatalf("stored %d streams", len(got))
 		}
@@ -137,13 +138,13 @@ func testPrecedence(t *testing.T, st eventstore.Store) {
 	mustAppend(t, st, stream(id, 1, "req-1", 1))
 	mustAppend(t, st, stream(id, 2, "req-2", 1))
 	// Duplicate request and version conflict both apply: duplicate wins.
-	wantCode(t, st.Append(context.Background(), stream(id, 2, "req-2", 1)), factum.CodeDuplicateRequestID)
+	kit.WantCode(t, st.Append(context.Background(), stream(id, 2, "req-2", 1)), factum.CodeDuplicateRequestID)
 	// Duplicate request and duplicate aggregate both apply: duplicate wins.
-	wantCode(t, st.Append(context.Background(), stream(id, 1, "req-2", 1)), factum.CodeDuplicateRequestID)
+	kit.WantCode(t, st.Append(context.Background(), stream(id, 1, "req-2", 1)), factum.CodeDuplicateRequestID)
 	// Duplicate aggregate and version conflict both apply: aggregate wins.
-	wantCode(t, st.Append(context.Background(), stream(id, 1, "req-9", 1)), factum.CodeDuplicateAggregateID)
+	kit.WantCode(t, st.Append(context.Background(), stream(id, 1, "req-9", 1)), factum.CodeDuplicateAggregateID)
 	// Another tenant learns nothing else about the aggregate.
-	wantCode(t, st.Append(context.Background(), stream(id.WithTenant("tenant-b"), 1, "req-1", 1)), factum.CodeTenantMismatch)
+	kit.WantCode(t, st.Append(context.Background(), stream(id.WithTenant("tenant-b"), 1, "req-1", 1)), factum.CodeTenantMismatch)
 }
 
 func testRequestAcrossAggregates(t *testing.T, st eventstore.Store) {
@@ -187,7 +188,7 @@ func testLookup(t *testing.T, st eventstore.Store) {
 		}
 		got, err := st.Lookup(ctx, c.id, c.request)
 		if c.want == nil {
-			fe := wantCode(t, err, factum.CodeNotFound)
+			fe := kit.WantCode(t, err, factum.CodeNotFound)
 			if fe.RequestID != c.request || fe.Aggregate.ID != c.id.ID {
 				t.Fatalf("not-found error names %v / %q", fe.Aggregate, fe.RequestID)
 			}
@@ -237,7 +238,7 @@ func testLoadRanges(t *testing.T, st eventstore.Store) {
 	}
 	for _, r := range [][2]int{{0, 1}, {3, 2}, {-1, 5}} {
 		_, err := st.Load(ctx, id, r[0], r[1])
-		wantCode(t, err, factum.CodeIllegalArgument)
+		kit.WantCode(t, err, factum.CodeIllegalArgument)
 	}
 }
 
@@ -272,7 +273,7 @@ func testLoadByTime(t *testing.T, st eventstore.Store) {
 		}
 	}
 	_, err := st.LoadByTime(ctx, id, base.Add(time.Second), base)
-	wantCode(t, err, factum.CodeIllegalArgument)
+	kit.WantCode(t, err, factum.CodeIllegalArgument)
 }
 
 func testScan(t *testing.T, st eventstore.Store) {
@@ -311,7 +312,7 @@ func testScan(t *testing.T, st eventstore.Store) {
 		}
 	}
 	_, err := st.ScanAggregateIDs(ctx, f.named, "", 0)
-	wantCode(t, err, factum.CodeIllegalArgument)
+	kit.WantCode(t, err, factum.CodeIllegalArgument)
 }
 
 func testGlobalLog(t *testing.T, st eventstore.Store) {
@@ -339,7 +340,7 @@ func testGlobalLog(t *testing.T, st eventstore.Store) {
 		t.Fatalf("read after the last stream = %d streams, %v", len(got), err)
 	}
 	_, err := st.ReadLog(ctx, tail, 0)
-	wantCode(t, err, factum.CodeIllegalArgument)
+	kit.WantCode(t, err, factum.CodeIllegalArgument)
 }
 
 func testWaitLog(t *testing.T, st eventstore.Store) {

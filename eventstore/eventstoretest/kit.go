@@ -3,7 +3,6 @@ package eventstoretest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 // NewStore returns a store for one case of the kit. It may return the same
@@ -23,36 +23,28 @@ type NewStore func(t *testing.T) eventstore.Store
 // one backend, and newStore is called from several goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*testing.T, eventstore.Store)
-	}{
-		{"RoundTrip", testRoundTrip},
-		{"InvalidStreamRefused", testInvalidStream},
-		{"Conflicts", testConflicts},
-		{"ConflictPrecedence", testPrecedence},
-		{"RequestIDAcrossAggregates", testRequestAcrossAggregates},
-		{"RequestExistsAndLookup", testLookup},
-		{"TenantSealed", testTenantSealed},
-		{"LoadRanges", testLoadRanges},
-		{"LoadByTime", testLoadByTime},
-		{"ScanAggregateIDs", testScan},
-		{"GlobalLog", testGlobalLog},
-		{"WaitLog", testWaitLog},
-		{"CancelledContext", testCancelled},
-		{"FastPathsMatchFallbacks", testFastPaths},
-		{"ConcurrentSameVersion", testConcurrentSameVersion},
-		{"ConcurrentSameRequest", testConcurrentSameRequest},
-		{"ConcurrentCreateSameRequest", testConcurrentCreate},
-		{"ParallelAggregatesInLog", testParallelAggregates},
-		{"ConcurrentMixedOutcomes", func(t *testing.T, st eventstore.Store) { AppendMixedOutcomes(t, st, nil) }},
+	cases := []kit.Case[eventstore.Store]{
+		{Name: "RoundTrip", Run: testRoundTrip},
+		{Name: "InvalidStreamRefused", Run: testInvalidStream},
+		{Name: "Conflicts", Run: testConflicts},
+		{Name: "ConflictPrecedence", Run: testPrecedence},
+		{Name: "RequestIDAcrossAggregates", Run: testRequestAcrossAggregates},
+		{Name: "RequestExistsAndLookup", Run: testLookup},
+		{Name: "TenantSealed", Run: testTenantSealed},
+		{Name: "LoadRanges", Run: testLoadRanges},
+		{Name: "LoadByTime", Run: testLoadByTime},
+		{Name: "ScanAggregateIDs", Run: testScan},
+		{Name: "GlobalLog", Run: testGlobalLog},
+		{Name: "WaitLog", Run: testWaitLog},
+		{Name: "CancelledContext", Run: testCancelled},
+		{Name: "FastPathsMatchFallbacks", Run: testFastPaths},
+		{Name: "ConcurrentSameVersion", Run: testConcurrentSameVersion},
+		{Name: "ConcurrentSameRequest", Run: testConcurrentSameRequest},
+		{Name: "ConcurrentCreateSameRequest", Run: testConcurrentCreate},
+		{Name: "ParallelAggregatesInLog", Run: testParallelAggregates},
+		{Name: "ConcurrentMixedOutcomes", Run: func(t *testing.T, st eventstore.Store) { AppendMixedOutcomes(t, st, nil) }},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.fn(t, newStore(t))
-		})
-	}
+	kit.RunParallel(t, newStore, cases)
 }
 
 // fixture makes identities unique to one case.
@@ -63,8 +55,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	suffix := factum.DeriveID(t.Name(), factum.NewID())[:8]
-	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: "acct_" + suffix}}
+	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: kit.UniqueName(t, "acct_")}}
 }
 
 func (f fixture) id(id string) factum.AggregateID { return f.named.WithID(id) }
@@ -110,33 +101,6 @@ func load(t *testing.T, st eventstore.Store, id factum.AggregateID) []factum.Eve
 	return got
 }
 
-// wantCode fails unless err is a *factum.Error of the code (and matches its
-// sentinel with errors.Is).
-func wantCode(t *testing.T, err error, code factum.Code) *factum.Error {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s", code)
-	}
-	var fe *factum.Error
-	if !errors.As(err, &fe) || fe.Code != code {
-		t.Fatalf("got %v, want code %s", err, code)
-	}
-	if !errors.Is(err, code.Err()) {
-		t.Fatalf("errors.Is(%v, sentinel of %s) is false", err, code)
-	}
-	return fe
-}
-
-// jsonEqual compares two JSON documents by value, so backends that store
-// JSON in a normalised form (jsonb) are judged by content.
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
-}
-
 // sameStream fails unless got holds every field of want.
 func sameStream(t *testing.T, got factum.EventStream, want *factum.EventStream) {
 	t.Helper()
@@ -168,7 +132,7 @@ func sameStream(t *testing.T, got factum.EventStream, want *factum.EventStream) 
 		if g.ID != e.ID || g.Name != e.Name || g.Revision != e.Revision || g.Sequence != e.Sequence || g.IsLast != e.IsLast {
 			t.Fatalf("event %d = %+v, want %+v", i, g, e)
 		}
-		if !jsonEqual(g.Body, e.Body) {
+		if !kit.JSONEqual(g.Body, e.Body) {
 			t.Fatalf("event %d body = %s, want %s", i, g.Body, e.Body)
 		}
 	}

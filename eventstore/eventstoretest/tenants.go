@@ -7,6 +7,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 // testTenantSealed checks that a request ID one tenant used tells another
@@ -55,7 +56,7 @@ func testTenantSealed(t *testing.T, st eventstore.Store) {
 		t.Run(a.name, func(t *testing.T) {
 			bad := stream(intruder, a.version, a.request, 1)
 			err := st.Append(ctx, bad)
-			fe := wantCode(t, err, factum.CodeTenantMismatch)
+			fe := kit.WantCode(t, err, factum.CodeTenantMismatch)
 			if fe.Aggregate.TenantOrDefault() != "tenant-intruder" || fe.Version != a.version || fe.CommandID != bad.CommandID {
 				t.Fatalf("error identities %+v are not the intruder's own", fe)
 			}
@@ -75,7 +76,7 @@ func testTenantSealed(t *testing.T, st eventstore.Store) {
 			t.Fatalf("RequestExists(%s) = true from another tenant", req)
 		}
 		_, err = st.Lookup(ctx, intruder, req)
-		fe := wantCode(t, err, factum.CodeNotFound)
+		fe := kit.WantCode(t, err, factum.CodeNotFound)
 		if fe.Aggregate != intruder || fe.RequestID != req {
 			t.Fatalf("not-found error names %v / %q, want the intruder's own identities", fe.Aggregate, fe.RequestID)
 		}

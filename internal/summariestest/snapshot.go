@@ -9,6 +9,7 @@ import (
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/sqlite"
+	"github.com/jackc/pgx/v5"
 )
 
 // Snapshot reads, in one transaction of store (SQLite's or PostgreSQL's),
@@ -69,35 +70,48 @@ func UpTo(streams []factum.EventStream, pos factum.Position) []factum.EventStrea
 type querier func(ctx context.Context, q string, row func(scan func(dest ...any) error) error) error
 
 func querierOf(tx projection.Tx) (querier, error) {
+	var open func(ctx context.Context, q string) (rowSet, error)
 	if t, ok := sqlite.SQLTx(tx); ok {
-		return func(ctx context.Context, q string, row func(func(...any) error) error) error {
+		open = func(ctx context.Context, q string) (rowSet, error) {
 			rows, err := t.QueryContext(ctx, q)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				if err := row(rows.Scan); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		}, nil
-	}
-	if t, ok := postgres.PgxTx(tx); ok {
-		return func(ctx context.Context, q string, row func(func(...any) error) error) error {
+			return rows, err
+		}
+	} else if t, ok := postgres.PgxTx(tx); ok {
+		open = func(ctx context.Context, q string) (rowSet, error) {
 			rows, err := t.Query(ctx, q)
-			if err != nil {
+			return pgxRows{rows}, err
+		}
+	} else {
+		return nil, fmt.Errorf("summariestest: no native transaction behind %T", tx)
+	}
+	return func(ctx context.Context, q string, row func(func(...any) error) error) error {
+		rows, err := open(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := row(rows.Scan); err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				if err := row(rows.Scan); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		}, nil
-	}
-	return nil, fmt.Errorf("summariestest: no native transaction behind %T", tx)
+		}
+		return rows.Err()
+	}, nil
+}
+
+// rowSet is a query's result, as database/sql's *sql.Rows has it.
+type rowSet interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// pgxRows is pgx's query result as a rowSet.
+type pgxRows struct{ pgx.Rows }
+
+// Close implements rowSet.
+func (r pgxRows) Close() error {
+	r.Rows.Close()
+	return nil
 }

@@ -2,7 +2,6 @@ package preparetest
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/prepare"
 )
 
@@ -168,7 +168,7 @@ func newEnv(t *testing.T, target Target) *env {
 // uniqueName returns a key name no other case or run uses.
 func uniqueName(t *testing.T) string {
 	t.Helper()
-	return "kit_" + factum.DeriveID(t.Name(), factum.NewID())[:8]
+	return kit.UniqueName(t, "kit_")
 }
 
 func newKey[V any](t *testing.T, b prepare.Backend, name string) *prepare.Key[V] {
@@ -288,8 +288,7 @@ func wantBool(t *testing.T, what string, got bool, err error, want bool) {
 // matches its sentinel.
 func wantCode(t *testing.T, what string, err error, code factum.Code) {
 	t.Helper()
-	var fe *factum.Error
-	if !errors.As(err, &fe) || fe.Code != code || !errors.Is(err, code.Err()) {
-		t.Fatalf("%s: got error %v, want code %s", what, err, code)
+	if m := kit.CodeMismatch(err, code); m != nil {
+		t.Fatalf("%s: %v", what, m)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/query"
 )
 
@@ -81,7 +81,7 @@ func Check(ctx context.Context, ev Evaluator, c Case) error {
 		return fmt.Errorf("case %q has no kind", c.Name)
 	}
 	if c.Err != "" {
-		return wantCode(err, c.Err)
+		return kit.CodeMismatch(err, c.Err)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: unexpected error: %w", c.Kind, err)
@@ -102,20 +102,6 @@ func Check(ctx context.Context, ev Evaluator, c Case) error {
 	}
 	if !slices.Equal(got, c.IDs) {
 		return fmt.Errorf("IDs = %v\nwant  %v", got, c.IDs)
-	}
-	return nil
-}
-
-func wantCode(err error, code factum.Code) error {
-	if err == nil {
-		return fmt.Errorf("got no error, want %s", code)
-	}
-	var fe *factum.Error
-	if !errors.As(err, &fe) || fe.Code != code {
-		return fmt.Errorf("got %v, want code %s", err, code)
-	}
-	if !errors.Is(err, code.Err()) {
-		return fmt.Errorf("errors.Is(%v, sentinel of %s) is false", err, code)
 	}
 	return nil
 }

@@ -185,10 +185,7 @@ func (s source) str() string {
 	case Text:
 		return s.col
 	case JSON:
-		if s.d.postgres {
-			return "(CASE WHEN " + s.typeOf() + " = 'string' THEN " + s.expr + " #>> '{}' END)"
-		}
-		return "(CASE WHEN " + s.typeOf() + " = 'text' THEN json_extract(" + s.doc + ", " + s.path + ") END)"
+		return s.jsonWhen(" = 'string'", s.expr+" #>> '{}'", " = 'text'")
 	}
 	return ""
 }
@@ -203,12 +200,19 @@ func (s source) num() string {
 		}
 		return s.col
 	case JSON:
-		if s.d.postgres {
-			return "(CASE WHEN " + s.typeOf() + " = 'number' THEN (" + s.expr + ")::float8 END)"
-		}
-		return "(CASE WHEN " + s.typeOf() + " IN ('integer', 'real') THEN json_extract(" + s.doc + ", " + s.path + ") END)"
+		return s.jsonWhen(" = 'number'", "("+s.expr+")::float8", " IN ('integer', 'real')")
 	}
 	return ""
+}
+
+// jsonWhen is a JSON field's value when its type (typeOf) passes the
+// test, else NULL: pgTest and pgValue are PostgreSQL's test and value,
+// sqliteTest SQLite's, whose value is json_extract's.
+func (s source) jsonWhen(pgTest, pgValue, sqliteTest string) string {
+	if s.d.postgres {
+		return "(CASE WHEN " + s.typeOf() + pgTest + " THEN " + pgValue + " END)"
+	}
+	return "(CASE WHEN " + s.typeOf() + sqliteTest + " THEN json_extract(" + s.doc + ", " + s.path + ") END)"
 }
 
 // sortNum is num for sorting: a number column sorts as it is, which keeps

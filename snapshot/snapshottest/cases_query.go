@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/query/querytest"
 	"github.com/factum-go/factum/snapshot"
@@ -95,7 +96,7 @@ func testQueryTyped(t *testing.T, st snapshot.QueryStore) {
 		t.Fatal(err)
 	}
 	if one.AggregateID != f.named.WithID("d05").WithTenant("") || one.Version != 5 || one.OwnerID != "" || one.EventID != "" ||
-		!one.EventTime.IsZero() || !jsonEqual(one.State, []byte(`{"name":"Delta"}`)) {
+		!one.EventTime.IsZero() || !kit.JSONEqual(one.State, []byte(`{"name":"Delta"}`)) {
 		t.Errorf("projected Single = %+v (state %s)", one, one.State)
 	}
 	page, err := svc.Paged(ctx, query.PagedQuery{Condition: query.Tenant("t2"), Pagination: query.Pagination{Index: 2, Size: 4}})
@@ -106,9 +107,9 @@ func testQueryTyped(t *testing.T, st snapshot.QueryStore) {
 		t.Errorf("Paged = total %d %v, want 6 [d14 d16]", page.Total, ids(page.List))
 	}
 	_, err = svc.Single(ctx, query.Query{Condition: query.ID("nobody")})
-	wantCode(t, err, factum.CodeNotFound)
+	kit.WantCode(t, err, factum.CodeNotFound)
 	_, err = svc.List(ctx, query.Query{Limit: -1})
-	wantCode(t, err, factum.CodeIllegalArgument)
+	kit.WantCode(t, err, factum.CodeIllegalArgument)
 }
 
 func testQueryState(t *testing.T, st snapshot.QueryStore) {
@@ -123,12 +124,12 @@ func testQueryState(t *testing.T, st snapshot.QueryStore) {
 		t.Fatalf("ListState returned %d states, want 2", len(states))
 	}
 	for i, id := range []string{"d01", "d13"} {
-		if want := mustLoad(t, st, f.named.WithID(id).WithTenant("t1")).State; !jsonEqual(states[i], want) {
+		if want := mustLoad(t, st, f.named.WithID(id).WithTenant("t1")).State; !kit.JSONEqual(states[i], want) {
 			t.Errorf("state %d = %s, want %s", i, states[i], want)
 		}
 	}
 	st1, err := svc.SingleState(ctx, query.Query{Condition: query.ID("d02"), Projection: query.Projection{Include: []string{"state.name", "state.note"}}})
-	if err != nil || !jsonEqual(st1, []byte(`{"name":"alpha","note":null}`)) {
+	if err != nil || !kit.JSONEqual(st1, []byte(`{"name":"alpha","note":null}`)) {
 		t.Errorf("projected SingleState = %s, %v", st1, err)
 	}
 	st2, err := svc.SingleState(ctx, query.Query{Condition: query.ID("d02"), Projection: query.Projection{Exclude: []string{"state"}}})
@@ -139,11 +140,11 @@ func testQueryState(t *testing.T, st snapshot.QueryStore) {
 		Condition:  query.Deleted(query.DeletedOnly),
 		Projection: query.Projection{Include: []string{"state.price"}},
 	})
-	if err != nil || page.Total != 2 || len(page.List) != 2 || !jsonEqual(page.List[1], []byte(`{"price":50}`)) {
+	if err != nil || page.Total != 2 || len(page.List) != 2 || !kit.JSONEqual(page.List[1], []byte(`{"price":50}`)) {
 		t.Errorf("PagedState = %+v, %v", page, err)
 	}
 	_, err = svc.SingleState(ctx, query.Query{Condition: query.Eq("state.name", "nobody")})
-	wantCode(t, err, factum.CodeNotFound)
+	kit.WantCode(t, err, factum.CodeNotFound)
 }
 
 func testQueryTenant(t *testing.T, st snapshot.QueryStore) {
@@ -182,7 +183,7 @@ func testQueryTenant(t *testing.T, st snapshot.QueryStore) {
 		t.Errorf("default tenant count = %d, %v; want 0", n, err)
 	}
 	_, err = svc.ForTenant("bad/tenant")
-	wantCode(t, err, factum.CodeIllegalArgument)
+	kit.WantCode(t, err, factum.CodeIllegalArgument)
 }
 
 func testQueryTypesSeparate(t *testing.T, st snapshot.QueryStore) {
@@ -288,7 +289,7 @@ func testQueryWhileSaving(t *testing.T, st snapshot.QueryStore) {
 						errs <- fmt.Errorf("results out of version order: %v", ids(list))
 						return
 					}
-					if !jsonEqual(s.State, snap(s.AggregateID, s.Version).State) {
+					if !kit.JSONEqual(s.State, snap(s.AggregateID, s.Version).State) {
 						errs <- fmt.Errorf("%s v%d has the state %s", s.AggregateID.ID, s.Version, s.State)
 						return
 					}

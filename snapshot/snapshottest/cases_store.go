@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -94,25 +95,25 @@ func testInvalid(t *testing.T, st snapshot.Store) {
 			s := snap(id, 1)
 			c.mutate(&s)
 			saved, err := st.Save(context.Background(), s)
-			wantCode(t, err, factum.CodeIllegalArgument)
+			kit.WantCode(t, err, factum.CodeIllegalArgument)
 			if saved {
 				t.Error("an invalid snapshot was reported saved")
 			}
 		})
 	}
 	_, err := st.Load(context.Background(), id)
-	wantCode(t, err, factum.CodeNotFound)
+	kit.WantCode(t, err, factum.CodeNotFound)
 	_, err = st.Load(context.Background(), factum.AggregateID{NamedAggregate: f.named})
-	wantCode(t, err, factum.CodeIllegalArgument)
+	kit.WantCode(t, err, factum.CodeIllegalArgument)
 }
 
 func testLoadMissing(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
 	_, err := st.Load(context.Background(), f.id("never-saved"))
-	wantCode(t, err, factum.CodeNotFound)
+	kit.WantCode(t, err, factum.CodeNotFound)
 	mustSave(t, st, snap(f.id("saved"), 1))
 	_, err = st.Load(context.Background(), f.id("still-never-saved"))
-	wantCode(t, err, factum.CodeNotFound)
+	kit.WantCode(t, err, factum.CodeNotFound)
 }
 
 func testVersionGuard(t *testing.T, st snapshot.Store) {
@@ -150,7 +151,7 @@ func testTenantMismatch(t *testing.T, st snapshot.Store) {
 	id := f.id("tenanted").WithTenant("tenant-a")
 	mustSave(t, st, snap(id, 1))
 	_, err := st.Save(context.Background(), snap(id.WithTenant("tenant-b"), 2))
-	wantCode(t, err, factum.CodeTenantMismatch)
+	kit.WantCode(t, err, factum.CodeTenantMismatch)
 	noOwner := func(err error) {
 		t.Helper()
 		if fe := factum.AsError(err); strings.Contains(err.Error()+fe.Message+fe.Aggregate.Tenant, "tenant-a") {
@@ -159,10 +160,10 @@ func testTenantMismatch(t *testing.T, st snapshot.Store) {
 	}
 	noOwner(err)
 	_, err = st.Load(context.Background(), id.WithTenant("tenant-b"))
-	wantCode(t, err, factum.CodeTenantMismatch)
+	kit.WantCode(t, err, factum.CodeTenantMismatch)
 	noOwner(err)
 	_, err = st.Load(context.Background(), id.WithTenant(""))
-	wantCode(t, err, factum.CodeTenantMismatch)
+	kit.WantCode(t, err, factum.CodeTenantMismatch)
 	same(t, mustLoad(t, st, id), snap(id, 1))
 }
 
@@ -175,11 +176,11 @@ func testStateNotRetained(t *testing.T, st snapshot.Store) {
 	mustSave(t, st, s)
 	copy(buf, []byte(`{"v":"CHANGED!"}`))
 	got := mustLoad(t, st, id)
-	if !jsonEqual(got.State, []byte(`{"v":"original"}`)) {
+	if !kit.JSONEqual(got.State, []byte(`{"v":"original"}`)) {
 		t.Fatalf("changing the saved buffer changed the store: %s", got.State)
 	}
 	copy(got.State, []byte(`{"v":"CHANGED!"}`))
-	if again := mustLoad(t, st, id); !jsonEqual(again.State, []byte(`{"v":"original"}`)) {
+	if again := mustLoad(t, st, id); !kit.JSONEqual(again.State, []byte(`{"v":"original"}`)) {
 		t.Fatalf("changing a loaded state changed the store: %s", again.State)
 	}
 }
@@ -210,7 +211,7 @@ func testCancelled(t *testing.T, st snapshot.Store) {
 		t.Errorf("Load with a cancelled context: %v, want context.Canceled", err)
 	}
 	_, err := st.Load(context.Background(), f.id("cancelled"))
-	wantCode(t, err, factum.CodeNotFound)
+	kit.WantCode(t, err, factum.CodeNotFound)
 }
 
 // testConcurrentSaves saves versions 1..n of a few aggregates from many
@@ -282,7 +283,7 @@ func testConcurrentAggregates(t *testing.T, st snapshot.Store) {
 					errs <- fmt.Errorf("%s went back from v%d to v%d", id, last, got.Version)
 					return
 				}
-				if !jsonEqual(got.State, snap(id, got.Version).State) {
+				if !kit.JSONEqual(got.State, snap(id, got.Version).State) {
 					errs <- fmt.Errorf("%s v%d has the state %s of another version", id, got.Version, got.State)
 					return
 				}

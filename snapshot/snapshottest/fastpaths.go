@@ -10,6 +10,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/query/querytest"
 	"github.com/factum-go/factum/snapshot"
@@ -108,7 +109,7 @@ func testFinder(t *testing.T, st snapshot.Store, b snapshot.Backend) {
 		switch {
 		case factum.CodeOf(aerr) != factum.CodeOf(berr) || (aerr == nil) != (berr == nil):
 			t.Errorf("%s: fast path error %v, fallback %v", c.Name, aerr, berr)
-		case aerr == nil && !jsonEqual(a, b):
+		case aerr == nil && !kit.JSONEqual(a, b):
 			t.Errorf("%s: fast path %s, fallback %s", c.Name, a, b)
 		}
 	}

@@ -2,13 +2,12 @@ package snapshottest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -25,54 +24,40 @@ type NewStore func(t *testing.T) snapshot.Store
 // goroutines.
 func Run(t *testing.T, newStore NewStore) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*testing.T, snapshot.Store)
-	}{
-		{"RoundTrip", testRoundTrip},
-		{"DefaultTenant", testDefaultTenant},
-		{"InvalidRefused", testInvalid},
-		{"LoadMissing", testLoadMissing},
-		{"VersionGuard", testVersionGuard},
-		{"TenantMismatch", testTenantMismatch},
-		{"StateNotRetained", testStateNotRetained},
-		{"AggregateTypesSeparate", testTypesSeparate},
-		{"CancelledContext", testCancelled},
-		{"ConcurrentSavesKeepHighest", testConcurrentSaves},
-		{"ConcurrentAggregates", testConcurrentAggregates},
-		{"ConcurrentTenantsOneWins", testTenantRace},
-		{"FastPathsMatchFallbacks", testFastPaths},
+	cases := []kit.Case[snapshot.Store]{
+		{Name: "RoundTrip", Run: testRoundTrip},
+		{Name: "DefaultTenant", Run: testDefaultTenant},
+		{Name: "InvalidRefused", Run: testInvalid},
+		{Name: "LoadMissing", Run: testLoadMissing},
+		{Name: "VersionGuard", Run: testVersionGuard},
+		{Name: "TenantMismatch", Run: testTenantMismatch},
+		{Name: "StateNotRetained", Run: testStateNotRetained},
+		{Name: "AggregateTypesSeparate", Run: testTypesSeparate},
+		{Name: "CancelledContext", Run: testCancelled},
+		{Name: "ConcurrentSavesKeepHighest", Run: testConcurrentSaves},
+		{Name: "ConcurrentAggregates", Run: testConcurrentAggregates},
+		{Name: "ConcurrentTenantsOneWins", Run: testTenantRace},
+		{Name: "FastPathsMatchFallbacks", Run: testFastPaths},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.fn(t, newStore(t))
-		})
+	kit.RunParallel(t, newStore, cases)
+	queryCases := []kit.Case[snapshot.QueryStore]{
+		{Name: "QueryCorpus", Run: testQueryCorpus},
+		{Name: "QueryTyped", Run: testQueryTyped},
+		{Name: "QueryState", Run: testQueryState},
+		{Name: "QueryTenantScope", Run: testQueryTenant},
+		{Name: "QueryAggregateTypesSeparate", Run: testQueryTypesSeparate},
+		{Name: "QuerySeesLatestSave", Run: testQueryLatest},
+		{Name: "QueryWhileSaving", Run: testQueryWhileSaving},
+		{Name: "QueryCancelled", Run: testQueryCancelled},
 	}
-	queryCases := []struct {
-		name string
-		fn   func(*testing.T, snapshot.QueryStore)
-	}{
-		{"QueryCorpus", testQueryCorpus},
-		{"QueryTyped", testQueryTyped},
-		{"QueryState", testQueryState},
-		{"QueryTenantScope", testQueryTenant},
-		{"QueryAggregateTypesSeparate", testQueryTypesSeparate},
-		{"QuerySeesLatestSave", testQueryLatest},
-		{"QueryWhileSaving", testQueryWhileSaving},
-		{"QueryCancelled", testQueryCancelled},
-	}
-	for _, c := range queryCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			st := newStore(t)
-			qs, ok := st.(snapshot.QueryStore)
-			if !ok {
-				t.Skipf("%T does not implement snapshot.Querier", st)
-			}
-			c.fn(t, qs)
-		})
-	}
+	kit.RunParallel(t, func(t *testing.T) snapshot.QueryStore {
+		st := newStore(t)
+		qs, ok := st.(snapshot.QueryStore)
+		if !ok {
+			t.Skipf("%T does not implement snapshot.Querier", st)
+		}
+		return qs
+	}, queryCases)
 }
 
 // fixture makes aggregate types unique to one case.
@@ -83,8 +68,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	suffix := factum.DeriveID(t.Name(), factum.NewID())[:8]
-	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: "snap_" + suffix}}
+	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: kit.UniqueName(t, "snap_")}}
 }
 
 func (f fixture) id(id string) factum.AggregateID { return f.named.WithID(id) }
@@ -113,32 +97,6 @@ func snap(id factum.AggregateID, version int) snapshot.Snapshot {
 	}
 }
 
-// wantCode fails unless err is a *factum.Error of the code matching its
-// sentinel.
-func wantCode(t *testing.T, err error, code factum.Code) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s", code)
-	}
-	var fe *factum.Error
-	if !errors.As(err, &fe) || fe.Code != code {
-		t.Fatalf("got %v, want code %s", err, code)
-	}
-	if !errors.Is(err, code.Err()) {
-		t.Fatalf("errors.Is(%v, sentinel of %s) is false", err, code)
-	}
-}
-
-// jsonEqual compares JSON documents by value, so stores that normalise
-// JSON (jsonb) are judged by content.
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
-}
-
 // same fails unless got equals want as a store keeps it.
 func same(t *testing.T, got, want snapshot.Snapshot) {
 	t.Helper()
@@ -162,7 +120,7 @@ func same(t *testing.T, got, want snapshot.Snapshot) {
 		t.Fatalf("snapshot time = %v, want %v", got.SnapshotTime, want.SnapshotTime)
 	case got.Deleted != want.Deleted:
 		t.Fatalf("deleted = %v, want %v", got.Deleted, want.Deleted)
-	case !jsonEqual(got.State, want.State):
+	case !kit.JSONEqual(got.State, want.State):
 		t.Fatalf("state = %s, want %s", got.State, want.State)
 	}
 }

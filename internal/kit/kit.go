@@ -1,0 +1,82 @@
+// Package kit holds what factum's contract kits (eventstoretest,
+// snapshottest, preparetest, querytest) share: names unique to one case,
+// so that cases sharing a store never see each other's data, and the
+// checks of factum errors and JSON documents their cases make.
+package kit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/factum-go/factum"
+)
+
+// UniqueName returns prefix followed by eight characters derived from the
+// test's name and a fresh ID: a name no other case, nor another run of the
+// same case, uses.
+func UniqueName(t testing.TB, prefix string) string {
+	return prefix + factum.DeriveID(t.Name(), factum.NewID())[:8]
+}
+
+// CodeMismatch returns nil when err is a *factum.Error of code that
+// errors.Is also matches with code's sentinel, and otherwise an error
+// saying how err differs.
+func CodeMismatch(err error, code factum.Code) error {
+	if err == nil {
+		return fmt.Errorf("got no error, want %s", code)
+	}
+	var fe *factum.Error
+	if !errors.As(err, &fe) || fe.Code != code {
+		return fmt.Errorf("got %v, want code %s", err, code)
+	}
+	if !errors.Is(err, code.Err()) {
+		return fmt.Errorf("errors.Is(%v, sentinel of %s) is false", err, code)
+	}
+	return nil
+}
+
+// WantCode fails t unless err is a *factum.Error of code that errors.Is
+// also matches with code's sentinel (see [CodeMismatch]), and returns it.
+func WantCode(t testing.TB, err error, code factum.Code) *factum.Error {
+	t.Helper()
+	if m := CodeMismatch(err, code); m != nil {
+		t.Fatal(m)
+	}
+	var fe *factum.Error
+	errors.As(err, &fe)
+	return fe
+}
+
+// JSONEqual reports whether two JSON documents hold the same value, so
+// that a store keeping JSON in a normalised form (jsonb) is judged by
+// content. A document that does not parse equals nothing.
+func JSONEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// Case is one case of a kit: the name of its subtest and what it runs
+// against a store (or whatever the kit tests) of type S.
+type Case[S any] struct {
+	Name string
+	Run  func(*testing.T, S)
+}
+
+// RunParallel runs each case as a subtest that runs in parallel
+// (t.Parallel) with the others, against what open returns for it: open is
+// called in the subtest, so from several goroutines, and may skip it.
+func RunParallel[S any](t *testing.T, open func(*testing.T) S, cases []Case[S]) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			c.Run(t, open(t))
+		})
+	}
+}

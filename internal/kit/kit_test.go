@@ -1,0 +1,81 @@
+package kit
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+
+	"github.com/factum-go/factum"
+)
+
+func TestCodeMismatch(t *testing.T) {
+	notFound := factum.NotFound("no such thing")
+	cases := []struct {
+		name string
+		err  error
+		code factum.Code
+		ok   bool
+	}{
+		{"the code", notFound, factum.CodeNotFound, true},
+		{"wrapped", fmt.Errorf("load: %w", notFound), factum.CodeNotFound, true},
+		{"no error", nil, factum.CodeNotFound, false},
+		{"another code", notFound, factum.CodeIllegalArgument, false},
+		{"not a factum error", errors.New("plain"), factum.CodeNotFound, false},
+		{"the code without its sentinel", &factum.Error{Code: factum.CodeNotFound, Message: "bare"}, factum.CodeNotFound, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := CodeMismatch(c.err, c.code); (got == nil) != c.ok {
+				t.Fatalf("CodeMismatch(%v, %s) = %v, want a match: %v", c.err, c.code, got, c.ok)
+			}
+		})
+	}
+}
+
+func TestJSONEqual(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a":1,"b":[1,2]}`, `{ "b": [1, 2], "a": 1.0 }`, true},
+		{`{"a":1}`, `{"a":2}`, false},
+		{`[1,2]`, `[2,1]`, false},
+		{`{"a":1}`, `{"a":1`, false},
+		{``, ``, false},
+	}
+	for _, c := range cases {
+		if got := JSONEqual([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("JSONEqual(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestUniqueName(t *testing.T) {
+	a, b := UniqueName(t, "p_"), UniqueName(t, "p_")
+	if a == b || len(a) != len("p_")+8 || a[:2] != "p_" {
+		t.Fatalf("UniqueName gave %q and %q, want two distinct names of p_ and 8 characters", a, b)
+	}
+}
+
+func TestRunParallelRunsEveryCaseOnWhatOpenReturns(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]string{}
+	t.Run("kit", func(t *testing.T) {
+		record := func(t *testing.T, store string) {
+			mu.Lock()
+			defer mu.Unlock()
+			got[t.Name()] = store
+		}
+		RunParallel(t, func(t *testing.T) string { return "store of " + t.Name() },
+			[]Case[string]{{Name: "A", Run: record}, {Name: "B", Run: record}})
+	})
+	want := map[string]string{
+		"TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/A": "store of TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/A",
+		"TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/B": "store of TestRunParallelRunsEveryCaseOnWhatOpenReturns/kit/B",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("the cases saw %v, want %v", got, want)
+	}
+}
