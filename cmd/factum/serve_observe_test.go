@@ -189,6 +189,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 	}
 	// The logs: the JSON lines parse, the access lines carry trace IDs of
 	// recorded spans, and no line holds the key or a body.
+	s.logs.Flush()
 	text := logs.String()
 	if strings.Contains(text, key) || strings.Contains(text, adminKey) || strings.Contains(text, skuCanary) {
 		t.Fatalf("the log holds the API key or a body:\n%s", text)
