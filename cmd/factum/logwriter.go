@@ -6,18 +6,26 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // logBufferLimit bounds the bytes a lineWriter holds for its sink (some
 // 2,000 access lines): past it, Write waits for the sink.
 const logBufferLimit = 256 << 10
 
+// logWriteInterval is the least time between two writes to the sink: a
+// line after a quiet spell is written at once, the lines that follow it
+// within this time together, so a busy service makes at most some 100
+// write calls a second however many lines it logs.
+const logWriteInterval = 10 * time.Millisecond
+
 // lineWriter is serve's log output: Write copies the line into a buffer and
 // returns, and one goroutine writes what has gathered to the sink, so a
 // request never makes the write system call itself and many lines cost one
-// call. The goroutine writes as soon as a line arrives: a line reaches the
-// sink within one write of the sink, in the order of the Writes, with no
-// flush interval.
+// call. The goroutine writes a line at once after a quiet spell, and the
+// lines that follow within logWriteInterval together: a line reaches the
+// sink within that interval plus one write of the sink, in the order of
+// the Writes. Flush and Close do not wait for the interval.
 //
 // A sink slower than the lines fills the buffer; at logBufferLimit, Write
 // waits until the sink has taken the buffer, so no line is lost and the
@@ -39,6 +47,7 @@ type lineWriter struct {
 	queued, written int64
 	closed          bool
 	done            chan struct{}
+	hurry           chan struct{} // cuts the interval short for Flush and Close
 	firstErr        error
 	lost            atomic.Int64
 }
@@ -46,19 +55,20 @@ type lineWriter struct {
 // newLineWriter returns a lineWriter for sink and starts its goroutine,
 // which Close ends.
 func newLineWriter(sink io.Writer) *lineWriter {
-	w := &lineWriter{sink: sink, done: make(chan struct{})}
+	w := &lineWriter{sink: sink, done: make(chan struct{}), hurry: make(chan struct{}, 1)}
 	w.cond.L = &w.mu
 	go w.run()
 	return w
 }
 
 // Write queues a copy of p for the sink; it waits only while the buffer
-// holds logBufferLimit bytes. It never fails: a sink's error is counted
+// holds logBufferLimit bytes (and ends the goroutine's pause then). It never fails: a sink's error is counted
 // in Lost.
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for len(w.buf) > 0 && len(w.buf)+len(p) > logBufferLimit && !w.closed {
+		w.hasten()
 		w.cond.Wait()
 	}
 	if w.closed {
@@ -77,6 +87,8 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // run writes the gathered lines to the sink until Close.
 func (w *lineWriter) run() {
 	defer close(w.done)
+	pause := time.NewTimer(logWriteInterval)
+	pause.Stop()
 	w.mu.Lock()
 	for {
 		for len(w.buf) == 0 && !w.closed {
@@ -104,12 +116,32 @@ func (w *lineWriter) run() {
 			w.spare = batch[:0]
 		}
 		w.cond.Broadcast()
+		if w.closed {
+			continue
+		}
+		w.mu.Unlock()
+		pause.Reset(logWriteInterval)
+		select {
+		case <-pause.C:
+		case <-w.hurry:
+			pause.Stop()
+		}
+		w.mu.Lock()
+	}
+}
+
+// hasten ends the goroutine's pause between two writes, if it is in one.
+func (w *lineWriter) hasten() {
+	select {
+	case w.hurry <- struct{}{}:
+	default:
 	}
 }
 
 // Flush waits until every line written before it has been written to the
 // sink (or lost).
 func (w *lineWriter) Flush() {
+	w.hasten()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	target := w.queued
@@ -128,6 +160,7 @@ func (w *lineWriter) Close() error {
 	w.closed = true
 	w.cond.Broadcast()
 	w.mu.Unlock()
+	w.hasten()
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // gateSink is a sink whose writes wait, while it is shut, until it opens;
@@ -18,6 +19,7 @@ type gateSink struct {
 	gate    chan struct{} // nil: open
 	fail    error
 	entered chan struct{} // receives once per write that waits at the gate
+	writes  int
 }
 
 func (s *gateSink) Write(p []byte) (int, error) {
@@ -35,7 +37,14 @@ func (s *gateSink) Write(p []byte) (int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.writes++
 	return s.b.Write(p)
+}
+
+func (s *gateSink) Writes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes
 }
 
 func (s *gateSink) String() string {
@@ -102,6 +111,39 @@ func TestLineWriterFlushAndWritesAfterClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
+}
+
+// A line after a quiet spell is written at once; the lines that follow
+// it within logWriteInterval go in one write after the interval.
+func TestLineWriterWritesAtOnceThenGathersForTheInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sink gateSink
+		w := newLineWriter(&sink)
+		defer w.Close()
+		fmt.Fprintln(w, "one")
+		synctest.Wait()
+		if got := sink.String(); got != "one\n" {
+			t.Fatalf("after a quiet spell the line is not out at once: %q", got)
+		}
+		fmt.Fprintln(w, "two")
+		fmt.Fprintln(w, "three")
+		synctest.Wait()
+		if n := sink.Writes(); n != 1 {
+			t.Fatalf("%d writes within the interval, want 1", n)
+		}
+		time.Sleep(logWriteInterval)
+		synctest.Wait()
+		if got, n := sink.String(), sink.Writes(); got != "one\ntwo\nthree\n" || n != 2 {
+			t.Errorf("after the interval: %q in %d writes, want the three lines in 2", got, n)
+		}
+		// A quiet spell again: the next line is out at once.
+		time.Sleep(time.Second)
+		fmt.Fprintln(w, "four")
+		synctest.Wait()
+		if got := sink.String(); !strings.HasSuffix(got, "four\n") {
+			t.Errorf("after a second quiet spell: %q", got)
+		}
+	})
 }
 
 // A stalled sink: Writes return at once until the buffer holds
