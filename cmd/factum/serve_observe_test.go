@@ -178,6 +178,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 		{"factum_compensation_read_errors", nil, 0},
 		{"factum_projection_lag_read_errors", nil, 0},
 		{"factum_commands_waiting", nil, 0},
+		{"factum_log_lines_lost_total", nil, 0},
 	} {
 		got, ok := metricValue(fams, c.name, c.labels)
 		if !ok || got != c.want {
