@@ -18,6 +18,7 @@ import (
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 )
 
@@ -79,6 +80,7 @@ func serve(ctx context.Context, opts serveOptions, log io.Writer) error {
 		_ = s.Shutdown(context.Background())
 		return err
 	}
+	log = s.logs // in order with the lines buffered
 	fmt.Fprintln(log, "factum: draining…")
 	dctx, cancel := context.WithTimeout(context.Background(), opts.DrainTimeout)
 	defer cancel()
@@ -101,14 +103,39 @@ type server struct {
 	stopped  atomic.Bool
 	failed   chan error
 	obs      *observer // logs, metrics, traces, pprof (serve_observe.go)
-	cluster  *cluster  // the NATS side when clustered, else nil (serve_nats.go)
+	// logs is where every line goes; Shutdown closes it last, so the
+	// lines of the drain are written too.
+	logs    *lineWriter
+	cluster *cluster // the NATS side when clustered, else nil (serve_nats.go)
 	// events and checkpoints are the engine's stores, for /readyz.
 	events      eventstore.Store
 	checkpoints event.CheckpointStore
 }
 
-// startServer opens the store, starts the runtime and serves the HTTP API.
-func startServer(ctx context.Context, opts serveOptions, log io.Writer) (*server, error) {
+// startServer opens the store, starts the runtime and serves the HTTP API,
+// logging to out through a lineWriter: the start-up lines are written
+// when it returns; Shutdown writes the rest.
+func startServer(ctx context.Context, opts serveOptions, out io.Writer) (*server, error) {
+	logs := newLineWriter(out)
+	s, err := startServerLogging(ctx, opts, logs)
+	if err != nil {
+		return nil, errors.Join(err, logs.Close())
+	}
+	s.logs = logs
+	if s.obs.registry != nil {
+		if err := s.obs.registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "factum_log_lines_lost_total",
+			Help: "Log lines lost because writing them to the output failed.",
+		}, func() float64 { return float64(logs.Lost()) })); err != nil {
+			return nil, errors.Join(err, s.Shutdown(context.Background()))
+		}
+	}
+	logs.Flush()
+	return s, nil
+}
+
+// startServerLogging is startServer logging to log.
+func startServerLogging(ctx context.Context, opts serveOptions, log io.Writer) (*server, error) {
 	if _, err := opts.checkCluster(); err != nil {
 		return nil, err
 	}
@@ -263,7 +290,12 @@ func (s *server) Shutdown(ctx context.Context) error {
 	errLeave := s.cluster.leave(ctx)
 	errRT := s.rt.Shutdown(ctx)
 	errCl := s.cluster.close(ctx)
-	return errors.Join(errHTTP, errLeave, errRT, errCl, s.store.close())
+	errStore := s.store.close()
+	var errLogs error
+	if s.logs != nil {
+		errLogs = s.logs.Close()
+	}
+	return errors.Join(errHTTP, errLeave, errRT, errCl, errStore, errLogs)
 }
 
 // pingStore reports whether the database answers within a second: while

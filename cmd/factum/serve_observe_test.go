@@ -178,6 +178,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 		{"factum_compensation_read_errors", nil, 0},
 		{"factum_projection_lag_read_errors", nil, 0},
 		{"factum_commands_waiting", nil, 0},
+		{"factum_log_lines_lost_total", nil, 0},
 	} {
 		got, ok := metricValue(fams, c.name, c.labels)
 		if !ok || got != c.want {
@@ -189,6 +190,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 	}
 	// The logs: the JSON lines parse, the access lines carry trace IDs of
 	// recorded spans, and no line holds the key or a body.
+	s.logs.Flush()
 	text := logs.String()
 	if strings.Contains(text, key) || strings.Contains(text, adminKey) || strings.Contains(text, skuCanary) {
 		t.Fatalf("the log holds the API key or a body:\n%s", text)
