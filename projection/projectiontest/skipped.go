@@ -22,6 +22,8 @@ var skipped = []struct {
 	{"UnwantedBatchesCommitNothing", unwantedBatchesCommitNothing},
 	{"ExactlyOnceAcrossKillsAmidUnwantedBatches", exactlyOnceAcrossKillsAmidUnwanted},
 	{"ARebuildOverUnwantedBatchesSwitches", rebuildOverUnwanted},
+	{"AResetWhileProgressIsUnsavedReplaysTheLog", resetWhileUnsaved},
+	{"AResetByAnotherRunnerWhileProgressIsUnsavedReplaysTheLog", resetByAnotherWhileUnsaved},
 }
 
 var note = factum.NamedAggregate{Context: "shop", Aggregate: "note"}
