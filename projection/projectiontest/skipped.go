@@ -111,19 +111,9 @@ func unwantedBatchesCommitNothing(t *testing.T, st projection.Store) {
 
 	d := &dyingStore{Store: st, budget: -1}
 	cfg.Store = d
-	r := newRunner(t, p, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	go func() {
-		// Stop it a while after it applied the last consumed stream, when
-		// it has read on to the log's end.
-		for ctx.Err() == nil && c.callCount() < wanted {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(100 * time.Millisecond)
-		cancel()
-	}()
-	_ = r.Run(ctx)
+	// Stopped a while after it applied the last consumed stream, when it
+	// has read on to the log's end.
+	runUntilCalls(t, newRunner(t, p, cfg), c, wanted)
 	if commits, saves := d.counted(); commits != 1+wanted || saves != wanted {
 		t.Errorf("%d transactions committed, %d checkpoints saved over 100 batches of which %d hold a consumed stream: want %d and %d",
 			commits, saves, wanted, 1+wanted, wanted)
