@@ -12,11 +12,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// errChecked is checkingStore's refusal.
+var errChecked = errors.New("refused by the wrapper's own check")
+
+// checkingStore is a user's wrapper adding a check of its own to the
+// memory store's Append. The memory store's AppendBuilt is promoted into
+// it and would skip that check: the executor's streams must reach its
+// Append.
+type checkingStore struct{ *eventstore.Memory }
+
+func (c *checkingStore) Append(context.Context, *factum.EventStream) error { return errChecked }
+
 // The Store decorator passes the executor's streams on as the executor's
 // to a store that appends them so, which skips the checks that cannot
 // fail for them (a body's JSON among them: the executor encoded it), and
-// through Append, with every check, to one that does not; the append is
-// observed either way.
+// through Append, with every check, to one that does not (a user's
+// wrapper overriding Append among them, into which the store it wraps
+// promotes its AppendBuilt); the append is observed either way.
 func TestTheStoreDecoratorKeepsTheExecutorsAppend(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -25,6 +37,7 @@ func TestTheStoreDecoratorKeepsTheExecutorsAppend(t *testing.T) {
 	}{
 		{"built appender", eventstore.NewMemory(), nil},
 		{"plain store", struct{ eventstore.Store }{eventstore.NewMemory()}, factum.ErrIllegalArgument},
+		{"wrapper overriding Append", &checkingStore{Memory: eventstore.NewMemory()}, errChecked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
@@ -43,8 +56,11 @@ func TestTheStoreDecoratorKeepsTheExecutorsAppend(t *testing.T) {
 				t.Fatalf("AppendBuilt: %v, want %v", err, tc.want)
 			}
 			outcome := "Ok"
-			if tc.want != nil {
+			switch {
+			case errors.Is(tc.want, factum.ErrIllegalArgument):
 				outcome = "IllegalArgument"
+			case tc.want != nil:
+				outcome = "InternalServerError"
 			}
 			m := sample(scrape(t, reg), "factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": outcome})
 			if got := m.GetHistogram().GetSampleCount(); got != 1 {

@@ -22,6 +22,9 @@ var skipped = []struct {
 	{"UnwantedBatchesCommitNothing", unwantedBatchesCommitNothing},
 	{"ExactlyOnceAcrossKillsAmidUnwantedBatches", exactlyOnceAcrossKillsAmidUnwanted},
 	{"ARebuildOverUnwantedBatchesSwitches", rebuildOverUnwanted},
+	{"AnIdleRunnerSavesItsProgressWithinTheInterval", idleRunnerSaves},
+	{"AResetWhileProgressIsUnsavedReplaysTheLog", resetWhileUnsaved},
+	{"AResetByAnotherRunnerWhileProgressIsUnsavedReplaysTheLog", resetByAnotherWhileUnsaved},
 }
 
 var note = factum.NamedAggregate{Context: "shop", Aggregate: "note"}
@@ -108,19 +111,9 @@ func unwantedBatchesCommitNothing(t *testing.T, st projection.Store) {
 
 	d := &dyingStore{Store: st, budget: -1}
 	cfg.Store = d
-	r := newRunner(t, p, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	go func() {
-		// Stop it a while after it applied the last consumed stream, when
-		// it has read on to the log's end.
-		for ctx.Err() == nil && c.callCount() < wanted {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(100 * time.Millisecond)
-		cancel()
-	}()
-	_ = r.Run(ctx)
+	// Stopped a while after it applied the last consumed stream, when it
+	// has read on to the log's end.
+	runUntilCalls(t, newRunner(t, p, cfg), c, wanted)
 	if commits, saves := d.counted(); commits != 1+wanted || saves != wanted {
 		t.Errorf("%d transactions committed, %d checkpoints saved over 100 batches of which %d hold a consumed stream: want %d and %d",
 			commits, saves, wanted, 1+wanted, wanted)
@@ -240,5 +233,38 @@ func rebuildOverUnwanted(t *testing.T, st projection.Store) {
 	got, res := all(t, r, factum.DefaultTenant)
 	if want := recompute(t, log, factum.DefaultTenant, 1); res.Build != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after the switch build %d answers %v, want build 2 answering %v", res.Build, got, want)
+	}
+}
+
+// A runner idle at the log's end, with its progress over the last batch
+// (which holds no stream it consumes) unsaved, saves it once the
+// checkpoint interval has passed, without a drain and long before its
+// next poll: Status then reports no lag.
+func idleRunnerSaves(t *testing.T, st projection.Store) {
+	log, all := appendMostlyUnwanted(t, 200, 23, "item_added")
+	c := newCounts()
+	p := c.projection(t, projection.From(cart))
+	r := newRunner(t, p, projection.Config{Log: log, Store: st, BatchSize: 4, PollInterval: time.Hour,
+		CheckpointInterval: 50 * time.Millisecond, Logger: quiet})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = r.Run(ctx)
+	}()
+	end := all[len(all)-1].Position
+	var s projection.Status
+	for ctx.Err() == nil {
+		var err error
+		if s, err = r.Status(ctx); err == nil && s.Live.Checkpoint == end && s.Live.Lag == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if s.Live == nil || s.Live.Checkpoint != end || s.Live.Lag != 0 {
+		t.Fatalf("a minute into an idle run the status is %+v, want the checkpoint at the log's end %v and no lag", s.Live, end)
 	}
 }
