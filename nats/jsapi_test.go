@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/factum-go/factum"
 	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -147,5 +148,33 @@ func TestSetUpFailsOnAServerWithoutJetStream(t *testing.T) {
 				t.Fatal("it failed only once the caller's context ended")
 			}
 		})
+	}
+}
+
+// The command stream found existing is used only if it is a work queue:
+// one made otherwise (by hand, or by another program under the same name)
+// is refused, whatever the attempt that found it.
+func TestEnsureCommandsRefusesAStreamThatIsNotAWorkQueue(t *testing.T) {
+	t.Parallel()
+	_, js := dial(t, startServer(t).ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "CMDS", Subjects: []string{"cmd.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := BusConfig{JetStream: js, Stream: "CMDS", SubjectPrefix: "cmd", Replicas: 1, Duplicates: DefaultCommandDuplicates, MaxPending: DefaultMaxPending}
+	if _, err := ensureCommands(ctx, &cfg); !errors.Is(err, factum.ErrIllegalArgument) {
+		t.Fatalf("err = %v, want %v", err, factum.ErrIllegalArgument)
+	}
+	cfg.Stream, cfg.SubjectPrefix = "CMDS2", "cmd2"
+	s, err := ensureCommands(ctx, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.CachedInfo().Config.Retention; r != jetstream.WorkQueuePolicy {
+		t.Fatalf("the stream made has retention %v, want a work queue", r)
+	}
+	if _, err := ensureCommands(ctx, &cfg); err != nil {
+		t.Fatalf("the work queue made: %v", err)
 	}
 }
