@@ -111,15 +111,7 @@ func TestOpenLeaseBucketRetriesALostRequest(t *testing.T) {
 // a context without a deadline).
 func TestSetUpFailsOnAServerWithoutJetStream(t *testing.T) {
 	t.Parallel()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server did not start")
-	}
-	t.Cleanup(s.Shutdown)
+	s := runServer(t, &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 	_, js := dial(t, s.ClientURL())
 	for _, tc := range []struct {
 		name string
