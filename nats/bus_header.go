@@ -38,10 +38,19 @@ func (originHeader) EndPhase(context.Context, aggregate.Phase, error) {}
 // for a command header equal to it; nil (the executor copies the
 // command's) for any other.
 func (h originHeader) StreamHeader(_ context.Context, command map[string]string) map[string]string {
-	if len(command) == 1 {
-		if o, ok := command[HeaderOrigin]; ok && o == h.origin {
-			return h.only
-		}
+	if h.keeps(command) {
+		return h.only
 	}
 	return nil
+}
+
+// keeps reports whether a command of header command appends a stream
+// whose header is h.only: command holds this instance's origin and
+// nothing else.
+func (h originHeader) keeps(command map[string]string) bool {
+	if len(command) != 1 {
+		return false
+	}
+	o, ok := command[HeaderOrigin]
+	return ok && o == h.origin
 }

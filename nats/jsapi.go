@@ -19,18 +19,42 @@ const apiAttempt = 5 * time.Second
 // apiRetryWait is the pause between two attempts.
 const apiRetryWait = 100 * time.Millisecond
 
+// apiNoResponders bounds how long retryLost makes again a request that
+// found no server subscribed to the JetStream API. A JetStream starting,
+// or a node between leaders, subscribes within seconds; a server without
+// JetStream never does, and answers every request so, at once: past this
+// bound the request fails as it would have without retrying.
+const apiNoResponders = 5 * time.Second
+
+// jsErrCodeClusterNotAvailable is the server's answer to a request it
+// cannot serve for now: the meta leader or the stream's leader is being
+// elected (JSClusterNotAvailErr, "JetStream system temporarily
+// unavailable").
+const jsErrCodeClusterNotAvailable jetstream.ErrorCode = 10008
+
 // retryLost runs op, each attempt bounded by attempt, until it succeeds,
-// fails for a reason other than a lost request, or ctx ends. op must be
-// safe to repeat: the set-up requests it serves look up or create by
-// name, and a creation whose answer was lost finds its stream existing
-// on the next attempt.
+// fails for a reason other than a lost request, or ctx ends; a request
+// finding no responders is made again for apiNoResponders at most. op
+// must be safe to repeat: the set-up requests it serves look up or
+// create by name, and a creation whose answer was lost finds its stream
+// existing on the next attempt.
 func retryLost[T any](ctx context.Context, attempt time.Duration, op func(context.Context) (T, error)) (T, error) {
+	var noResponders time.Time // when requests began finding no responders
 	for {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		v, err := op(actx)
 		cancel()
 		if err == nil || ctx.Err() != nil || !lostRequest(err) {
 			return v, err
+		}
+		if errors.Is(err, natsgo.ErrNoResponders) {
+			if noResponders.IsZero() {
+				noResponders = time.Now()
+			} else if time.Since(noResponders) >= apiNoResponders {
+				return v, err
+			}
+		} else {
+			noResponders = time.Time{}
 		}
 		select {
 		case <-ctx.Done():
@@ -44,18 +68,13 @@ func retryLost[T any](ctx context.Context, attempt time.Duration, op func(contex
 // answer, as opposed to an answer refusing it: the attempt's deadline
 // passed, no server subscribed to the API subject (JetStream starting,
 // a node between leaders), or the server answered that the cluster is
-// not available for now. JetStream not enabled at all is an answer.
+// not available for now. Any other answer, a 503 among them (JetStream
+// not enabled, insufficient resources, clustering required), is a
+// refusal that asking again does not change.
 func lostRequest(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, natsgo.ErrTimeout) || errors.Is(err, natsgo.ErrNoResponders) {
 		return true
 	}
 	var api *jetstream.APIError
-	if errors.As(err, &api) {
-		switch api.ErrorCode {
-		case jetstream.JSErrCodeJetStreamNotEnabled, jetstream.JSErrCodeJetStreamNotEnabledForAccount:
-			return false
-		}
-		return api.Code == 503
-	}
-	return false
+	return errors.As(err, &api) && api.ErrorCode == jsErrCodeClusterNotAvailable
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/factum-go/factum"
+	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -62,14 +65,17 @@ func TestOpenLeaseBucketRetriesALostRequest(t *testing.T) {
 		calls   int32         // lookups made
 		created int32
 		err     error // errors.Is the result's error; nil: success
+		ends    bool  // the error comes once the caller's context ends
 	}{
 		{name: "lost once", script: []error{errLost}, wait: apiAttempt + 5*time.Second, calls: 2},
 		{name: "no responders twice", script: []error{natsgo.ErrNoResponders, natsgo.ErrNoResponders}, wait: 5 * time.Second, calls: 3},
 		{name: "cluster unavailable", script: []error{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}}, wait: 5 * time.Second, calls: 2},
 		{name: "not found creates", script: []error{jetstream.ErrBucketNotFound}, wait: 5 * time.Second, calls: 1, created: 1},
 		{name: "refused", script: []error{refused}, wait: 5 * time.Second, calls: 1, err: refused},
+		{name: "insufficient resources", script: []error{&jetstream.APIError{Code: 503, ErrorCode: 10023, Description: "insufficient resources"}}, wait: 5 * time.Second, calls: 1, err: &jetstream.APIError{Code: 503, ErrorCode: 10023, Description: "insufficient resources"}},
+		{name: "no responders for longer than their bound", script: slices.Repeat([]error{natsgo.ErrNoResponders}, 2*int(apiNoResponders/apiRetryWait)), wait: 4 * apiNoResponders, err: natsgo.ErrNoResponders},
 		{name: "jetstream not enabled", script: []error{jetstream.ErrJetStreamNotEnabled}, wait: 5 * time.Second, calls: 1, err: jetstream.ErrJetStreamNotEnabled},
-		{name: "caller's context ends", script: []error{natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders}, wait: 250 * time.Millisecond, err: natsgo.ErrNoResponders},
+		{name: "caller's context ends", script: []error{natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders, natsgo.ErrNoResponders}, wait: 250 * time.Millisecond, err: natsgo.ErrNoResponders, ends: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -80,6 +86,9 @@ func TestOpenLeaseBucketRetriesALostRequest(t *testing.T) {
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("err = %v, want %v", err, tc.err)
+				}
+				if !tc.ends && ctx.Err() != nil {
+					t.Fatalf("err = %v only once the caller's context ended", err)
 				}
 				if tc.calls != 0 && js.calls.Load() != tc.calls {
 					t.Fatalf("%d lookups, want %d", js.calls.Load(), tc.calls)
@@ -93,5 +102,71 @@ func TestOpenLeaseBucketRetriesALostRequest(t *testing.T) {
 				t.Fatalf("%d lookups and %d creations, want %d and %d", js.calls.Load(), js.created.Load(), tc.calls, tc.created)
 			}
 		})
+	}
+}
+
+// A server without JetStream has no responder for the JetStream API, and
+// never will: setting up against it fails within the bound of requests
+// finding no responders, not once the caller's context ends (never, for
+// a context without a deadline).
+func TestSetUpFailsOnAServerWithoutJetStream(t *testing.T) {
+	t.Parallel()
+	s := runServer(t, &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	_, js := dial(t, s.ClientURL())
+	for _, tc := range []struct {
+		name string
+		set  func(context.Context) error
+	}{
+		{"lease bucket", func(ctx context.Context) error { _, err := OpenLeaseBucket(ctx, js, "leases", 1); return err }},
+		{"log", func(ctx context.Context) error {
+			_, err := EnsureLog(ctx, LogConfig{JetStream: js, Context: "shop", Stream: "LOG", SubjectPrefix: "log"})
+			return err
+		}},
+		{"commands", func(ctx context.Context) error {
+			cfg := BusConfig{JetStream: js, Stream: "CMDS", SubjectPrefix: "cmd", Replicas: 1, Duplicates: DefaultCommandDuplicates, MaxPending: DefaultMaxPending}
+			_, err := ensureCommands(ctx, &cfg)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 6*apiNoResponders)
+			defer cancel()
+			err := tc.set(ctx)
+			if !errors.Is(err, natsgo.ErrNoResponders) {
+				t.Fatalf("err = %v, want %v", err, natsgo.ErrNoResponders)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("it failed only once the caller's context ended")
+			}
+		})
+	}
+}
+
+// The command stream found existing is used only if it is a work queue:
+// one made otherwise (by hand, or by another program under the same name)
+// is refused, whatever the attempt that found it.
+func TestEnsureCommandsRefusesAStreamThatIsNotAWorkQueue(t *testing.T) {
+	t.Parallel()
+	_, js := dial(t, startServer(t).ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "CMDS", Subjects: []string{"cmd.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := BusConfig{JetStream: js, Stream: "CMDS", SubjectPrefix: "cmd", Replicas: 1, Duplicates: DefaultCommandDuplicates, MaxPending: DefaultMaxPending}
+	if _, err := ensureCommands(ctx, &cfg); !errors.Is(err, factum.ErrIllegalArgument) {
+		t.Fatalf("err = %v, want %v", err, factum.ErrIllegalArgument)
+	}
+	cfg.Stream, cfg.SubjectPrefix = "CMDS2", "cmd2"
+	s, err := ensureCommands(ctx, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.CachedInfo().Config.Retention; r != jetstream.WorkQueuePolicy {
+		t.Fatalf("the stream made has retention %v, want a work queue", r)
+	}
+	if _, err := ensureCommands(ctx, &cfg); err != nil {
+		t.Fatalf("the work queue made: %v", err)
 	}
 }

@@ -14,9 +14,16 @@ import (
 // its storage in a temporary directory, until the test ends.
 func startServer(t testing.TB) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{
+	return runServer(t, &server.Options{
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
 	})
+}
+
+// runServer runs a server configured by opts in process until the test
+// ends.
+func runServer(t testing.TB, opts *server.Options) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,11 +64,13 @@ func (b originBus) Send(ctx context.Context, cmd *factum.Command) error {
 // originExecutor returns proc with its PROCESSED signals naming the
 // command's origin, keeping proc's cache invalidation (aggregate.Forgetter)
 // for a bus that forgets the states of partitions it gives up. A command
-// that finds no observer in its context gets hw there, so that a command
-// stamped with the shared origin-only map appends a stream keeping that
-// map rather than a copy (see originHeader); the NATS bus puts its own in
-// every command's context, so only a command of another bus (the
-// in-process dispatcher) pays for the context.
+// whose header is the origin-only one and that finds no observer in its
+// context gets hw there, so that it appends a stream keeping the shared
+// origin-only map rather than a copy (see originHeader); the NATS bus
+// puts its own in every command's context, so only such a command of
+// another bus (the in-process dispatcher) pays for the context, and a
+// command with a header of its own, whose stream gets a copy anyway,
+// pays nothing.
 func originExecutor(proc command.Executor, hw originHeader) command.Executor {
 	if f, ok := proc.(aggregate.Forgetter); ok {
 		return forgettingOrigin{origin{proc, hw}, f}
@@ -82,7 +84,7 @@ type origin struct {
 }
 
 func (o origin) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
-	if aggregate.CacheObserverFrom(ctx) == nil {
+	if o.hw.keeps(cmd.Header) && aggregate.CacheObserverFrom(ctx) == nil {
 		ctx = &aggregate.ObservedContext{Context: ctx, Observer: o.hw}
 	}
 	sig := o.next.Process(ctx, cmd)
