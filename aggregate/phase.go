@@ -70,9 +70,11 @@ func endPhase(ctx context.Context, o PhaseObserver, p Phase, err error) {
 // context the stream's event functions continue from. The executor finding
 // its PhaseObserver to be a HeaderWriter calls StreamHeader, on the
 // processing goroutine, with the attempt's context and the command's
-// header (read-only), for the stream's header: a new map holding the
-// command's entries and what the writer adds, or nil when it adds nothing
-// (the executor then copies the command's, as without a writer). Writing
+// header (read-only), for the stream's header: a map holding the
+// command's entries and what the writer adds, which the stream keeps and
+// nobody writes afterwards (a new map, or one the writer shares between
+// streams and never changes), or nil when it has nothing to give (the
+// executor then copies the command's, as without a writer). Writing
 // into the stream's own header, rather than into a copy of the command's
 // that the stream would copy again, saves a map per command.
 type HeaderWriter interface {
