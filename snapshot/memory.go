@@ -3,9 +3,11 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/query"
@@ -26,10 +28,13 @@ type Memory struct {
 	Front
 }
 
-// memoryBackend is the memory Backend.
+// memoryBackend is the memory Backend. Its map of types is copied on
+// write (a new type is rare, a lookup is every save and load), so that a
+// lookup takes no lock: a read lock shared by every save would make the
+// cores that save contend for its counter.
 type memoryBackend struct {
-	mu    sync.RWMutex
-	types map[factum.NamedAggregate]*memoryType
+	mu    sync.Mutex // serialises the writers of types
+	types atomic.Pointer[map[factum.NamedAggregate]*memoryType]
 }
 
 type memoryType struct {
@@ -68,7 +73,9 @@ func (t *memoryType) rlockDecoded() error {
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
 	m := &Memory{}
-	m.Front.init(&memoryBackend{types: map[factum.NamedAggregate]*memoryType{}}, Config{Name: "snapshot: memory"})
+	b := &memoryBackend{}
+	b.types.Store(&map[factum.NamedAggregate]*memoryType{})
+	m.Front.init(b, Config{Name: "snapshot: memory"})
 	return m
 }
 
@@ -77,29 +84,30 @@ var _ QueryStore = (*Memory)(nil)
 // typeOf returns the collection of an aggregate type, creating it when
 // create is set; otherwise it may return nil.
 func (m *memoryBackend) typeOf(named factum.NamedAggregate, create bool) *memoryType {
-	m.mu.RLock()
-	t := m.types[named]
-	m.mu.RUnlock()
+	t := (*m.types.Load())[named]
 	if t != nil || !create {
 		return t
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if t = m.types[named]; t == nil {
+	old := *m.types.Load()
+	if t = old[named]; t == nil {
 		t = &memoryType{index: map[string]int{}}
-		m.types[named] = t
+		types := maps.Clone(old)
+		types[named] = t
+		m.types.Store(&types)
 	}
 	return t
 }
 
 // Save implements Backend.
 func (m *memoryBackend) Save(_ context.Context, s Snapshot) (Outcome, error) {
-	s.State = bytes.Clone(s.State)
 	t := m.typeOf(s.AggregateID.NamedAggregate, true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	i, ok := t.index[s.AggregateID.ID]
 	if !ok {
+		s.State = bytes.Clone(s.State)
 		t.index[s.AggregateID.ID] = len(t.snaps)
 		t.snaps = append(t.snaps, s)
 		t.docs = append(t.docs, nil)
@@ -117,8 +125,20 @@ func (m *memoryBackend) Save(_ context.Context, s Snapshot) (Outcome, error) {
 		t.docs[i] = nil
 		t.stale++
 	}
+	s.State = reuse(old.State, s.State)
 	t.snaps[i] = s
 	return Saved, nil
+}
+
+// reuse returns a copy of state, written over buf, the replaced snapshot's
+// state, when it is large enough. The store owns every state it holds
+// (what it returns is a copy), so a save of an aggregate whose state keeps
+// its size, the usual case, allocates nothing.
+func reuse(buf, state []byte) []byte {
+	if state == nil || cap(buf) < len(state) {
+		return bytes.Clone(state)
+	}
+	return append(buf[:0], state...)
 }
 
 // Load implements Backend.

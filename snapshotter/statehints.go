@@ -26,10 +26,20 @@ const hintShards = 32
 // hintShard maps aggregate IDs (the ID string alone, which hashes faster
 // than the whole identity) to states; a state is only used for the exact
 // identity it holds, so two aggregates sharing an ID string at worst take
-// each other's place.
+// each other's place. The map holds pointers to states it recycles
+// through free: a StoredState is too large for the map to hold inline, so
+// a map of values would allocate on every insert, which is once per
+// stream.
 type hintShard struct {
-	mu sync.Mutex
-	m  map[string]aggregate.StoredState
+	mu   sync.Mutex
+	m    map[string]*aggregate.StoredState
+	free []*aggregate.StoredState // cleared, for the next insert; never more than limit
+}
+
+// release clears st, so that it holds no state, and keeps it for reuse.
+func (sh *hintShard) release(st *aggregate.StoredState) {
+	*st = aggregate.StoredState{}
+	sh.free = append(sh.free, st)
 }
 
 // newStateHints returns hints for about size aggregates at a time.
@@ -39,7 +49,7 @@ func newStateHints(size int) *stateHints {
 		h.limit = (size + hintShards - 1) / hintShards
 	}
 	for i := range h.shards {
-		h.shards[i].m = make(map[string]aggregate.StoredState)
+		h.shards[i].m = make(map[string]*aggregate.StoredState)
 	}
 	return h
 }
@@ -57,13 +67,21 @@ func (h *stateHints) ObserveState(st aggregate.StoredState) {
 	defer sh.mu.Unlock()
 	if old, ok := sh.m[st.ID.ID]; ok {
 		if old.ID != st.ID || old.Version < st.Version {
-			sh.m[st.ID.ID] = st
+			*old = st
 		}
 		return
 	}
-	if len(sh.m) < h.limit {
-		sh.m[st.ID.ID] = st
+	if len(sh.m) >= h.limit {
+		return
 	}
+	var p *aggregate.StoredState
+	if n := len(sh.free); n > 0 {
+		p, sh.free = sh.free[n-1], sh.free[:n-1]
+	} else {
+		p = new(aggregate.StoredState)
+	}
+	*p = st
+	sh.m[st.ID.ID] = p
 }
 
 // take returns the state of id at version, if hinted, and forgets it. A
@@ -73,11 +91,13 @@ func (h *stateHints) take(id factum.AggregateID, version int) (aggregate.StoredS
 	sh := h.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	st, ok := sh.m[id.ID]
-	if !ok || st.ID != id || st.Version > version {
+	p, ok := sh.m[id.ID]
+	if !ok || p.ID != id || p.Version > version {
 		return aggregate.StoredState{}, false
 	}
+	st := *p
 	delete(sh.m, id.ID)
+	sh.release(p)
 	return st, st.Version == version
 }
 
@@ -86,5 +106,8 @@ func (h *stateHints) forget(id factum.AggregateID) {
 	sh := h.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	delete(sh.m, id.ID)
+	if p, ok := sh.m[id.ID]; ok {
+		delete(sh.m, id.ID)
+		sh.release(p)
+	}
 }

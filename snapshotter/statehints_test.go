@@ -1,6 +1,7 @@
 package snapshotter
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -58,5 +59,42 @@ func TestStateHints(t *testing.T) {
 	off.ObserveState(st(a, 1))
 	if _, ok := off.take(a, 1); ok {
 		t.Fatal("hints kept with size 0")
+	}
+}
+
+// TestStateHintsRecycled takes and forgets hints, whose entries the next
+// hints reuse, and checks that no state passes from one aggregate to
+// another and that the recycled entries stay within the limit.
+func TestStateHintsRecycled(t *testing.T) {
+	carts := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+	h := newStateHints(hintShards) // one per shard
+	for i := range 200 {
+		a, b := carts.WithID(fmt.Sprint("a", i)), carts.WithID(fmt.Sprint("b", i))
+		h.ObserveState(aggregate.StoredState{ID: a, Version: i + 1, State: []byte(fmt.Sprint(i))})
+		if got, ok := h.take(a, i+1); !ok || got.ID.ID != a.ID || string(got.State) != fmt.Sprint(i) {
+			t.Fatalf("take(%s, %d) = %+v, %v", a, i+1, got, ok)
+		}
+		h.ObserveState(aggregate.StoredState{ID: b, Version: 1, State: []byte(`{}`)})
+		if _, ok := h.take(a, i+1); ok {
+			t.Fatalf("%s taken twice (its entry now holds %s)", a, b)
+		}
+		h.forget(b)
+		if _, ok := h.take(b, 1); ok {
+			t.Fatalf("%s forgotten but taken", b)
+		}
+	}
+	for i := range h.shards {
+		sh := &h.shards[i]
+		if len(sh.m) != 0 {
+			t.Fatalf("shard %d holds %d hints after all were taken", i, len(sh.m))
+		}
+		if len(sh.free) > h.limit {
+			t.Fatalf("shard %d keeps %d free entries, limit %d", i, len(sh.free), h.limit)
+		}
+		for _, p := range sh.free {
+			if p.State != nil || p.ID.ID != "" {
+				t.Fatalf("shard %d keeps a free entry that holds %+v", i, *p)
+			}
+		}
 	}
 }
