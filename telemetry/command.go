@@ -134,7 +134,14 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			if t.m != nil {
 				t.m.processing.Add(-1)
 				if sig.Code == factum.CodeOk {
-					okSeconds.Observe(t.since(start))
+					// A command that appended ends with its append; one
+					// that did not (nothing to append, or a duplicate
+					// answered with the earlier outcome) ends now.
+					end := time.Duration(counts.appended.Load())
+					if end == 0 {
+						end = t.clock()
+					}
+					okSeconds.Observe((end - start).Seconds())
 				} else {
 					code := codeLabel(sig.Code)
 					t.m.processSeconds.WithLabelValues(agg, code).Observe(t.since(start))

@@ -36,6 +36,11 @@ type cmdCounts struct {
 	// observer's allocation.
 	ctx                   aggregate.ObservedContext
 	appends, hits, misses atomic.Int32
+	// appended is the clock reading at the end of the append that
+	// succeeded, 0 before one has: the end of a successful command's
+	// processing latency, which spares the middleware a reading of its
+	// own (what follows the append is the state cache's update).
+	appended atomic.Int64
 }
 
 // ObserveCache implements aggregate.CacheObserver.

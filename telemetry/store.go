@@ -115,11 +115,15 @@ func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stre
 	}
 	end(span, err)
 	if s.t.m != nil {
+		now := s.t.clock()
 		if err == nil {
-			s.t.m.appendOk.Observe(s.t.since(start))
+			if counts != nil {
+				counts.appended.Store(int64(now))
+			}
+			s.t.m.appendOk.Observe((now - start).Seconds())
 			s.t.m.appendSize.Observe(float64(len(st.Events)))
 		} else {
-			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(s.t.since(start))
+			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe((now - start).Seconds())
 		}
 	}
 	return err
