@@ -4,11 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/aggregate"
-	"github.com/factum-go/factum/codec"
-	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/examples/order"
 	"github.com/factum-go/factum/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -36,28 +31,7 @@ func TestARetryIsCountedWithoutASpan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mem := eventstore.NewMemory()
-			observed, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{
-				Store: tel.Store(mem), Codec: codec.NewRegistry(), Backoff: 1, Middleware: []aggregate.Middleware{tel.Commands()},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			other, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			restock := func(p aggregate.Executor) {
-				t.Helper()
-				cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
-				cmd.AllowCreate = true
-				if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
-					t.Fatalf("%+v", sig)
-				}
-			}
-			restock(observed) // a miss, cached at version 1
-			restock(other)    // version 2, behind the cache
-			restock(observed) // a hit, conflicts at version 2; a miss, appended at 3
+			restockRetried(t, tel, func() {})
 			inventory := map[string]string{"aggregate": "shop.inventory"}
 			for _, c := range []struct {
 				name   string
