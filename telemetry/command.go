@@ -87,13 +87,18 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 					obs.span, obs.t, obs.detailed = span, t, t.detailed
 				}
 			}
-			if obs == nil && t.m != nil {
-				obs = &cmdObs{}
-			}
-			if obs != nil {
+			var counts *cmdCounts
+			switch {
+			case obs != nil:
 				obs.names, obs.t = names, t
 				obs.ctx.Context, obs.ctx.Observer = ctx, obs
 				ctx = &obs.ctx
+				counts = &obs.cmdCounts
+			case t.m != nil:
+				// No span: the counts alone, with no phase calls.
+				counts = &cmdCounts{}
+				counts.ctx.Context, counts.ctx.Observer = ctx, counts
+				ctx = &counts.ctx
 			}
 			sig := next(ctx, cmd)
 			// Attributes are made only for a span that records them, at
@@ -114,7 +119,7 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				if cmd.AggregateID.Tenant != "" {
 					kv = append(kv, AttrTenant.String(cmd.AggregateID.Tenant))
 				}
-				if n := obs.appends.Load(); n > 1 {
+				if n := counts.appends.Load(); n > 1 {
 					kv = append(kv, AttrRetries.Int(int(n-1)))
 				}
 				span.SetAttributes(kv...)
@@ -129,7 +134,14 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 			if t.m != nil {
 				t.m.processing.Add(-1)
 				if sig.Code == factum.CodeOk {
-					okSeconds.Observe(t.since(start))
+					// A command that appended ends with its append; one
+					// that did not (nothing to append, or a duplicate
+					// answered with the earlier outcome) ends now.
+					end := time.Duration(counts.appended.Load())
+					if end == 0 {
+						end = t.clock()
+					}
+					okSeconds.Observe((end - start).Seconds())
 				} else {
 					code := codeLabel(sig.Code)
 					t.m.processSeconds.WithLabelValues(agg, code).Observe(t.since(start))
@@ -137,13 +149,13 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 						t.m.conflicts.WithLabelValues(agg, code).Inc()
 					}
 				}
-				if n := obs.appends.Load(); n > 1 {
+				if n := counts.appends.Load(); n > 1 {
 					retries.Add(float64(n - 1))
 				}
-				if n := obs.hits.Load(); n > 0 {
+				if n := counts.hits.Load(); n > 0 {
 					hits.Add(float64(n))
 				}
-				if n := obs.misses.Load(); n > 0 {
+				if n := counts.misses.Load(); n > 0 {
 					misses.Add(float64(n))
 				}
 			}

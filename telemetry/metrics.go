@@ -67,7 +67,7 @@ func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 			Name: "factum_commands_waiting", Help: "Commands sent over HTTP whose callers wait for a stage.",
 		}),
 		processSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "factum_command_process_duration_seconds", Help: "Processing latency of a command (load, decide, append, retries), by aggregate type and PROCESSED code.", Buckets: latencyBuckets,
+			Name: "factum_command_process_duration_seconds", Help: "Processing latency of a command (load, decide, append, retries; a successful one up to the end of its append), by aggregate type and PROCESSED code.", Buckets: latencyBuckets,
 		}, []string{"aggregate", "code"}),
 		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_command_conflicts_total", Help: "Commands refused by a conflict, by aggregate type and code.",

@@ -23,18 +23,43 @@ var phaseEvents = [aggregate.PhaseAppend + 1]string{
 	aggregate.PhaseAppend:  "factum.append",
 }
 
-// cmdObs observes one command's processing. It counts the appends it
-// makes (the retries after a version conflict are the appends past the
-// first) and the state cache's hits and misses, and, when the command's
-// span records, marks each step of the processing on it: an event at the
-// per-command level, a child span at the detailed one. It travels in the
-// context as the executor's aggregate.CacheObserver (and PhaseObserver),
-// where the Store decorator finds it too: one context value a command.
-type cmdObs struct {
+// cmdCounts counts one command's appends (the retries after a version
+// conflict are the appends past the first) and the state cache's hits
+// and misses. It travels in the context as the executor's
+// aggregate.CacheObserver, where the Store decorator finds it too: one
+// context value a command. Alone it is the observer of a command no span
+// records (metrics only, or tracing that does not reach the command): it
+// is no PhaseObserver, so the executor makes no phase calls for it, and
+// it fits a smaller allocation than cmdObs.
+type cmdCounts struct {
 	// ctx is the command's context carrying the observer, in the
 	// observer's allocation.
-	ctx                             aggregate.ObservedContext
-	appends, hits, misses, attempts atomic.Int32
+	ctx                   aggregate.ObservedContext
+	appends, hits, misses atomic.Int32
+	// appended is the clock reading at the end of the append that
+	// succeeded, 0 before one has: the end of a successful command's
+	// processing latency, which spares the middleware a reading of its
+	// own (what follows the append is the state cache's update).
+	appended atomic.Int64
+}
+
+// ObserveCache implements aggregate.CacheObserver.
+func (c *cmdCounts) ObserveCache(hit bool) {
+	if hit {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+}
+
+// cmdObs observes one command's processing inside a trace: it counts as
+// cmdCounts does and, when the command's span records, marks each step
+// of the processing on it: an event at the per-command level, a child
+// span at the detailed one. It travels in the context as the executor's
+// aggregate.CacheObserver (and PhaseObserver and HeaderWriter).
+type cmdObs struct {
+	cmdCounts
+	attempts atomic.Int32
 	// span is the command's span when it records, else nil.
 	span     trace.Span
 	t        *Telemetry
@@ -63,11 +88,7 @@ func (c *cmdObs) StreamHeader(ctx context.Context, command map[string]string) ma
 // ObserveCache implements aggregate.CacheObserver: each attempt makes one
 // lookup, so the lookups past the first are the retries.
 func (c *cmdObs) ObserveCache(hit bool) {
-	if hit {
-		c.hits.Add(1)
-	} else {
-		c.misses.Add(1)
-	}
+	c.cmdCounts.ObserveCache(hit)
 	if n := c.attempts.Add(1); n > 1 && c.span != nil {
 		c.span.AddEvent("factum.retry", trace.WithAttributes(AttrAttempt.Int(int(n))))
 	}
@@ -122,9 +143,14 @@ func (c *cmdObs) EndPhase(ctx context.Context, p aggregate.Phase, err error) {
 	span.End()
 }
 
-// cmdObsFrom returns the observer of the command whose processing ctx is
-// in, or nil.
-func cmdObsFrom(ctx context.Context) *cmdObs {
-	c, _ := aggregate.CacheObserverFrom(ctx).(*cmdObs)
-	return c
+// cmdCountsFrom returns the counts of the command whose processing ctx
+// is in, or nil outside a command's processing.
+func cmdCountsFrom(ctx context.Context) *cmdCounts {
+	switch o := aggregate.CacheObserverFrom(ctx).(type) {
+	case *cmdCounts:
+		return o
+	case *cmdObs:
+		return &o.cmdCounts
+	}
+	return nil
 }

@@ -34,30 +34,7 @@ func TestARetryIsMarkedOnTheCommandsSpan(t *testing.T) {
 	} {
 		t.Run(tc.level.String(), func(t *testing.T) {
 			tel, exp, _ := newTracedAt(t, 1, tc.level)
-			mem := eventstore.NewMemory()
-			traced, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{
-				Store: tel.Store(mem), Codec: codec.NewRegistry(), Backoff: 1, Middleware: []aggregate.Middleware{tel.Commands()},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			other, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := order.Inventory.ID("sku-1")
-			restock := func(p aggregate.Executor) {
-				t.Helper()
-				cmd := factum.NewCommand(id, order.Restock{Qty: 1})
-				cmd.AllowCreate = true
-				if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
-					t.Fatalf("%+v", sig)
-				}
-			}
-			restock(traced) // cached at version 1
-			restock(other)  // version 2, behind the cache
-			exp.Reset()
-			restock(traced) // conflicts at version 2, retried at 3
+			restockRetried(t, tel, exp.Reset)
 			var process tracetest.SpanStub
 			var children []tracetest.SpanStub
 			for _, s := range exp.GetSpans() {
@@ -98,6 +75,39 @@ func TestARetryIsMarkedOnTheCommandsSpan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restockRetried restocks one inventory three times through an executor
+// tel instruments: the first restock caches it at version 1, a second
+// through another executor moves it to version 2, behind the cache, and
+// the third (after between) conflicts at version 2 and is retried,
+// appended at 3 after a reload. Its cache lookups are a miss, a hit and a
+// miss.
+func restockRetried(t *testing.T, tel *telemetry.Telemetry, between func()) {
+	t.Helper()
+	mem := eventstore.NewMemory()
+	observed, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{
+		Store: tel.Store(mem), Codec: codec.NewRegistry(), Backoff: 1, Middleware: []aggregate.Middleware{tel.Commands()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{Store: mem, Codec: codec.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restock := func(p aggregate.Executor) {
+		t.Helper()
+		cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
+		cmd.AllowCreate = true
+		if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
+			t.Fatalf("%+v", sig)
+		}
+	}
+	restock(observed)
+	restock(other)
+	between()
+	restock(observed)
 }
 
 // At the per-command level a decision that succeeds has no event (the

@@ -38,12 +38,11 @@ var _ built.Appender = (*store)(nil)
 
 // start begins a span for op when ctx is inside a recorded trace (a
 // child of an unrecorded span would not be recorded either) and, at the
-// per-command level, outside a command's processing; obs is the
-// command's observer, if any.
+// per-command level, outside a command's processing (inCommand).
 // The span name is "factum.store " and op, written out by each caller so
 // that no call concatenates it.
-func (s *store) start(ctx context.Context, obs *cmdObs, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
-	if !s.t.tracing || obs != nil && !s.t.detailed || !trace.SpanFromContext(ctx).IsRecording() {
+func (s *store) start(ctx context.Context, inCommand bool, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
+	if !s.t.tracing || inCommand && !s.t.detailed || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
 	ctx, span := s.t.tracer.Start(ctx, name, clientKind...)
@@ -58,12 +57,12 @@ func (s *store) start(ctx context.Context, obs *cmdObs, name, op string, st *fac
 }
 
 // startCall is start for a call that counts nothing: it looks the
-// command's observer up only when a span may be started.
+// command's counts up only when a span may be started.
 func (s *store) startCall(ctx context.Context, name, op string) (context.Context, trace.Span) {
 	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
-	return s.start(ctx, cmdObsFrom(ctx), name, op, nil)
+	return s.start(ctx, cmdCountsFrom(ctx) != nil, name, op, nil)
 }
 
 func end(span trace.Span, err error) {
@@ -99,15 +98,15 @@ func (s *store) BuiltOwner() built.Owner { return built.OwnedBy(s) }
 // append instruments one append of st: through next's AppendBuilt when b
 // holds it, else through next's Append.
 func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stream) error {
-	obs := cmdObsFrom(ctx)
-	if obs != nil {
-		obs.appends.Add(1)
+	counts := cmdCountsFrom(ctx)
+	if counts != nil {
+		counts.appends.Add(1)
 	}
 	var start time.Duration
 	if s.t.m != nil {
 		start = s.t.clock()
 	}
-	sctx, span := s.start(ctx, obs, "factum.store Append", "Append", st)
+	sctx, span := s.start(ctx, counts != nil, "factum.store Append", "Append", st)
 	var err error
 	if b.Stream() != nil {
 		err = s.built.AppendBuilt(sctx, b)
@@ -116,11 +115,15 @@ func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stre
 	}
 	end(span, err)
 	if s.t.m != nil {
+		now := s.t.clock()
 		if err == nil {
-			s.t.m.appendOk.Observe(s.t.since(start))
+			if counts != nil {
+				counts.appended.Store(int64(now))
+			}
+			s.t.m.appendOk.Observe((now - start).Seconds())
 			s.t.m.appendSize.Observe(float64(len(st.Events)))
 		} else {
-			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(s.t.since(start))
+			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe((now - start).Seconds())
 		}
 	}
 	return err

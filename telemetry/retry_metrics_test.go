@@ -1,0 +1,66 @@
+package telemetry_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/factum-go/factum/telemetry"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// A command no span records (metrics alone, or tracing that reaches no
+// command) still has its retry, its cache lookups and its appends counted.
+func TestARetryIsCountedWithoutASpan(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tracing bool
+	}{{"metrics-only", false}, {"continue-only", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			cfg := telemetry.Config{Registerer: reg, ContinueOnly: true}
+			if tc.tracing {
+				tp, err := telemetry.NewTracerProvider(context.Background(), telemetry.TracingConfig{Exporter: tracetest.NewInMemoryExporter(), Sample: 0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				cfg.TracerProvider = tp
+			}
+			tel, err := telemetry.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			restockRetried(t, tel, func() {})
+			inventory := map[string]string{"aggregate": "shop.inventory"}
+			for _, c := range []struct {
+				name   string
+				labels map[string]string
+				want   float64
+			}{
+				{"factum_command_retries_total", inventory, 1},
+				{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "hit"}, 1},
+				{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "miss"}, 2},
+			} {
+				if got := counted(t, reg, c.name, c.labels); got != c.want {
+					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+				}
+			}
+			fams := scrape(t, reg)
+			for _, c := range []struct {
+				name   string
+				labels map[string]string
+				want   uint64
+			}{
+				{"factum_command_process_duration_seconds", map[string]string{"aggregate": "shop.inventory", "code": "Ok"}, 2},
+				{"factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": "Ok"}, 2},
+				{"factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": "EventVersionConflict"}, 1},
+			} {
+				m := sample(fams, c.name, c.labels)
+				if got := m.GetHistogram().GetSampleCount(); got != c.want {
+					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+				}
+			}
+		})
+	}
+}
