@@ -96,7 +96,7 @@ func (t *Telemetry) Commands() aggregate.Middleware {
 				counts = &obs.cmdCounts
 			case t.m != nil:
 				// No span: the counts alone, with no phase calls.
-				counts = &cmdCounts{}
+				counts = &cmdCounts{t: t}
 				counts.ctx.Context, counts.ctx.Observer = ctx, counts
 				ctx = &counts.ctx
 			}

@@ -34,7 +34,11 @@ var phaseEvents = [aggregate.PhaseAppend + 1]string{
 type cmdCounts struct {
 	// ctx is the command's context carrying the observer, in the
 	// observer's allocation.
-	ctx                   aggregate.ObservedContext
+	ctx aggregate.ObservedContext
+	// t is the Telemetry whose middleware made the counts: only its own
+	// Store decorator records appended, a reading of the same clock (each
+	// Telemetry's clock has its own epoch).
+	t                     *Telemetry
 	appends, hits, misses atomic.Int32
 	// appended is the clock reading at the end of the append that
 	// succeeded, 0 before one has: the end of a successful command's
@@ -62,7 +66,6 @@ type cmdObs struct {
 	attempts atomic.Int32
 	// span is the command's span when it records, else nil.
 	span     trace.Span
-	t        *Telemetry
 	names    *typeNames
 	detailed bool
 	// header: the command's span context is valid, and each stream's

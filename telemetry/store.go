@@ -117,7 +117,7 @@ func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stre
 	if s.t.m != nil {
 		now := s.t.clock()
 		if err == nil {
-			if counts != nil {
+			if counts != nil && counts.t == s.t {
 				counts.appended.Store(int64(now))
 			}
 			s.t.m.appendOk.Observe((now - start).Seconds())
