@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -210,4 +211,30 @@ func TestLineWriterCountsTheLinesAFailingSinkLoses(t *testing.T) {
 	if got := sink.String(); got != "c\n" {
 		t.Errorf("sink holds %q, want the line after the failure", got)
 	}
+}
+
+// A shutdown step that panics still has the lines logged before it
+// written: the log is closed on the way out. The bubble's clock stands
+// still, so the line gathered within the interval is out only if Close
+// wrote it.
+func TestAPanickingShutdownWritesTheLinesLoggedBeforeIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sink gateSink
+		s := &server{logs: newLineWriter(&sink)} // no http server: its Shutdown panics
+		defer s.logs.Close()
+		fmt.Fprintln(s.logs, "one")
+		synctest.Wait()
+		fmt.Fprintln(s.logs, "two") // gathered for the interval
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("Shutdown did not panic")
+				}
+			}()
+			_ = s.Shutdown(context.Background())
+		}()
+		if got := sink.String(); got != "one\ntwo\n" {
+			t.Errorf("after the panic the sink holds %q, want both lines", got)
+		}
+	})
 }

@@ -282,20 +282,20 @@ func startServerLogging(ctx context.Context, opts serveOptions, log io.Writer) (
 }
 
 // Shutdown stops accepting requests, waits for those in flight, drains the
-// runtime's accepted commands and closes the store, all within ctx.
-func (s *server) Shutdown(ctx context.Context) error {
+// runtime's accepted commands and closes the store, all within ctx. The
+// log is closed last, deferred: a step that panics still has every line
+// logged before it written.
+func (s *server) Shutdown(ctx context.Context) (err error) {
 	s.draining.Store(true)
 	defer s.stopped.Store(true)
+	if s.logs != nil {
+		defer func() { err = errors.Join(err, s.logs.Close()) }()
+	}
 	errHTTP := s.http.Shutdown(ctx)
 	errLeave := s.cluster.leave(ctx)
 	errRT := s.rt.Shutdown(ctx)
 	errCl := s.cluster.close(ctx)
-	errStore := s.store.close()
-	var errLogs error
-	if s.logs != nil {
-		errLogs = s.logs.Close()
-	}
-	return errors.Join(errHTTP, errLeave, errRT, errCl, errStore, errLogs)
+	return errors.Join(errHTTP, errLeave, errRT, errCl, s.store.close())
 }
 
 // pingStore reports whether the database answers within a second: while
