@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// logBufferLimit bounds the bytes a lineWriter holds for its sink (some
-// 2,000 access lines): past it, Write waits for the sink.
+// logBufferLimit bounds the bytes a lineWriter holds for its sink besides
+// the batch the sink is writing (some 2,000 access lines): past it, Write
+// waits for the sink.
 const logBufferLimit = 256 << 10
 
 // logWriteInterval is the least time between two writes to the sink: a
