@@ -21,8 +21,8 @@ const minSweep = 128
 // state machine, for tests, single-process services and benchmarks. It is
 // safe for concurrent use. Records do not survive the process.
 //
-// Expiry is judged by MemoryConfig.Clock, read under the lock of the
-// key's shard, so every decision on a key follows the clock's order, and
+// Expiry is judged by MemoryConfig.Clock's wall-clock reading (its
+// monotonic part dropped), read under the lock of the key's shard, so every decision on a key follows the clock's order, and
 // attempts come from one counter taken under the same lock, so they rise in
 // the order owners are granted a key.
 //
@@ -70,10 +70,17 @@ func NewMemory(cfg MemoryConfig) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	clock := cfg.Clock
-	if clock == nil {
-		clock = time.Now
+	read := cfg.Clock
+	if read == nil {
+		read = time.Now
 	}
+	// Expiry is judged on the wall-clock instant a record reports
+	// (ExpiresAt, which callers, other stores and the SQL backends read
+	// as wall time), so a reading's monotonic part is dropped: Go reads
+	// the two clocks one after the other, and a thread paused between
+	// the reads gets a monotonic part that lags its wall part, which made
+	// a record live here past the ExpiresAt it showed.
+	clock := func() time.Time { return read().Round(0) }
 	b := &memoryBackend{policy: p, clock: clock, seed: maphash.MakeSeed()}
 	for i := range b.shards {
 		b.shards[i].records = make(map[Key]Record)

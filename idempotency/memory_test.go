@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,5 +279,36 @@ func TestRunPurger(t *testing.T) {
 	}
 	if err := idempotency.RunPurger(context.Background(), s, 0, nil); !errors.Is(err, factum.ErrIllegalArgument) {
 		t.Fatalf("RunPurger with interval 0: %v", err)
+	}
+}
+
+// The memory store judges expiry on the wall-clock instant its records
+// report, whatever clock it reads: a reading of time.Now carries a
+// monotonic part read just after the wall part, and a thread paused
+// between the two reads made a record live past the ExpiresAt it showed
+// (TestMemoryContract/Linearizable failed on it under CI's load). The old
+// code kept the monotonic part in ExpiresAt and compared by it.
+func TestMemoryJudgesExpiryOnTheWallClock(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		clock func() time.Time
+	}{
+		{"default clock", nil},
+		{"time.Now", time.Now},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := idempotency.NewMemory(idempotency.MemoryConfig{Clock: tc.clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := idempotency.Key{Tenant: "t", Operation: "op", Value: "k"}
+			rec, created, err := m.Begin(context.Background(), k, "fp")
+			if err != nil || !created {
+				t.Fatalf("Begin: created %v, %v", created, err)
+			}
+			if s := rec.ExpiresAt.String(); strings.Contains(s, " m=") {
+				t.Fatalf("ExpiresAt %s carries a monotonic reading: expiry would be judged by it, not by the wall-clock instant it reports", s)
+			}
+		})
 	}
 }
