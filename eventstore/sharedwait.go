@@ -21,7 +21,8 @@ type sharedWait struct {
 // waitCall is one backend wait that readers at the same position share.
 type waitCall struct {
 	after factum.Position
-	done  chan struct{} // closed when err is set
+	woken <-chan struct{} // the leader's: its wait returns when it closes
+	done  chan struct{}   // closed when err is set
 	err   error
 }
 
@@ -29,13 +30,14 @@ type waitCall struct {
 // flight there. A joiner returns when the shared wait does (it returned
 // nil: the log may hold a stream after the position), when woken is
 // closed, or when its own ctx ends; when the shared wait ended on its own
-// caller's error, the joiner waits again, leading if nobody does.
+// caller's error, or may have ended on a wake-up older than the joiner's
+// call (see staleWake), the joiner waits again, leading if nobody does.
 func (s *sharedWait) wait(ctx context.Context, lw LogWaiter, after factum.Position, woken <-chan struct{}) error {
 	for {
 		s.mu.Lock()
 		w := s.w
 		if w == nil {
-			w = &waitCall{after: after, done: make(chan struct{})}
+			w = &waitCall{after: after, woken: woken, done: make(chan struct{})}
 			s.w = w
 			s.mu.Unlock()
 			return s.lead(ctx, lw, w, woken)
@@ -46,7 +48,7 @@ func (s *sharedWait) wait(ctx context.Context, lw LogWaiter, after factum.Positi
 		}
 		select {
 		case <-w.done:
-			if w.err == nil {
+			if w.err == nil && !staleWake(w.woken, woken) {
 				return nil
 			}
 			if err := ctx.Err(); err != nil {
@@ -78,4 +80,29 @@ func (s *sharedWait) lead(ctx context.Context, lw LogWaiter, w *waitCall, woken 
 		s.mu.Unlock()
 	}()
 	return lw.WaitLog(ctx, w.after, woken)
+}
+
+// staleWake reports whether a shared wait that returned nil may have
+// returned only for its leader's wake-up, which a joiner holding woken
+// has already had: the leader's woken is closed (an append returned after
+// the leader began waiting) and the joiner's, taken later, is not. Taking
+// that nil, the joiner would return while nothing new is readable, and a
+// consumer would read an empty page and wait again, a spin. The joiner
+// waits again instead; when the log does hold a stream, its own wait
+// returns at once.
+func staleWake(leader, joiner <-chan struct{}) bool {
+	return leader != joiner && closed(leader) && !closed(joiner)
+}
+
+// closed reports whether ch is closed; a nil channel never is.
+func closed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

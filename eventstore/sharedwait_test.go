@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/factum-go/factum"
 )
@@ -150,6 +151,53 @@ func TestSharedWaitThatPanicsEnds(t *testing.T) {
 		}
 		if err := s.wait(context.Background(), p, pos, nil); err != nil {
 			t.Fatalf("a later wait: %v", err)
+		}
+	})
+}
+
+// slowWaiter is a LogWaiter that notices a wake-up only once release is
+// closed (a backend slow to return after an append woke it).
+type slowWaiter struct{ release chan struct{} }
+
+func (w slowWaiter) WaitLog(ctx context.Context, _ factum.Position, woken <-chan struct{}) error {
+	select {
+	case <-woken:
+		<-w.release
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A reader that joins a shared wait after an append has already woken its
+// leader does not return with the leader's nil: that wake-up is older than
+// the reader's call, and the reader (a consumer that has read the log's
+// end) would read an empty page and wait again, a spin. It waits on, until
+// its own wake-up or its context's end. On the old code it returned nil
+// (TestEventStoreLogHeldTransaction saw WaitLog return while nothing was
+// readable, when it joined the consumer's wait in that window).
+func TestSharedWaitJoinerIgnoresAnOlderWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := slowWaiter{release: make(chan struct{})}
+		var s sharedWait
+		pos := factum.Position{Seq: 4}
+		before := make(chan struct{}) // the epoch the leader began in
+		lead := make(chan error, 1)
+		go func() { lead <- s.wait(context.Background(), w, pos, before) }()
+		synctest.Wait()
+		close(before) // an append returns: the leader is being woken
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		join := make(chan error, 1)
+		go func() { join <- s.wait(ctx, w, pos, make(chan struct{})) }()
+		synctest.Wait()
+		close(w.release)
+		if err := <-lead; err != nil {
+			t.Fatalf("the woken leader: %v", err)
+		}
+		if err := <-join; !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a reader joining after the wake-up returned %v, want its context's deadline", err)
 		}
 	})
 }
