@@ -134,7 +134,7 @@ func ensureCommands(ctx context.Context, cfg *BusConfig) (jetstream.Stream, erro
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 	}
-	s, err := retryLost(ctx, apiAttempt, func(ctx context.Context) (jetstream.Stream, error) {
+	s, err := retryLost(ctx, func(ctx context.Context) (jetstream.Stream, error) {
 		s, err := cfg.JetStream.CreateStream(ctx, sc)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			s, err = cfg.JetStream.Stream(ctx, cfg.Stream)

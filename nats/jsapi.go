@@ -32,16 +32,16 @@ const apiNoResponders = 5 * time.Second
 // unavailable").
 const jsErrCodeClusterNotAvailable jetstream.ErrorCode = 10008
 
-// retryLost runs op, each attempt bounded by attempt, until it succeeds,
+// retryLost runs op, each attempt bounded by apiAttempt, until it succeeds,
 // fails for a reason other than a lost request, or ctx ends; a request
 // finding no responders is made again for apiNoResponders at most. op
 // must be safe to repeat: the set-up requests it serves look up or
 // create by name, and a creation whose answer was lost finds its stream
 // existing on the next attempt.
-func retryLost[T any](ctx context.Context, attempt time.Duration, op func(context.Context) (T, error)) (T, error) {
+func retryLost[T any](ctx context.Context, op func(context.Context) (T, error)) (T, error) {
 	var noResponders time.Time // when requests began finding no responders
 	for {
-		actx, cancel := context.WithTimeout(ctx, attempt)
+		actx, cancel := context.WithTimeout(ctx, apiAttempt)
 		v, err := op(actx)
 		cancel()
 		if err == nil || ctx.Err() != nil || !lostRequest(err) {

@@ -85,7 +85,7 @@ func EnsureLog(ctx context.Context, cfg LogConfig) (jetstream.Stream, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	st, err := retryLost(ctx, apiAttempt, func(ctx context.Context) (jetstream.Stream, error) {
+	st, err := retryLost(ctx, func(ctx context.Context) (jetstream.Stream, error) {
 		st, err := cfg.JetStream.Stream(ctx, cfg.Stream)
 		if err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return st, err

@@ -110,7 +110,7 @@ type observed struct {
 // exist. A request that gets no answer (a clustered JetStream electing a
 // leader drops it) is made again, each attempt bounded, until ctx ends.
 func OpenLeaseBucket(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (jetstream.KeyValue, error) {
-	kv, err := retryLost(ctx, apiAttempt, func(ctx context.Context) (jetstream.KeyValue, error) {
+	kv, err := retryLost(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
 		return openLeaseBucket(ctx, js, bucket, replicas)
 	})
 	if err != nil {
