@@ -33,19 +33,38 @@ func (l *waitingLog) WaitLog(ctx context.Context, _ factum.Position) error {
 	return ctx.Err()
 }
 
-// Each wait ends when its time is up, and the next one waits again on a
-// live context: the one context the waits share is replaced after the
-// timer cancelled it, or every wait after the first would return at once
-// and a consumer at the log's end would spin.
+// A wait ends when its time is up, and the next one waits again on a live
+// context: the one context the waits share is replaced after the timer
+// cancelled it, or every wait after the first would return at once and a
+// consumer at the log's end would spin.
 func TestIdleWaitWaitsAgainAfterATimeout(t *testing.T) {
-	w := newIdleWait(context.Background(), context.Background())
+	drain, drained := context.WithCancel(context.Background())
+	defer drained()
+	w := newIdleWait(context.Background(), drain)
 	defer w.close()
 	log := &waitingLog{}
-	for range 3 {
-		w.wait(log, factum.Position{}, time.Millisecond)
+	if !w.wait(log, factum.Position{}, time.Millisecond) {
+		t.Fatal("a wait the timer ended does not report its time up")
 	}
-	if log.calls != 3 || log.ended != 0 {
-		t.Fatalf("WaitLog called %d times, %d of them with an ended context; want 3 and 0", log.calls, log.ended)
+	done := make(chan bool)
+	go func() { done <- w.wait(log, factum.Position{}, time.Hour) }()
+	for {
+		log.mu.Lock()
+		n := log.calls
+		log.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	drained()
+	if <-done {
+		t.Error("a wait Drain ended reports its time up")
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if log.calls != 2 || log.ended != 0 {
+		t.Fatalf("WaitLog called %d times, %d of them with an ended context; want 2 and 0", log.calls, log.ended)
 	}
 }
 
