@@ -48,8 +48,8 @@ func TestEncodedStatesOnlyThroughTheStoresOwnMethod(t *testing.T) {
 	events, reg := eventstore.NewMemory(), codec.NewRegistry()
 	mem := snapshot.NewMemory()
 	for _, c := range []struct {
-		name     string
-		cfg      Config
+		name      string
+		cfg       Config
 		unchecked bool
 	}{
 		{"memory", Config{Store: mem, Events: events, Codec: reg}, true},
