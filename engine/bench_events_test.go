@@ -41,3 +41,26 @@ func BenchmarkSendAndWaitProjected(b *testing.B) {
 	proj := &totals{}
 	benchBranch(b, engine.Config{Processors: []*event.Processor{proj.processor(b, "totals", nil)}}, factum.StageProjected)
 }
+
+// BenchmarkSendAndWaitSnapshotOneCaller: one caller sends command after
+// command over 10,000 aggregates and waits for SNAPSHOT, so the
+// snapshotter keeps up and waits at the log's end once per command: its
+// cpu-ns/op shows what that wait costs.
+func BenchmarkSendAndWaitSnapshotOneCaller(b *testing.B) {
+	rt, def := newRuntime(b, engine.Config{SnapshotStore: snapshot.NewMemory()}, nil)
+	gw := rt.Gateway()
+	ctx := context.Background()
+	ids := benchIDs(def, "one-")
+	plan := command.Wait(factum.StageSnapshot)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1}), plan); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.reportCommands(b)
+}

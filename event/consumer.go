@@ -239,6 +239,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 	// The consumer reads on from its last position, so it may share a read
 	// of the log's end with the other groups (see eventstore.Following).
 	follow := eventstore.Following(ctx)
+	var idle *idleWait // made at the first wait: a consumer that never waits needs none
 	for ctx.Err() == nil && fence.valid() {
 		batch, err := c.cfg.Log.ReadLog(follow, pos, c.cfg.BatchSize)
 		if err != nil {
@@ -260,11 +261,15 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			if c.drain.Err() != nil {
 				return nil
 			}
-			wctx, cancel := context.WithTimeout(ctx, wait)
-			stop := context.AfterFunc(c.drain, cancel)
-			_ = c.cfg.Log.WaitLog(wctx, pos)
-			stop()
-			cancel()
+			if idle == nil {
+				idle = newIdleWait(ctx, c.drain)
+				defer idle.close()
+			}
+			if idle.wait(c.cfg.Log, pos, wait) {
+				// Nothing came for a while: end the contexts the
+				// functions were given.
+				deadlines.release()
+			}
 			continue
 		}
 		if c.cfg.Concurrency > 1 && len(batch) >= 2*c.cfg.Concurrency {
@@ -282,7 +287,6 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			} else {
 				failures = 0
 			}
-			deadlines.release()
 			if ck.due(pos, time.Now()) {
 				save()
 			}
@@ -304,7 +308,6 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			ck.handled(1, time.Now())
 			pos = batch[i].Position
 		}
-		deadlines.release()
 		if ck.due(pos, time.Now()) {
 			save()
 		}
@@ -348,9 +351,12 @@ func (c *Consumer) handle(ctx context.Context, lane *attemptDeadlines, s *factum
 // itself, so one context serves consecutive attempts as long as its
 // deadline is at least the timeout less 1/64 of it away (the bound an
 // attempt gets is between 98.4 % and 100 % of the timeout); a fresh one is
-// made otherwise, and the consumer cancels the last one after each batch.
-// A function must therefore not use its context after it returned: it is
-// cancelled at the end of the batch, not at once.
+// made otherwise (the last one is cancelled then). A consumer that keeps
+// up handles a stream or two per read, so the context also outlives its
+// batch: it is cancelled when a new one replaces it, when the consumer's
+// wait for appends times out (nothing came for PollInterval, or less when
+// a checkpoint is due), and when Run returns. A function must therefore
+// not use its context after it returned: it is not cancelled at once.
 type attemptDeadlines struct {
 	parent   context.Context
 	timeout  time.Duration // the one ctx was made for

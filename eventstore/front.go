@@ -54,6 +54,7 @@ type Front struct {
 	byTime  TimeLoader       // nil: the fallback
 	scanner AggregateScanner // nil: the fallback
 	waiter  LogWaiter        // nil: the fallback
+	share   bool             // waiters at one position share a backend wait
 	context string
 	name    string
 	poll    time.Duration
@@ -93,6 +94,9 @@ func (f *Front) init(b Backend, cfg Config) {
 		f.poll = DefaultPollInterval
 	}
 	_, inMemory := b.(*memoryBackend)
+	// A memory wait is a look at the log's length and a wait on woken:
+	// sharing it would cost more than it saves.
+	f.share = !inMemory
 	switch {
 	case cfg.TailStreams == 0 && !inMemory:
 		// The memory log's reads copy from memory already, as the tail's
@@ -277,8 +281,11 @@ func (f *Front) WaitLog(ctx context.Context, after factum.Position) error {
 	if f.tail.ahead(after) {
 		return nil // a read found a stream after it already
 	}
-	if f.waiter != nil {
+	switch {
+	case f.waiter != nil && f.share:
 		return f.waits.wait(ctx, f.waiter, after, woken)
+	case f.waiter != nil:
+		return f.waiter.WaitLog(ctx, after, woken)
 	}
 	return waitLog(ctx, f.b, after, woken, f.poll)
 }

@@ -45,7 +45,7 @@ func (f *BatchFront) checkBatch(ctx context.Context, snaps []Snapshot) ([]Snapsh
 	out := make([]Snapshot, len(snaps))
 	copy(out, snaps)
 	for i := range out {
-		if err := f.checkSave(&out[i]); err != nil {
+		if err := f.checkSave(&out[i], false); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/query"
 )
 
@@ -80,6 +81,10 @@ func NewMemory() *Memory {
 }
 
 var _ QueryStore = (*Memory)(nil)
+
+// BuiltStateOwner implements built.StateSaver: the memory store saves the
+// snapshotter's vouched states by its front end's SaveEncoded.
+func (m *Memory) BuiltStateOwner() built.Owner { return built.OwnedBy(m) }
 
 // typeOf returns the collection of an aggregate type, creating it when
 // create is set; otherwise it may return nil.

@@ -51,6 +51,17 @@ const (
 // accepts: an invalid aggregate ID, a version below 1, a state that is not
 // JSON, oversized text fields.
 func (s *Snapshot) Validate() error {
+	if err := s.validateFields(); err != nil {
+		return err
+	}
+	if len(s.State) == 0 || !json.Valid(s.State) {
+		return factum.IllegalArgument(fmt.Sprintf("snapshot of %s: state is not valid JSON", s.AggregateID))
+	}
+	return nil
+}
+
+// validateFields makes the checks of Validate but the state's JSON.
+func (s *Snapshot) validateFields() error {
 	if err := s.AggregateID.Validate(); err != nil {
 		return err
 	}
@@ -64,9 +75,6 @@ func (s *Snapshot) Validate() error {
 		if len(f.v) > MaxOperatorLen {
 			return factum.IllegalArgument(fmt.Sprintf("snapshot of %s: %s longer than %d bytes", s.AggregateID, f.what, MaxOperatorLen))
 		}
-	}
-	if len(s.State) == 0 || !json.Valid(s.State) {
-		return factum.IllegalArgument(fmt.Sprintf("snapshot of %s: state is not valid JSON", s.AggregateID))
 	}
 	return nil
 }

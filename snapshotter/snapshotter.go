@@ -11,6 +11,7 @@ import (
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -47,6 +48,7 @@ type Snapshotter struct {
 	now      func() time.Time
 	limit    int                 // bounds each type's cache; <= 0 keeps nothing
 	hints    *stateHints         // the processor's states; nil for none
+	encoded  encodedSaver        // store, when it saves the executor's states unchecked; nil otherwise
 	forget   aggregate.Forgetter // the processor's state cache; nil for none
 
 	// caches holds a cache per aggregate type, made by executors and
@@ -74,13 +76,28 @@ func New(cfg Config) (*Snapshotter, error) {
 	// be dropped unused, and the snapshotter folds instead.
 	if strategy == snapshot.All() {
 		sn.hints = newStateHints(limit)
+		if es, ok := cfg.Store.(encodedSaver); ok && built.Owns(cfg.Store, es) {
+			sn.encoded = es
+		}
 	}
 	return sn, nil
 }
 
+// encodedSaver is a snapshot store that saves a state the executor
+// encoded without checking that it is JSON (snapshot.Front's
+// SaveEncoded); the snapshotter uses it for the states the executor
+// reports, and only when the store declares the methods itself (see
+// built.StateSaver).
+type encodedSaver interface {
+	built.StateSaver
+	SaveEncoded(ctx context.Context, s snapshot.Snapshot, _ built.EncodedState) (bool, error)
+}
+
 // States returns the observer the aggregate executor reports the states
 // it reaches to (aggregate.ExecutorConfig's States), or nil when the
-// strategy does not save every state.
+// strategy does not save every state. A state reported to it may be saved
+// as it is, without the store checking that it is JSON: report only
+// states encoding/json made, as the executor's are.
 func (sn *Snapshotter) States() aggregate.StateObserver {
 	if sn.hints == nil {
 		return nil
@@ -164,10 +181,11 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 	if prev == nil {
 		prev = &snapEntry{}
 	}
-	// Inside a batch an aggregate's first stream needs no load: nothing
-	// can be stored before it but its own snapshot, from a redelivery,
-	// which saving again at the equal version repairs to the same state.
-	if prev.snap.Version == 0 && (b == nil || s.Version != 1) {
+	// An aggregate's first stream needs no load: nothing can be stored
+	// before it but its own snapshot or a later one, from a redelivery;
+	// saving again at the equal version repairs it to the same state, and
+	// the store's version guard refuses to go back from a later one.
+	if prev.snap.Version == 0 && s.Version != 1 {
 		loaded, err := sn.store.Load(ctx, s.AggregateID)
 		switch {
 		case errors.Is(err, factum.ErrNotFound):
@@ -194,9 +212,11 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		return nil
 	}
 	var next snapEntry
+	encoded := false // next's state is the executor's
 	if st, ok := sn.hinted(&prev.snap, s); ok {
 		// The executor's state after this stream: nothing to fold.
 		next = snapEntry{snap: sn.snapshotOf(&prev.snap, st, s, s)}
+		encoded = true
 	} else {
 		streams := []factum.EventStream{*s}
 		if prev.snap.Version != s.Version-1 {
@@ -223,7 +243,12 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		kept = true
 		return nil
 	}
-	stored, err := sn.store.Save(ctx, next.snap)
+	var stored bool
+	if encoded && sn.encoded != nil {
+		stored, err = sn.encoded.SaveEncoded(ctx, next.snap, built.EncodedState{})
+	} else {
+		stored, err = sn.store.Save(ctx, next.snap)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,109 @@
+package event
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// waitingLog is a LogReader with an empty log: WaitLog blocks until its
+// context ends, counting the calls and those whose context had ended
+// before the call.
+type waitingLog struct {
+	mu    sync.Mutex
+	calls int
+	ended int // calls made with an ended context
+}
+
+func (l *waitingLog) ReadLog(context.Context, factum.Position, int) ([]factum.EventStream, error) {
+	return nil, nil
+}
+
+func (l *waitingLog) WaitLog(ctx context.Context, _ factum.Position) error {
+	l.mu.Lock()
+	l.calls++
+	if ctx.Err() != nil {
+		l.ended++
+	}
+	l.mu.Unlock()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A wait ends when its time is up, and the next one waits again on a live
+// context: the one context the waits share is replaced after the timer
+// cancelled it, or every wait after the first would return at once and a
+// consumer at the log's end would spin.
+func TestIdleWaitWaitsAgainAfterATimeout(t *testing.T) {
+	drain, drained := context.WithCancel(context.Background())
+	defer drained()
+	w := newIdleWait(context.Background(), drain)
+	defer w.close()
+	log := &waitingLog{}
+	if !w.wait(log, factum.Position{}, time.Millisecond) {
+		t.Fatal("a wait the timer ended does not report its time up")
+	}
+	done := make(chan bool)
+	go func() { done <- w.wait(log, factum.Position{}, time.Hour) }()
+	for {
+		log.mu.Lock()
+		n := log.calls
+		log.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	drained()
+	if <-done {
+		t.Error("a wait Drain ended reports its time up")
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if log.calls != 2 || log.ended != 0 {
+		t.Fatalf("WaitLog called %d times, %d of them with an ended context; want 2 and 0", log.calls, log.ended)
+	}
+}
+
+// Drain and the consumer's context each end a wait in progress, however
+// long it was to last, and later waits return at once.
+func TestIdleWaitEndsOnDrainAndOnTheContext(t *testing.T) {
+	for _, by := range []string{"drain", "context"} {
+		t.Run(by, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			drain, drained := context.WithCancel(context.Background())
+			defer drained()
+			w := newIdleWait(ctx, drain)
+			defer w.close()
+			log := &waitingLog{}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				w.wait(log, factum.Position{}, time.Hour)
+			}()
+			for {
+				log.mu.Lock()
+				n := log.calls
+				log.mu.Unlock()
+				if n == 1 {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if by == "drain" {
+				drained()
+			} else {
+				cancel()
+			}
+			<-done
+			w.wait(log, factum.Position{}, time.Hour) // returns at once
+			if log.calls != 1 {
+				t.Fatalf("WaitLog called %d times after the end, want no call", log.calls-1)
+			}
+		})
+	}
+}
