@@ -52,11 +52,12 @@ type partState struct {
 	// Cleared by a new claim, whose consumer delivers them before the
 	// claim admits commands here.
 	handed map[uint64]struct{}
-	// inLanes counts the partition's jobs in the lanes, queued or in
-	// process. While any is left when the claim ends, the claim's lease
-	// is held (hold, taken by onRelease, ended by settled), so that the
-	// next owner starts only after the lanes handed them over.
-	inLanes atomic.Int64
+	// stored counts the partition's other jobs in the lanes (delivered
+	// commands, LocalDurable's copies). While queued or stored is not
+	// zero when the claim ends, the claim's lease is held (hold, taken
+	// by onRelease, ended by settled), so that the next owner starts only
+	// after the lanes handed their jobs over.
+	stored  atomic.Int64
 	holding atomic.Bool // hold is set; written under mu
 	hold    Work
 }
@@ -133,7 +134,7 @@ func (b *Bus) onRelease(n int) {
 // held: its next owner may start while the lanes still hand over.
 func (b *Bus) holdFor(n int, token uint64) {
 	st := &b.state[n]
-	if token == 0 || st.inLanes.Load() == 0 {
+	if token == 0 || st.queued.Load() == 0 && st.stored.Load() == 0 {
 		return
 	}
 	w, ok := b.parts.hold(n, token)
@@ -153,12 +154,23 @@ func (b *Bus) holdFor(n int, token uint64) {
 	b.unhold(n)
 }
 
-// settled counts down one job of partition n leaving the lanes, and ends
-// the hold on its lease after the last.
-func (b *Bus) settled(n int) {
-	st := &b.state[n]
-	if st.inLanes.Add(-1) == 0 && st.holding.Load() {
-		b.unhold(n)
+// counter returns the count of j's kind of jobs of its partition in the
+// lanes: queued for a command accepted here and stored nowhere, stored
+// for any other.
+func (b *Bus) counter(j *job) *atomic.Int64 {
+	if j.local() {
+		return &b.state[j.n].queued
+	}
+	return &b.state[j.n].stored
+}
+
+// settled counts down j leaving the lanes, and ends the hold on its
+// partition's lease after the last job. The count comes down before the
+// hold is looked at, and holdFor sets the hold before it looks at the
+// counts: one of them sees the other's write.
+func (b *Bus) settled(j *job) {
+	if b.counter(j).Add(-1) == 0 && b.state[j.n].holding.Load() {
+		b.unhold(j.n)
 	}
 }
 
@@ -167,7 +179,7 @@ func (b *Bus) settled(n int) {
 func (b *Bus) unhold(n int) {
 	st := &b.state[n]
 	st.mu.Lock()
-	if !st.holding.Load() || st.inLanes.Load() != 0 {
+	if !st.holding.Load() || st.queued.Load() != 0 || st.stored.Load() != 0 {
 		st.mu.Unlock()
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -78,19 +77,10 @@ func (b *Bus) enqueueLocal(ctx context.Context, j job) error {
 	b.busy.Add(1)
 	// Counted before it is queued, so that the lane's count down, when it
 	// settled the job, never comes first.
-	st := &b.state[j.n]
-	st.inLanes.Add(1)
-	var queued *atomic.Int64
-	if j.local() {
-		queued = &st.queued
-		queued.Add(1)
-	}
+	b.counter(&j).Add(1)
 	unqueue := func() {
 		b.busy.Add(-1)
-		if queued != nil {
-			queued.Add(-1)
-		}
-		b.settled(j.n)
+		b.settled(&j)
 	}
 	select {
 	case ln.q <- j:
@@ -119,13 +109,13 @@ func (b *Bus) enqueueLocal(ctx context.Context, j job) error {
 func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
 	ln := b.laneOf(&j.cmd.AggregateID)
 	b.busy.Add(1)
-	b.state[j.n].inLanes.Add(1)
+	b.counter(&j).Add(1)
 	select {
 	case ln.q <- j:
 		return true
 	case <-ctx.Done():
 		b.busy.Add(-1)
-		b.settled(j.n)
+		b.settled(&j)
 		return false
 	}
 }
@@ -175,10 +165,7 @@ func (b *Bus) run(q chan job) {
 			}
 			b.emit(j.cmd, sig)
 		}
-		if j.local() {
-			b.state[j.n].queued.Add(-1)
-		}
-		b.settled(j.n)
+		b.settled(&j)
 		b.finished.Add(1)
 		b.busy.Add(-1)
 	}
