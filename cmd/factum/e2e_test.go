@@ -78,7 +78,14 @@ func get(t *testing.T, url string) (int, []byte) {
 
 func doReq(t *testing.T, req *http.Request) (int, []byte) {
 	t.Helper()
-	res, err := http.DefaultClient.Do(req)
+	status, _, b := send(t, http.DefaultClient, req)
+	return status, b
+}
+
+// send sends req through client and reads the whole answer.
+func send(t *testing.T, client *http.Client, req *http.Request) (int, http.Header, []byte) {
+	t.Helper()
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +94,7 @@ func doReq(t *testing.T, req *http.Request) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.StatusCode, b
+	return res.StatusCode, res.Header, b
 }
 
 func TestServeTour(t *testing.T) {
