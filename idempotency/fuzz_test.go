@@ -56,14 +56,7 @@ func FuzzMiddlewareKey(f *testing.F) {
 	f.Add("k\x00", []byte("x"), []byte("x"))
 	f.Add("k\u00e9", []byte("x"), []byte("x"))
 	f.Fuzz(func(t *testing.T, key string, body1, body2 []byte) {
-		store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mw, err := idempotency.NewMiddleware(store, idempotency.MiddlewareOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, mw := newMiddleware(t, idempotency.Policy{}, idempotency.MiddlewareOptions{})
 		var calls atomic.Int32
 		h := mw.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n := calls.Add(1)

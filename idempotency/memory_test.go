@@ -13,29 +13,12 @@ import (
 	"github.com/factum-go/factum/idempotency/idempotencytest"
 )
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+// newFakeClock returns a clock the test moves by hand.
+func newFakeClock() *idempotencytest.Clock {
+	return idempotencytest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newMemory(t *testing.T, lease, retention time.Duration, clock *fakeClock) *idempotency.Memory {
+func newMemory(t *testing.T, lease, retention time.Duration, clock *idempotencytest.Clock) *idempotency.Memory {
 	t.Helper()
 	m, err := idempotency.NewMemory(idempotency.MemoryConfig{
 		Policy: idempotency.Policy{Lease: lease, Retention: retention},

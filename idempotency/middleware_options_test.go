@@ -106,17 +106,10 @@ func TestMiddlewareRenewsLease(t *testing.T) {
 // TestMiddlewareLostKeyCancelsHandler: when renewal finds the key lost,
 // the handler's context is cancelled with the reason.
 func TestMiddlewareLostKeyCancelsHandler(t *testing.T) {
-	store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mw, err := idempotency.NewMiddleware(store, idempotency.MiddlewareOptions{
+	store, mw := newMiddleware(t, idempotency.Policy{}, idempotency.MiddlewareOptions{
 		RenewEvery:  5 * time.Millisecond,
 		Fingerprint: func(*http.Request, []byte) (string, error) { return "fp", nil },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	k := idempotency.Key{Tenant: factum.DefaultTenant, Operation: "POST /orders", Value: "key-1"}
 	cause := make(chan error, 1)
 	h := mw.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,14 +145,7 @@ func TestMiddlewareFinishesAfterClientLeft(t *testing.T) {
 		runs   int
 	}{{http.StatusCreated, 1}, {http.StatusServiceUnavailable, 2}} {
 		t.Run(http.StatusText(c.status), func(t *testing.T) {
-			store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			mw, err := idempotency.NewMiddleware(store, idempotency.MiddlewareOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, mw := newMiddleware(t, idempotency.Policy{}, idempotency.MiddlewareOptions{})
 			runs := 0
 			ctx, hangUp := context.WithCancel(context.Background())
 			h := mw.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

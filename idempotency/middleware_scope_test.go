@@ -17,14 +17,7 @@ import (
 // the middleware does.
 func scopedServer(t *testing.T, opts idempotency.MiddlewareOptions, h http.HandlerFunc) (*httptest.Server, *int) {
 	t.Helper()
-	store, err := idempotency.NewMemory(idempotency.MemoryConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mw, err := idempotency.NewMiddleware(store, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, mw := newMiddleware(t, idempotency.Policy{}, opts)
 	calls := new(int)
 	inner := mw.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		*calls++

@@ -26,11 +26,11 @@ type server struct {
 	calls atomic.Int32
 }
 
-// newServer serves handler at "POST /orders" behind a middleware with
-// opts over a fresh memory store with lease.
-func newServer(t *testing.T, lease time.Duration, opts idempotency.MiddlewareOptions, handler http.HandlerFunc) *server {
+// newMiddleware returns a middleware with opts over a fresh memory store
+// with policy.
+func newMiddleware(t testing.TB, policy idempotency.Policy, opts idempotency.MiddlewareOptions) (*idempotency.Memory, *idempotency.Middleware) {
 	t.Helper()
-	store, err := idempotency.NewMemory(idempotency.MemoryConfig{Policy: idempotency.Policy{Lease: lease}})
+	store, err := idempotency.NewMemory(idempotency.MemoryConfig{Policy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +38,14 @@ func newServer(t *testing.T, lease time.Duration, opts idempotency.MiddlewareOpt
 	if err != nil {
 		t.Fatal(err)
 	}
+	return store, mw
+}
+
+// newServer serves handler at "POST /orders" behind a middleware with
+// opts over a fresh memory store with lease.
+func newServer(t *testing.T, lease time.Duration, opts idempotency.MiddlewareOptions, handler http.HandlerFunc) *server {
+	t.Helper()
+	store, mw := newMiddleware(t, idempotency.Policy{Lease: lease}, opts)
 	s := &server{t: t, store: store}
 	mux := http.NewServeMux()
 	mux.Handle("POST /orders", mw.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -21,30 +22,57 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// A write cancelled while queued behind a blocked batch returns at once and
-// is never written; the batch ahead of it completes with a definite outcome.
-func TestPrepareBatchCancelWhileQueued(t *testing.T) {
+// heldBatch is a prepare backend on a database of its own whose only
+// write connection another component holds (blocker), so that its writes
+// queue until the blocker ends.
+type heldBatch struct {
+	b       *PrepareBackend
+	blocker *sql.Tx
+}
+
+func newHeldBatch(t *testing.T) *heldBatch {
+	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "batch.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	b, err := NewPrepareBackend(ctx, db, PrepareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	queued := func() int {
-		b.batcher.mu.Lock()
-		defer b.batcher.mu.Unlock()
-		return len(b.batcher.queue)
-	}
-
-	// Another component holds the only write connection.
 	blocker, err := db.Writer().BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &heldBatch{b: b, blocker: blocker}
+}
+
+// queued counts the writes waiting for the batch ahead of them.
+func (h *heldBatch) queued() int {
+	h.b.batcher.mu.Lock()
+	defer h.b.batcher.mu.Unlock()
+	return len(h.b.batcher.queue)
+}
+
+// waitLeading waits until a leader has taken its batch and waits for the
+// connection.
+func (h *heldBatch) waitLeading(t *testing.T) {
+	t.Helper()
+	waitFor(t, "the leader took its batch", func() bool {
+		h.b.batcher.mu.Lock()
+		defer h.b.batcher.mu.Unlock()
+		return h.b.batcher.leading && len(h.b.batcher.queue) == 0
+	})
+}
+
+// A write cancelled while queued behind a blocked batch returns at once and
+// is never written; the batch ahead of it completes with a definite outcome.
+func TestPrepareBatchCancelWhileQueued(t *testing.T) {
+	ctx := context.Background()
+	h := newHeldBatch(t)
+	b, queued := h.b, h.queued
 	type result struct {
 		ok  bool
 		err error
@@ -54,12 +82,7 @@ func TestPrepareBatchCancelWhileQueued(t *testing.T) {
 		ok, err := b.Prepare(context.Background(), "sku", "first", []byte(`"a"`), 1<<62)
 		leader <- result{ok, err}
 	}()
-	// The leader has taken its batch and waits for the connection.
-	waitFor(t, "the leader took its batch", func() bool {
-		b.batcher.mu.Lock()
-		defer b.batcher.mu.Unlock()
-		return b.batcher.leading && len(b.batcher.queue) == 0
-	})
+	h.waitLeading(t)
 
 	cctx, cancel := context.WithCancel(context.Background())
 	follower := make(chan result, 1)
@@ -81,7 +104,7 @@ func TestPrepareBatchCancelWhileQueued(t *testing.T) {
 		t.Fatalf("%d writes still queued after the cancelled one left", n)
 	}
 
-	if err := blocker.Rollback(); err != nil {
+	if err := h.blocker.Rollback(); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-leader; !r.ok || r.err != nil {
@@ -103,35 +126,15 @@ func TestPrepareBatchCancelWhileQueued(t *testing.T) {
 // it would have had alone, in arrival order.
 func TestPrepareBatchOutcomesInOrder(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "batch.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	b, err := NewPrepareBackend(ctx, db, PrepareOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queued := func() int {
-		b.batcher.mu.Lock()
-		defer b.batcher.mu.Unlock()
-		return len(b.batcher.queue)
-	}
-	blocker, err := db.Writer().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHeldBatch(t)
+	b, queued := h.b, h.queued
 	const forever = 1<<63 - 1
 	leader := make(chan error, 1)
 	go func() {
 		_, err := b.Prepare(ctx, "sku", "x", []byte(`"l"`), forever)
 		leader <- err
 	}()
-	waitFor(t, "the leader took its batch", func() bool {
-		b.batcher.mu.Lock()
-		defer b.batcher.mu.Unlock()
-		return b.batcher.leading && len(b.batcher.queue) == 0
-	})
+	h.waitLeading(t)
 	ops := []struct {
 		name string
 		fn   func() (bool, error)
@@ -157,7 +160,7 @@ func TestPrepareBatchOutcomesInOrder(t *testing.T) {
 		}()
 		waitFor(t, op.name+" is queued", func() bool { return queued() == i+1 })
 	}
-	if err := blocker.Rollback(); err != nil {
+	if err := h.blocker.Rollback(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-leader; err != nil {

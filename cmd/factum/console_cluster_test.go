@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -46,18 +45,9 @@ func TestConsoleCluster(t *testing.T) {
 	bs := start("b")
 	t.Cleanup(func() { stopServer(t, bs) })
 	// The shares settle at 4 and 4.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ca, ra := readyz(t, a.URL)
-		cb, rb := readyz(t, bs.URL)
-		if ca == http.StatusOK && cb == http.StatusOK && len(ra.Partitions) == 4 && len(rb.Partitions) == 4 && ra.Instances == 2 && rb.Instances == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz: a %d %+v, b %d %+v", ca, ra, cb, rb)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitShares(t, 60*time.Second, a.URL, bs.URL, func(ra, rb clusterReady) bool {
+		return len(ra.Partitions) == 4 && len(rb.Partitions) == 4 && ra.Instances == 2 && rb.Instances == 2
+	})
 
 	br := newBrowser(t)
 	signIn := func(name, key string) {

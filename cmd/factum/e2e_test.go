@@ -21,20 +21,29 @@ import (
 // data directory and stops it at cleanup.
 func startTestServer(t *testing.T, dataDir string) *server {
 	t.Helper()
+	s, log := startStoreServer(t, storeOptions{DataDir: dataDir})
+	if !strings.Contains(log, "listening on "+s.URL) || !strings.Contains(log, "data ") {
+		t.Fatalf("start-up message %q does not say where it listens and where the data is", log)
+	}
+	return s
+}
+
+// startStoreServer runs the example service on a random port over store,
+// stopped at cleanup unless the test stopped it; it answers the start-up
+// message too.
+func startStoreServer(t *testing.T, store storeOptions) (*server, string) {
+	t.Helper()
 	var log bytes.Buffer
-	s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{DataDir: dataDir}}, &log)
+	s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: store}, &log)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !strings.Contains(log.String(), "listening on "+s.URL) || !strings.Contains(log.String(), "data ") {
-		t.Fatalf("start-up message %q does not say where it listens and where the data is", log.String())
 	}
 	t.Cleanup(func() {
 		if !s.stopped.Load() {
 			stopServer(t, s)
 		}
 	})
-	return s
+	return s, log.String()
 }
 
 func stopServer(t *testing.T, s *server) {
@@ -69,7 +78,14 @@ func get(t *testing.T, url string) (int, []byte) {
 
 func doReq(t *testing.T, req *http.Request) (int, []byte) {
 	t.Helper()
-	res, err := http.DefaultClient.Do(req)
+	status, _, b := send(t, http.DefaultClient, req)
+	return status, b
+}
+
+// send sends req through client and reads the whole answer.
+func send(t *testing.T, client *http.Client, req *http.Request) (int, http.Header, []byte) {
+	t.Helper()
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +94,7 @@ func doReq(t *testing.T, req *http.Request) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.StatusCode, b
+	return res.StatusCode, res.Header, b
 }
 
 func TestServeTour(t *testing.T) {

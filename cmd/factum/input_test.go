@@ -21,7 +21,7 @@ func TestServeRefusesBadInput(t *testing.T) {
 		start func(t *testing.T) *server
 	}{
 		{"SQLite", func(t *testing.T) *server { return startTestServer(t, t.TempDir()) }},
-		{"PostgreSQL", startPostgresTestServer},
+		{"PostgreSQL", startPostgresServer},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			u := b.start(t).URL

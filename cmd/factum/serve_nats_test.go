@@ -71,6 +71,25 @@ func readyz(t *testing.T, base string) (int, clusterReady) {
 	return code, r
 }
 
+// awaitShares polls the /readyz of instances a and b (base URLs) until
+// both are ready and settled holds of their answers, failing t after
+// timeout.
+func awaitShares(t *testing.T, timeout time.Duration, a, b string, settled func(ra, rb clusterReady) bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ca, ra := readyz(t, a)
+		cb, rb := readyz(t, b)
+		if ca == http.StatusOK && cb == http.StatusOK && settled(ra, rb) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz: a %d %+v, b %d %+v", ca, ra, cb, rb)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // Two instances on one database and one NATS share the partitions, list
 // each other, and answer each other's waits: a command sent to either
 // instance, for aggregates of every partition, completes at every stage
@@ -94,18 +113,9 @@ func TestTwoServeInstancesShareTheWork(t *testing.T) {
 	}
 
 	// The shares settle at 4 and 4, each instance's /readyz reporting its.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ca, ra := readyz(t, a.URL)
-		cb, rb := readyz(t, b.URL)
-		if ca == http.StatusOK && cb == http.StatusOK && len(ra.Partitions) == 4 && len(rb.Partitions) == 4 && ra.Instances == 2 && ra.Of == 8 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz: a %d %+v, b %d %+v", ca, ra, cb, rb)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitShares(t, 30*time.Second, a.URL, b.URL, func(ra, rb clusterReady) bool {
+		return len(ra.Partitions) == 4 && len(rb.Partitions) == 4 && ra.Instances == 2 && ra.Of == 8
+	})
 	code, body := get(t, b.URL+clusterPath)
 	var view clusterInfo
 	if err := json.Unmarshal(body, &view); code != http.StatusOK || err != nil {

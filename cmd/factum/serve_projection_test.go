@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -27,16 +25,7 @@ func startPostgresServer(t *testing.T) *server {
 	if strings.Contains(url, "?") {
 		sep = "&"
 	}
-	var log bytes.Buffer
-	s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{PostgresURL: url + sep + "search_path=" + schema}}, &log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !s.stopped.Load() {
-			stopServer(t, s)
-		}
-	})
+	s, _ := startStoreServer(t, storeOptions{PostgresURL: url + sep + "search_path=" + schema})
 	return s
 }
 
@@ -53,16 +42,7 @@ var serveBackends = []struct {
 // projection in a temporary SQLite file), stopped at cleanup.
 func startMemoryServer(t *testing.T) *server {
 	t.Helper()
-	var log bytes.Buffer
-	s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{Memory: true}}, &log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !s.stopped.Load() {
-			stopServer(t, s)
-		}
-	})
+	s, _ := startStoreServer(t, storeOptions{Memory: true})
 	return s
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/httpapi"
-	"github.com/factum-go/factum/internal/servicetest"
 )
 
 // The leaks of issue 13, each reproduced against the example service as a
@@ -25,7 +23,7 @@ func TestTenantsSealed(t *testing.T) {
 		start func(t *testing.T) *server
 	}{
 		{"SQLite", func(t *testing.T) *server { return startTestServer(t, t.TempDir()) }},
-		{"PostgreSQL", startPostgresTestServer},
+		{"PostgreSQL", startPostgresServer},
 	}
 	cases := []struct {
 		name string
@@ -48,28 +46,6 @@ func TestTenantsSealed(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startPostgresTestServer runs the example service on a fresh schema of
-// FACTUM_POSTGRES_URL.
-func startPostgresTestServer(t *testing.T) *server {
-	t.Helper()
-	url, schema := servicetest.PostgresSchema(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	var log bytes.Buffer
-	s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{PostgresURL: url + sep + "search_path=" + schema}}, &log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !s.stopped.Load() {
-			stopServer(t, s)
-		}
-	})
-	return s
 }
 
 // noLeak fails if body holds any of the secrets.

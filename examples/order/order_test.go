@@ -12,7 +12,6 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/saga/sagatest"
 )
 
@@ -104,11 +103,16 @@ func newService(t *testing.T) (*engine.Engine, *order.Summaries) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := engine.New(engine.Config{
-		Store:      eventstore.NewMemory(),
-		Processors: []*event.Processor{proc},
-		Sagas:      []*saga.Saga{order.Fulfilment},
-	}, order.Orders, order.Inventory)
+	rt := startOrders(t, engine.Config{Store: eventstore.NewMemory(), Processors: []*event.Processor{proc}})
+	return rt, summaries
+}
+
+// startOrders runs orders, inventory and the fulfilment saga on cfg until
+// the test's clean-up, which fails the test if the shutdown fails.
+func startOrders(t *testing.T, cfg engine.Config) *engine.Engine {
+	t.Helper()
+	cfg.Sagas = append(cfg.Sagas, order.Fulfilment)
+	rt, err := engine.New(cfg, order.Orders, order.Inventory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +120,13 @@ func newService(t *testing.T) (*engine.Engine, *order.Summaries) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := rt.Shutdown(ctx); err != nil {
 			t.Error(err)
 		}
 	})
-	return rt, summaries
+	return rt
 }
 
 func waitStatus(t *testing.T, s *order.Summaries, id string, want order.Status) order.Summary {

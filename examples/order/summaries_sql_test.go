@@ -16,7 +16,6 @@ import (
 	"github.com/factum-go/factum/internal/summariestest"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/projection"
-	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/sqlite"
 )
 
@@ -75,22 +74,7 @@ func startSQLService(t *testing.T, b sqlBackend, runner projection.Config) (*eng
 		t.Fatal(err)
 	}
 	comp := projection.NewComponent(projection.ComponentConfig{Store: b.store, Projections: []*projection.Projection{p}, Runner: runner})
-	rt, err := engine.New(engine.Config{
-		Storage: b.storage, Sagas: []*saga.Saga{order.Fulfilment}, Components: []engine.Component{comp},
-	}, order.Orders, order.Inventory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := rt.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	rt := startOrders(t, engine.Config{Storage: b.storage, Components: []engine.Component{comp}})
 	return rt, comp
 }
 

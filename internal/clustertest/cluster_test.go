@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,11 +20,7 @@ import (
 )
 
 // TestMain removes the serve binary the tests built.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	_ = serveproc.RemoveBuild()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { serveproc.Main(m) }
 
 // inventories are the SKUs the orders of the load reserve from.
 var inventories = []string{"inv-0", "inv-1", "inv-2", "inv-3"}

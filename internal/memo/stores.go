@@ -47,12 +47,7 @@ func (s *Stores) EventStore(ctx context.Context, boundedContext string) (eventst
 	if s == nil {
 		return nil, errNotOpened
 	}
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
-	}
-	return Get(ctx, &s.set, storeKey{"events", boundedContext}, func() (eventstore.Store, error) {
-		return s.open.Events(ctx, boundedContext)
-	})
+	return contextStore(ctx, s, "events", boundedContext, s.open.Events)
 }
 
 // SnapshotStore returns the snapshot store of boundedContext, which
@@ -61,12 +56,7 @@ func (s *Stores) SnapshotStore(ctx context.Context, boundedContext string) (snap
 	if s == nil {
 		return nil, errNotOpened
 	}
-	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
-	}
-	return Get(ctx, &s.set, storeKey{"snapshots", boundedContext}, func() (snapshot.QueryStore, error) {
-		return s.open.Snapshots(ctx, boundedContext)
-	})
+	return contextStore(ctx, s, "snapshots", boundedContext, s.open.Snapshots)
 }
 
 // CheckpointStore returns the consumer-group checkpoints of
@@ -75,12 +65,17 @@ func (s *Stores) CheckpointStore(ctx context.Context, boundedContext string) (ev
 	if s == nil {
 		return nil, errNotOpened
 	}
+	return contextStore(ctx, s, "checkpoints", boundedContext, s.open.Checkpoints)
+}
+
+// contextStore returns the store of kind of boundedContext, opened by
+// open on first use.
+func contextStore[T any](ctx context.Context, s *Stores, kind, boundedContext string, open func(context.Context, string) (T, error)) (T, error) {
 	if err := factum.ValidateName("context", boundedContext); err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	return Get(ctx, &s.set, storeKey{"checkpoints", boundedContext}, func() (event.CheckpointStore, error) {
-		return s.open.Checkpoints(ctx, boundedContext)
-	})
+	return Get(ctx, &s.set, storeKey{kind, boundedContext}, func() (T, error) { return open(ctx, boundedContext) })
 }
 
 // PrepareBackend returns the prepare-key backend (unique keys such as

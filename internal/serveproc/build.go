@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"testing"
 )
 
 // MainPackage is the import path of the factum binary.
@@ -51,4 +52,15 @@ func RemoveBuild() error {
 		return os.RemoveAll(d)
 	}
 	return nil
+}
+
+// Main runs a test package's tests, then removes the binary Build made
+// (saying so on stderr if it cannot), and exits with the tests' code: the
+// body of the TestMain of a package whose tests start serve.
+func Main(m *testing.M) {
+	code := m.Run()
+	if err := RemoveBuild(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
 }

@@ -98,27 +98,7 @@ func (m *mixer) command(ctx context.Context, rng *rand.Rand, stage string, extra
 }
 
 // ops is the mix; each is drawn with equal probability.
-var ops = []op{
-	{"command/SENT", func(ctx context.Context, m *mixer, rng *rand.Rand) error {
-		res, err := m.command(ctx, rng, "SENT")
-		return expect(res, err, 200, 409)
-	}},
-	{"command/PROCESSED", func(ctx context.Context, m *mixer, rng *rand.Rand) error {
-		res, err := m.command(ctx, rng, "PROCESSED")
-		return expect(res, err, 200, 409)
-	}},
-	{"command/SNAPSHOT", func(ctx context.Context, m *mixer, rng *rand.Rand) error {
-		res, err := m.command(ctx, rng, "SNAPSHOT")
-		return expect(res, err, 200, 409)
-	}},
-	{"command/PROJECTED", func(ctx context.Context, m *mixer, rng *rand.Rand) error {
-		res, err := m.command(ctx, rng, "PROJECTED")
-		return expect(res, err, 200, 409)
-	}},
-	{"command/EVENT_HANDLED", func(ctx context.Context, m *mixer, rng *rand.Rand) error {
-		res, err := m.command(ctx, rng, "EVENT_HANDLED")
-		return expect(res, err, 200, 409)
-	}},
+var ops = append(awaitedCommands("SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED"), []op{
 	{"order/SAGA_HANDLED", func(ctx context.Context, m *mixer, rng *rand.Rand) error {
 		body := fmt.Sprintf(`{"sku":%q,"qty":1}`, m.skus[rng.IntN(len(m.skus))])
 		res, err := m.c.Do(ctx, http.MethodPost, fmt.Sprintf("/order/soak-o-%d/place_order", m.next()), []byte(body), "Command-Wait-Stage", "SAGA_HANDLED")
@@ -168,6 +148,19 @@ var ops = []op{
 		res, err := m.c.Do(ctx, http.MethodGet, fmt.Sprintf("/cart/%s/request/soak-%d", m.cart(rng), rng.Int64N(m.seq.Load()+1)), nil)
 		return expect(res, err, 200, 404)
 	}},
+}...)
+
+// awaitedCommands are the ops "command/STAGE" of stages: a cart command
+// awaited to that stage, which succeeds or conflicts.
+func awaitedCommands(stages ...string) []op {
+	out := make([]op, len(stages))
+	for i, stage := range stages {
+		out[i] = op{"command/" + stage, func(ctx context.Context, m *mixer, rng *rand.Rand) error {
+			res, err := m.command(ctx, rng, stage)
+			return expect(res, err, 200, 409)
+		}}
+	}
+	return out
 }
 
 // sse sends a command with Accept: text/event-stream waiting for SNAPSHOT

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,13 +25,8 @@ import (
 	"github.com/factum-go/factum/sqlite"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := serveproc.RemoveBuild(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
-}
+// TestMain removes the serve binary the tests built.
+func TestMain(m *testing.M) { serveproc.Main(m) }
 
 // killRounds is how many times each test kills serve under load.
 const killRounds = 6

@@ -35,18 +35,24 @@ const (
 // escaping; quoting keeps digit keys object keys, never array indexes.
 func sqliteKey(key string) string { return `."` + key + `"` }
 
+// postgresPath returns the PostgreSQL expression of the path segs inside
+// the jsonb expression base: a chain of -> steps, each key a literal.
+func postgresPath(base string, segs []string) string {
+	var b strings.Builder
+	b.WriteString(base)
+	for _, k := range segs {
+		b.WriteString(" -> '")
+		b.WriteString(k)
+		b.WriteString("'")
+	}
+	return b.String()
+}
+
 // jsonSource returns the source of the path segs inside a JSON column.
 func jsonSource(d Dialect, col string, segs []string) source {
 	s := source{d: d, kind: JSON}
 	if d.postgres {
-		var b strings.Builder
-		b.WriteString(col)
-		for _, k := range segs {
-			b.WriteString(" -> '")
-			b.WriteString(k)
-			b.WriteString("'")
-		}
-		s.expr = b.String()
+		s.expr = postgresPath(col, segs)
 		return s
 	}
 	var b strings.Builder
@@ -70,14 +76,7 @@ type element struct {
 func elementSource(d Dialect, e element, segs []string) source {
 	s := source{d: d, kind: JSON}
 	if d.postgres {
-		var b strings.Builder
-		b.WriteString(e.alias + ".v")
-		for _, k := range segs {
-			b.WriteString(" -> '")
-			b.WriteString(k)
-			b.WriteString("'")
-		}
-		s.expr = b.String()
+		s.expr = postgresPath(e.alias+".v", segs)
 		return s
 	}
 	// json_each's fullkey is the element's path from the document root.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func TestGoldenSQL(t *testing.T) {
 			if sql != c.sqlite {
 				t.Errorf("sqlite\n got  %s\n want %s", sql, c.sqlite)
 			}
-			if c.args != nil && !equalArgs(args, c.args) {
+			if c.args != nil && !slices.Equal(args, c.args) {
 				t.Errorf("sqlite args = %v, want %v", args, c.args)
 			}
 			sql, pargs, err := pg.Where(c.c, 2)
@@ -98,18 +99,6 @@ func TestGoldenSQL(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalArgs(a, b []any) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestGoldenStatements(t *testing.T) {
@@ -134,7 +123,7 @@ func TestGoldenStatements(t *testing.T) {
 	if st.SQL != want {
 		t.Errorf("Find\n got  %s\n want %s", st.SQL, want)
 	}
-	if !equalArgs(st.Args, []any{"shop.cart", "u1", int64(20), int64(40)}) {
+	if !slices.Equal(st.Args, []any{"shop.cart", "u1", int64(20), int64(40)}) {
 		t.Errorf("Find args = %v", st.Args)
 	}
 	lite := translator(t, sqlquery.SQLite(), sqlquery.SnapshotSchema())
