@@ -272,7 +272,9 @@ func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) (
 // WaitLog implements Store. Appends through f wake it at once; what else
 // wakes it is the backend's (a LogWaiter), or a look at the log every
 // PollInterval. It returns at once when a read found a stream after the
-// position, and waiters at the same position share one backend wait.
+// position. Waiters at the same position share one backend wait, except
+// on a backend whose own wait is cheaper than sharing it (the memory
+// store's).
 func (f *Front) WaitLog(ctx context.Context, after factum.Position) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -134,6 +134,11 @@ func (b *Bus) onRelease(n int) {
 // held: its next owner may start while the lanes still hand over.
 func (b *Bus) holdFor(n int, token uint64) {
 	st := &b.state[n]
+	if b.cfg.Local != LocalFirst {
+		// Only LocalFirst hands jobs over; the other modes leave them on
+		// the stream, where the next owner finds them in order.
+		return
+	}
 	if token == 0 || st.queued.Load() == 0 && st.stored.Load() == 0 {
 		return
 	}
@@ -143,8 +148,14 @@ func (b *Bus) holdFor(n int, token uint64) {
 	}
 	st.mu.Lock()
 	if st.holding.Load() {
+		// An earlier claim's hold is still set (its lease may have been
+		// dropped to lapse since): this claim's lease is the one the next
+		// owner waits for, so it takes the hold's place.
+		old := st.hold
+		st.hold = w
 		st.mu.Unlock()
-		w.End() // the hold of an earlier claim covers the same jobs
+		old.End()
+		b.unhold(n)
 		return
 	}
 	st.hold = w

@@ -13,8 +13,7 @@ import (
 // the older one must still be processed first by the next owner, although
 // it reaches the stream only when it is handed over: the lane hands both
 // over, in its order, to the handed subject, which the next owner delivers
-// first. On the old code the hand-over stored r1 behind r2, which the
-// stream held already, and the next owner processed r2 first.
+// first, so r1 is not stored behind r2, which the stream held already.
 func TestAHandedOverCommandIsNotOvertakenByALaterStoredOne(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)

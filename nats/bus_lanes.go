@@ -140,6 +140,12 @@ func (b *Bus) run(q chan job) {
 		default:
 			sig, held := b.process(&j)
 			if !held {
+				if j.msg != nil {
+					// Read before leave forgets it: a consumer made anew
+					// meanwhile redelivered it, and only that delivery's
+					// acknowledgement takes it off the stream.
+					j.msg = b.latest(&j)
+				}
 				b.leave(&j)
 				// Cut off by the end of its claim: a command accepted
 				// here and stored nowhere that did not succeed is handed

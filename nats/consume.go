@@ -134,6 +134,11 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	if old != nil {
 		<-old.done
 	}
+	if b.cfg.Local != LocalFirst {
+		// Only LocalFirst hands commands over to the handed subjects.
+		b.follow(pc, false, nil)
+		return
+	}
 	ready := make(chan struct{})
 	var once sync.Once
 	var handed sync.WaitGroup
@@ -285,7 +290,13 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) erro
 		st.mu.Lock()
 		_, dup := st.inflight[seq]
 		st.inflight[seq] = m // a delivery again (a consumer made anew) is the one to acknowledge
-		st.delivered = max(st.delivered, seq)
+		if ready == nil {
+			// The command subjects' consumer alone moves the mark
+			// Shutdown's drain compares with the stream's last
+			// sequence: handed messages are stored after command
+			// messages not yet delivered, but delivered first.
+			st.delivered = max(st.delivered, seq)
+		}
 		st.mu.Unlock()
 		if dup {
 			b.advance(pc, ready, meta.NumPending)

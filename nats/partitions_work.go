@@ -61,7 +61,7 @@ func (p *Partitions) Begin(parent context.Context, partition int, token uint64) 
 // hold begins work on the partition under the claim token, as Begin
 // does, also when the partition is being given up (its lease is still
 // renewed, and deleted once the work ended, after at most one more
-// lease): the bus holds the lease so while its lanes hand a claim's
+// lease): the bus holds the lease this way while its lanes hand a claim's
 // commands over. The work has no context: it runs nothing.
 func (p *Partitions) hold(partition int, token uint64) (Work, bool) {
 	p.mu.Lock()

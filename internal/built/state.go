@@ -6,9 +6,10 @@ package built
 // construction (json.Marshal checks what a Marshaler or a RawMessage
 // gives it). A snapshot store's front end then skips json.Valid over the
 // state, half the cost of its checks. Only the snapshotter passes one, and
-// only for states the executor reported; the package is internal, so no
+// only for states the executor reported; the package is internal and the
+// blank field keeps an untyped struct{}{} from converting to it, so no
 // caller outside the module can.
-type EncodedState struct{}
+type EncodedState struct{ _ bool }
 
 // StateSaver is a snapshot store that saves vouched states; the method
 // taking an EncodedState is declared by the store (the snapshot package's
