@@ -120,62 +120,29 @@ func (b *Bus) release(n int) {
 
 // consume delivers partition pc.n's commands to the lanes in stream order
 // until pc's context ends. It first waits for the consumer of an earlier
-// claim, then makes the partition's durable consumers anew: a fresh
+// claim, then makes the partition's durable consumer anew: a fresh
 // consumer delivers every command not yet acknowledged, in order, at once,
 // where the old one would hold back the ones an earlier owner had in hand
 // until their acknowledgement wait ran out, and deliver later ones first.
-// The commands handed over (see HandedSubject) go first: the partition's
-// command subjects are delivered once those stored when the claim began
-// were delivered; handed ones stored later (an earlier owner's whose lease
-// lapsed) are delivered as they come.
 func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	defer b.cwg.Done()
 	defer close(pc.done)
 	if old != nil {
 		<-old.done
 	}
-	if b.cfg.Local != LocalFirst {
-		// Only LocalFirst hands commands over to the handed subjects.
-		b.follow(pc, false, nil)
-		return
-	}
-	ready := make(chan struct{})
-	var once sync.Once
-	var handed sync.WaitGroup
-	handed.Add(1)
-	go func() {
-		defer handed.Done()
-		b.follow(pc, true, func() { once.Do(func() { close(ready) }) })
-	}()
-	defer handed.Wait()
-	select {
-	case <-ready:
-	case <-pc.ctx.Done():
-		return
-	}
-	b.follow(pc, false, nil)
-}
-
-// follow delivers the messages of partition pc.n's command subjects, or
-// its handed subjects, to the lanes until pc's context ends, making the
-// consumer again after a failure. ready, for the handed subjects, is
-// called once none stored is left to deliver.
-func (b *Bus) follow(pc *partConsumer, handed bool, ready func()) {
 	fresh := true
 	backoff := b.guard
 	failing := false
 	for pc.ctx.Err() == nil {
-		cons, err := b.consumer(pc, fresh, handed)
+		cons, err := b.consumer(pc, fresh)
 		if err == nil {
 			if info := cons.CachedInfo(); info != nil && info.NumAckPending == 0 {
-				b.advance(pc, ready, info.NumPending)
+				b.caughtUp(pc.n, pc.token, info.NumPending)
 			}
-			if !handed {
-				pc.mu.Lock()
-				pc.cons = cons
-				pc.mu.Unlock()
-			}
-			err = b.pull(pc, cons, ready)
+			pc.mu.Lock()
+			pc.cons = cons
+			pc.mu.Unlock()
+			err = b.pull(pc, cons)
 			// Made anew after any failure: the old one may hold commands
 			// it delivered into a broken pull, which it would deliver
 			// again only after AckWait, behind later ones.
@@ -203,33 +170,13 @@ func (b *Bus) follow(pc *partConsumer, handed bool, ready func()) {
 	}
 }
 
-// advance notes that partition pc.n's consumer has pending messages left
-// to deliver: of its handed subjects when ready is set (none left: they
-// were delivered), else of its command subjects (see caughtUp).
-func (b *Bus) advance(pc *partConsumer, ready func(), pending uint64) {
-	switch {
-	case ready == nil:
-		b.caughtUp(pc.n, pc.token, pending)
-	case pending == 0:
-		ready()
-	}
-}
-
-// consumer returns the partition's durable consumer of its command
-// subjects, or of its handed subjects: made anew when fresh (after a
-// claim), the existing one otherwise (after an error of the pull, say a
-// lost connection).
-func (b *Bus) consumer(pc *partConsumer, fresh, handed bool) (jetstream.Consumer, error) {
+// consumer returns the partition's durable consumer: made anew when fresh
+// (after a claim), the existing one otherwise (after an error of the
+// pull, say a lost connection).
+func (b *Bus) consumer(pc *partConsumer, fresh bool) (jetstream.Consumer, error) {
 	ctx, cancel := context.WithTimeout(pc.ctx, b.cfg.PublishTimeout)
 	defer cancel()
 	name := b.consumerName(pc.n)
-	filter := b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(pc.n)
-	what := "factum commands of "
-	if handed {
-		name += "_" + handedSuffix
-		filter = b.handedFilter(pc.n)
-		what = "factum commands handed over of "
-	}
 	if !fresh {
 		c, err := b.stream.Consumer(ctx, name)
 		if err == nil {
@@ -247,8 +194,8 @@ func (b *Bus) consumer(pc *partConsumer, fresh, handed bool) (jetstream.Consumer
 	}
 	return b.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       name,
-		Description:   what + b.parts.cfg.Context + " partition " + strconv.Itoa(pc.n),
-		FilterSubject: filter,
+		Description:   "factum commands of " + b.parts.cfg.Context + " partition " + strconv.Itoa(pc.n),
+		FilterSubject: b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(pc.n),
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       b.cfg.AckWait,
@@ -259,9 +206,8 @@ func (b *Bus) consumer(pc *partConsumer, fresh, handed bool) (jetstream.Consumer
 
 // pull delivers the consumer's messages to the lanes until pc's context
 // ends (nil) or the pull fails. Each message is handed over only while the
-// claim holds; one already in a lane (delivered again) is skipped. ready
-// is follow's.
-func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) error {
+// claim holds; one already in a lane (delivered again) is skipped.
+func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(min(b.cfg.MaxAckPending, 256)))
 	if err != nil {
 		return err
@@ -290,20 +236,14 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) erro
 		st.mu.Lock()
 		_, dup := st.inflight[seq]
 		st.inflight[seq] = m // a delivery again (a consumer made anew) is the one to acknowledge
-		if ready == nil {
-			// The command subjects' consumer alone moves the mark
-			// Shutdown's drain compares with the stream's last
-			// sequence: handed messages are stored after command
-			// messages not yet delivered, but delivered first.
-			st.delivered = max(st.delivered, seq)
-		}
+		st.delivered = max(st.delivered, seq)
 		st.mu.Unlock()
 		if dup {
-			b.advance(pc, ready, meta.NumPending)
+			b.caughtUp(pc.n, pc.token, meta.NumPending)
 			continue
 		}
 		if b.cfg.Local == LocalDurable && b.copyDelivered(pc.n, m.Headers().Get(HeaderCommandID), m, seq) {
-			b.advance(pc, ready, meta.NumPending)
+			b.caughtUp(pc.n, pc.token, meta.NumPending)
 			continue
 		}
 		cmd, err := decodeCommand(m.Data())
@@ -311,14 +251,14 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) erro
 			b.cfg.Logger.Error("nats: dropping a command message that does not decode", "subject", m.Subject(), "seq", seq, "err", err)
 			_ = m.Term()
 			b.forget(&job{n: pc.n, seq: seq})
-			b.advance(pc, ready, meta.NumPending)
+			b.caughtUp(pc.n, pc.token, meta.NumPending)
 			continue
 		}
 		if !b.enqueueDelivered(pc.ctx, job{cmd: cmd, n: pc.n, token: pc.token, msg: m, seq: seq}) {
 			b.forget(&job{n: pc.n, seq: seq})
 			return nil
 		}
-		b.advance(pc, ready, meta.NumPending)
+		b.caughtUp(pc.n, pc.token, meta.NumPending)
 	}
 }
 
