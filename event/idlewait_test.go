@@ -33,6 +33,19 @@ func (l *waitingLog) WaitLog(ctx context.Context, _ factum.Position) error {
 	return ctx.Err()
 }
 
+// awaitCalls returns once WaitLog has been called n times.
+func (l *waitingLog) awaitCalls(n int) {
+	for {
+		l.mu.Lock()
+		calls := l.calls
+		l.mu.Unlock()
+		if calls >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // A wait ends when its time is up, and the next one waits again on a live
 // context: the one context the waits share is replaced after the timer
 // cancelled it, or every wait after the first would return at once and a
@@ -48,15 +61,7 @@ func TestIdleWaitWaitsAgainAfterATimeout(t *testing.T) {
 	}
 	done := make(chan bool)
 	go func() { done <- w.wait(log, factum.Position{}, time.Hour) }()
-	for {
-		log.mu.Lock()
-		n := log.calls
-		log.mu.Unlock()
-		if n == 2 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	log.awaitCalls(2)
 	drained()
 	if <-done {
 		t.Error("a wait Drain ended reports its time up")
@@ -85,15 +90,7 @@ func TestIdleWaitEndsOnDrainAndOnTheContext(t *testing.T) {
 				defer close(done)
 				w.wait(log, factum.Position{}, time.Hour)
 			}()
-			for {
-				log.mu.Lock()
-				n := log.calls
-				log.mu.Unlock()
-				if n == 1 {
-					break
-				}
-				time.Sleep(time.Millisecond)
-			}
+			log.awaitCalls(1)
 			if by == "drain" {
 				drained()
 			} else {
