@@ -1,7 +1,8 @@
 // Package kit holds what factum's contract kits (eventstoretest,
-// snapshottest, preparetest, querytest) share: names unique to one case,
-// so that cases sharing a store never see each other's data, and the
-// checks of factum errors and JSON documents their cases make.
+// snapshottest, preparetest, idempotencytest, projectiontest, querytest,
+// bustest) share: names unique to one case, so that cases sharing a store
+// never see each other's data, the checks of factum errors and JSON
+// documents their cases make, and the running of their case tables.
 package kit
 
 import (
