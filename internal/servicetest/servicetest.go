@@ -148,23 +148,30 @@ func NATSNamespace(t testing.TB) (url, namespace string) {
 	url = NATSURL(t)
 	namespace = "t" + strings.ReplaceAll(factum.NewID(), "-", "")[18:]
 	t.Cleanup(func() {
-		nc, err := natsgo.Connect(url)
-		if err != nil {
+		if err := deleteNamespace(url, namespace); err != nil {
 			t.Errorf("clean up NATS namespace %s: %v", namespace, err)
-			return
 		}
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Errorf("clean up NATS namespace %s: %v", namespace, err)
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = js.DeleteStream(ctx, strings.ToUpper(namespace)+"_COMMANDS")
-		_ = js.DeleteKeyValue(ctx, namespace+"_leases")
 	})
 	return url, namespace
+}
+
+// deleteNamespace deletes the command stream and the lease bucket of
+// namespace; either may never have been made.
+func deleteNamespace(url, namespace string) error {
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = js.DeleteStream(ctx, strings.ToUpper(namespace)+"_COMMANDS")
+	_ = js.DeleteKeyValue(ctx, namespace+"_leases")
+	return nil
 }
 
 // UniquePrefix returns a short prefix unique to this test run, for keys in
