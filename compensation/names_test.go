@@ -3,9 +3,7 @@ package compensation_test
 import (
 	"testing"
 
-	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/aggregate/aggregatetest"
-	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/snapshot"
 )
@@ -18,13 +16,5 @@ func TestStoredNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types, err := aggregate.NewRegistry(comp.Type())
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := codec.NewRegistry()
-	if err := types.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	aggregatetest.LockNames(t, reg, "testdata/names.golden")
+	aggregatetest.LockTypeNames(t, "testdata/names.golden", comp.Type())
 }

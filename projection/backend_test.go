@@ -18,8 +18,14 @@ import (
 // shop's projection store over it; the database closes at the test's end.
 func openSQLite(t *testing.T) (*sqlite.DB, projection.Store) {
 	t.Helper()
+	return openSQLiteWith(t, sqlite.Options{Synchronous: "NORMAL"})
+}
+
+// openSQLiteWith is openSQLite with the database's options.
+func openSQLiteWith(t testing.TB, opts sqlite.Options) (*sqlite.DB, projection.Store) {
+	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "factum.db"), sqlite.Options{Synchronous: "NORMAL"})
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "factum.db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,9 +42,17 @@ func openSQLite(t *testing.T) (*sqlite.DB, projection.Store) {
 // test's end. The test skips without FACTUM_POSTGRES_URL.
 func openPostgres(t *testing.T) (*postgres.DB, projection.Store) {
 	t.Helper()
+	return openPostgresWith(t, postgres.Options{MaxConns: 8})
+}
+
+// openPostgresWith is openPostgres with the database's options, in which
+// it sets the schema.
+func openPostgresWith(t testing.TB, opts postgres.Options) (*postgres.DB, projection.Store) {
+	t.Helper()
 	url, schema := servicetest.PostgresSchema(t)
+	opts.Schema = schema
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, MaxConns: 8})
+	db, err := postgres.Open(ctx, url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
-	"github.com/factum-go/factum/internal/servicetest"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/sqlite"
@@ -51,30 +49,11 @@ func BenchmarkRunnerMostlyUnwanted(b *testing.B) {
 		open func(b *testing.B) projection.Store
 	}{
 		{"sqlite", func(b *testing.B) projection.Store {
-			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "p.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { db.Close() })
-			ps, err := sqlite.NewProjectionStore(ctx, db, "shop")
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, ps := openSQLiteWith(b, sqlite.Options{})
 			return ps
 		}},
 		{"postgres", func(b *testing.B) projection.Store {
-			url, schema := servicetest.PostgresSchema(b)
-			ctx := context.Background()
-			db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, MaxConns: 4})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { db.Close() })
-			ps, err := postgres.NewProjectionStore(ctx, db, "shop")
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, ps := openPostgresWith(b, postgres.Options{MaxConns: 4})
 			return ps
 		}},
 	}

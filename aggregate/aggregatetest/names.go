@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
 )
 
@@ -91,4 +92,26 @@ func LockNames(t testing.TB, reg *codec.Registry, golden string) {
 	if msg.Len() > 0 {
 		t.Error(msg.String())
 	}
+}
+
+// LockTypeNames is LockNames over the commands and events of types,
+// registered as the engine registers them: the golden-name check of an
+// application's aggregate types in one call.
+//
+//	func TestStoredNames(t *testing.T) {
+//		aggregatetest.LockTypeNames(t, "testdata/names.golden", Carts, Orders)
+//	}
+func LockTypeNames(t testing.TB, golden string, types ...aggregate.Type) {
+	t.Helper()
+	reg, err := aggregate.NewRegistry(types...)
+	if err != nil {
+		t.Fatalf("LockTypeNames: %v", err)
+		return
+	}
+	names := codec.NewRegistry()
+	if err := reg.Register(names); err != nil {
+		t.Fatalf("LockTypeNames: %v", err)
+		return
+	}
+	LockNames(t, names, golden)
 }

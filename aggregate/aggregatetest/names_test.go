@@ -103,3 +103,24 @@ func TestLockNamesUpdate(t *testing.T) {
 		t.Fatalf("reported %v after the update", fake.errs)
 	}
 }
+
+// LockTypeNames checks the names the types register, and reports a set of
+// types the engine would refuse.
+func TestLockTypeNames(t *testing.T) {
+	golden := filepath.Join(t.TempDir(), "names.golden")
+	if err := os.WriteFile(golden, []byte("aggregate_deleted\naggregate_recovered\nbump\nbumped\ndelete_aggregate\nleak\nrecover_aggregate\nsecret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	aggregatetest.LockTypeNames(t, golden, tallies)
+
+	fake := &tb{TB: t}
+	aggregatetest.LockTypeNames(fake, golden)
+	if report := strings.Join(fake.errs, "\n"); !strings.Contains(report, "no longer registered: aggregate_deleted, aggregate_recovered, bump, bumped") {
+		t.Fatalf("no types: reported %q", report)
+	}
+	fake = &tb{TB: t}
+	aggregatetest.LockTypeNames(fake, golden, tallies, tallies)
+	if len(fake.errs) != 1 || !strings.Contains(fake.errs[0], "registered twice") {
+		t.Fatalf("a type twice: reported %v", fake.errs)
+	}
+}

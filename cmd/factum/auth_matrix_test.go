@@ -382,11 +382,6 @@ func TestRouteCredentialMatrix(t *testing.T) {
 		runMatrix(t, storeOptions{DataDir: t.TempDir()})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		url, schema := servicetest.PostgresSchema(t)
-		sep := "?"
-		if strings.Contains(url, "?") {
-			sep = "&"
-		}
-		runMatrix(t, storeOptions{PostgresURL: url + sep + "search_path=" + schema})
+		runMatrix(t, storeOptions{PostgresURL: servicetest.PostgresSchemaURL(t)})
 	})
 }

@@ -203,12 +203,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}{
 		{"sqlite", func(t *testing.T) storeOptions { return storeOptions{DataDir: t.TempDir()} }, os.Getenv(screenshotsEnv) == "1"},
 		{"postgres", func(t *testing.T) storeOptions {
-			url, schema := servicetest.PostgresSchema(t)
-			sep := "?"
-			if strings.Contains(url, "?") {
-				sep = "&"
-			}
-			return storeOptions{PostgresURL: url + sep + "search_path=" + schema}
+			return storeOptions{PostgresURL: servicetest.PostgresSchemaURL(t)}
 		}, false},
 	}
 	for _, tt := range tests {

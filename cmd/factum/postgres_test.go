@@ -13,12 +13,7 @@ import (
 // serve on PostgreSQL keeps state across a restart, like the embedded
 // default.
 func TestServeOnPostgres(t *testing.T) {
-	url, schema := servicetest.PostgresSchema(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	url += sep + "search_path=" + schema
+	url := servicetest.PostgresSchemaURL(t)
 	start := func() *server {
 		var log bytes.Buffer
 		s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{PostgresURL: url}}, &log)

@@ -65,16 +65,12 @@ func awaitReadyz(t *testing.T, base, what string, ok func(code int, r clusterRea
 // so, and ready again, with its partitions, once NATS is back: the
 // instance reconnects and takes its partitions again by itself.
 func TestReadyzFollowsTheNATSConnection(t *testing.T) {
-	url, schema := servicetest.PostgresSchema(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
+	url := servicetest.PostgresSchemaURL(t)
 	dir := t.TempDir()
 	ns := startNATSAt(t, -1, dir)
 	addr := ns.ClientURL()
 	var log bytes.Buffer
-	s, err := startServer(context.Background(), clusterOpts(url+sep+"search_path="+schema, addr, "factum", "solo"), &log)
+	s, err := startServer(context.Background(), clusterOpts(url, addr, "factum", "solo"), &log)
 	if err != nil {
 		t.Fatal(err)
 	}

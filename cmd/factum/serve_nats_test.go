@@ -12,8 +12,6 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/servicetest"
-	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // clusterEnv returns a PostgreSQL URL with a schema of its own and a NATS
@@ -21,35 +19,8 @@ import (
 // when the test ends.
 func clusterEnv(t *testing.T) (pgURL, natsURL, namespace string) {
 	t.Helper()
-	natsURL = servicetest.NATSURL(t)
-	url, schema := servicetest.PostgresSchema(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	namespace = "t" + strings.ReplaceAll(factum.NewID(), "-", "")[20:]
-	t.Cleanup(func() { deleteNamespace(t, natsURL, namespace) })
-	return url + sep + "search_path=" + schema, natsURL, namespace
-}
-
-// deleteNamespace removes the stream and the bucket a clustered service
-// made on the shared NATS server.
-func deleteNamespace(t *testing.T, url, namespace string) {
-	nc, err := natsgo.Connect(url)
-	if err != nil {
-		t.Errorf("clean up namespace %s: %v", namespace, err)
-		return
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Errorf("clean up namespace %s: %v", namespace, err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = js.DeleteStream(ctx, strings.ToUpper(namespace)+"_COMMANDS")
-	_ = js.DeleteKeyValue(ctx, namespace+"_leases")
+	natsURL, namespace = servicetest.NATSNamespace(t)
+	return servicetest.PostgresSchemaURL(t), natsURL, namespace
 }
 
 // clusterOpts are an instance's options: a lease long enough that a

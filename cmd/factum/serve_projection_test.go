@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,12 +19,7 @@ import (
 // the shared PostgreSQL, stopped at cleanup.
 func startPostgresServer(t *testing.T) *server {
 	t.Helper()
-	url, schema := servicetest.PostgresSchema(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	s, _ := startStoreServer(t, storeOptions{PostgresURL: url + sep + "search_path=" + schema})
+	s, _ := startStoreServer(t, storeOptions{PostgresURL: servicetest.PostgresSchemaURL(t)})
 	return s
 }
 

@@ -3,9 +3,7 @@ package order_test
 import (
 	"testing"
 
-	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/aggregate/aggregatetest"
-	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/examples/order"
 )
 
@@ -13,13 +11,5 @@ import (
 // they are: a Go rename that changed one fails here (update on purpose
 // with go test -run TestStoredNames -update-names).
 func TestStoredNames(t *testing.T) {
-	types, err := aggregate.NewRegistry(order.Orders, order.Inventory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := codec.NewRegistry()
-	if err := types.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	aggregatetest.LockNames(t, reg, "testdata/names.golden")
+	aggregatetest.LockTypeNames(t, "testdata/names.golden", order.Orders, order.Inventory)
 }

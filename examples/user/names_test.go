@@ -3,12 +3,9 @@ package user_test
 import (
 	"testing"
 
+	"github.com/factum-go/factum/aggregate/aggregatetest"
 	"github.com/factum-go/factum/examples/user"
 	"github.com/factum-go/factum/prepare"
-
-	"github.com/factum-go/factum/aggregate"
-	"github.com/factum-go/factum/aggregate/aggregatetest"
-	"github.com/factum-go/factum/codec"
 )
 
 // The names the example's events and commands are stored under stay as
@@ -19,13 +16,5 @@ func TestStoredNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types, err := aggregate.NewRegistry(user.New(names))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := codec.NewRegistry()
-	if err := types.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	aggregatetest.LockNames(t, reg, "testdata/names.golden")
+	aggregatetest.LockTypeNames(t, "testdata/names.golden", user.New(names))
 }

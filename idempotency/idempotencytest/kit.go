@@ -9,6 +9,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 // NewStore returns a store applying policy p. It may be called several
@@ -44,40 +45,25 @@ func RunHarness(t *testing.T, h Harness) {
 		t.Fatal("idempotencytest: Harness.New is nil")
 	}
 	newStore := h.New
-	cases := []struct {
-		name string
-		fn   func(*testing.T, NewStore)
-		// serial marks a case that waits for real leases or retention to
-		// run out: on a loaded machine parallel cases would stretch its
-		// waits past what it measures, so it runs alone, before the
-		// parallel cases.
-		serial bool
-	}{
-		{"ConcurrentBeginOneOwner", testConcurrentBegin, false},
-		{"LeaseExpiryAllowsTakeover", testLeaseTakeover, true},
-		{"RetentionExpiryForgetsKey", testRetentionExpiry, true},
-		{"ConflictOnOtherFingerprint", testConflict, false},
-		{"DoneReplaysResponse", testDoneReplays, false},
-		{"FailedStaysFailed", testFailedFinal, false},
-		{"RetryableReleasesKey", testRetryable, false},
-		{"ConcurrentTakeoverOneOwner", testConcurrentTakeover, true},
-		{"ConcurrentFinishOneWins", testConcurrentFinish, false},
-		{"InvalidInputRefused", testInvalidInput, false},
-		{"FinishAfterRecordVanished", testVanished, true},
-		{"FinishedAttemptIsStale", testFinishedStale, false},
-		{"RenewExtendsLease", testRenew, true},
-		{"KeysAreScoped", testScoped, false},
-		{"CancelledContext", testCancelled, false},
-		{"FailedAndRetryableKeptForRetention", testFailureRetention, true},
+	cases := []kit.Case[NewStore]{
+		{Name: "ConcurrentBeginOneOwner", Run: testConcurrentBegin},
+		{Name: "LeaseExpiryAllowsTakeover", Run: testLeaseTakeover, Serial: true},
+		{Name: "RetentionExpiryForgetsKey", Run: testRetentionExpiry, Serial: true},
+		{Name: "ConflictOnOtherFingerprint", Run: testConflict},
+		{Name: "DoneReplaysResponse", Run: testDoneReplays},
+		{Name: "FailedStaysFailed", Run: testFailedFinal},
+		{Name: "RetryableReleasesKey", Run: testRetryable},
+		{Name: "ConcurrentTakeoverOneOwner", Run: testConcurrentTakeover, Serial: true},
+		{Name: "ConcurrentFinishOneWins", Run: testConcurrentFinish},
+		{Name: "InvalidInputRefused", Run: testInvalidInput},
+		{Name: "FinishAfterRecordVanished", Run: testVanished, Serial: true},
+		{Name: "FinishedAttemptIsStale", Run: testFinishedStale},
+		{Name: "RenewExtendsLease", Run: testRenew, Serial: true},
+		{Name: "KeysAreScoped", Run: testScoped},
+		{Name: "CancelledContext", Run: testCancelled},
+		{Name: "FailedAndRetryableKeptForRetention", Run: testFailureRetention, Serial: true},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if !c.serial {
-				t.Parallel()
-			}
-			c.fn(t, newStore)
-		})
-	}
+	kit.RunParallel(t, func(*testing.T) NewStore { return newStore }, cases)
 	harnessCases := []struct {
 		name string
 		fn   func(*testing.T, Harness)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/lincheck"
 )
 
 // The sequential specification of one key, written from the store's
@@ -114,23 +115,8 @@ type linState struct {
 // idempotencyModel is the model for stores with the given lease.
 func idempotencyModel(lease time.Duration) porcupine.Model {
 	return porcupine.Model{
-		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-			byKey := map[int][]porcupine.Operation{}
-			var keys []int
-			for _, op := range h {
-				k := op.Input.(linInput).key
-				if _, ok := byKey[k]; !ok {
-					keys = append(keys, k)
-				}
-				byKey[k] = append(byKey[k], op)
-			}
-			parts := make([][]porcupine.Operation, 0, len(keys))
-			for _, k := range keys {
-				parts = append(parts, byKey[k])
-			}
-			return parts
-		},
-		Init: func() any { return linState{} },
+		Partition: lincheck.PartitionBy(func(in any) int { return in.(linInput).key }),
+		Init:      func() any { return linState{} },
 		Step: func(state, input, output any) (bool, any) {
 			return step(state.(linState), input.(linInput), output.(linOutput), int64(lease))
 		},

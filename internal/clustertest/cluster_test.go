@@ -11,12 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/crashtest"
 	"github.com/factum-go/factum/internal/serveproc"
 	"github.com/factum-go/factum/internal/servicetest"
-	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestMain removes the serve binary the tests built.
@@ -36,39 +33,13 @@ func newEnv(t *testing.T) env {
 	if testing.Short() {
 		t.Skip("the cluster fault tests run three serve processes; not under -short")
 	}
-	natsURL := servicetest.NATSURL(t)
-	url, schema := servicetest.PostgresSchema(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
+	natsURL, ns := servicetest.NATSNamespace(t)
+	pgURL := servicetest.PostgresSchemaURL(t)
 	bin, err := serveproc.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := "t" + strings.ReplaceAll(factum.NewID(), "-", "")[18:]
-	t.Cleanup(func() { deleteNamespace(t, natsURL, ns) })
-	return env{bin: bin, pgURL: url + sep + "search_path=" + schema, natsURL: natsURL, namespace: ns}
-}
-
-// deleteNamespace removes the command stream and the lease bucket the
-// instances made on the shared NATS server.
-func deleteNamespace(t *testing.T, url, ns string) {
-	nc, err := natsgo.Connect(url)
-	if err != nil {
-		t.Errorf("clean up NATS namespace %s: %v", ns, err)
-		return
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Errorf("clean up NATS namespace %s: %v", ns, err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = js.DeleteStream(ctx, strings.ToUpper(ns)+"_COMMANDS")
-	_ = js.DeleteKeyValue(ctx, ns+"_leases")
+	return env{bin: bin, pgURL: pgURL, natsURL: natsURL, namespace: ns}
 }
 
 // start runs instance name of the cluster.

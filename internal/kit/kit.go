@@ -1,7 +1,8 @@
 // Package kit holds what factum's contract kits (eventstoretest,
-// snapshottest, preparetest, querytest) share: names unique to one case,
-// so that cases sharing a store never see each other's data, and the
-// checks of factum errors and JSON documents their cases make.
+// snapshottest, preparetest, idempotencytest, projectiontest, querytest,
+// bustest) share: names unique to one case, so that cases sharing a store
+// never see each other's data, the checks of factum errors and JSON
+// documents their cases make, and the running of their case tables.
 package kit
 
 import (
@@ -66,16 +67,24 @@ func JSONEqual(a, b []byte) bool {
 type Case[S any] struct {
 	Name string
 	Run  func(*testing.T, S)
+	// Serial keeps the case out of the parallel ones: a case that acts on
+	// the whole backend or on time (it purges, holds the backend's lock,
+	// or waits for real expiries) runs alone, before them, so that
+	// parallel cases neither disturb it nor stretch its waits.
+	Serial bool
 }
 
-// RunParallel runs each case as a subtest that runs in parallel
-// (t.Parallel) with the others, against what open returns for it: open is
-// called in the subtest, so from several goroutines, and may skip it.
+// RunParallel runs each case as a subtest against what open returns for
+// it: the Serial ones one after another, then the others in parallel
+// (t.Parallel) with each other. open is called in the subtest, so from
+// several goroutines, and may skip it.
 func RunParallel[S any](t *testing.T, open func(*testing.T) S, cases []Case[S]) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			t.Parallel()
+			if !c.Serial {
+				t.Parallel()
+			}
 			c.Run(t, open(t))
 		})
 	}

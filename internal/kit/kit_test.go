@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
+	"strings"
 	"sync"
 	"testing"
 
@@ -77,5 +79,48 @@ func TestRunParallelRunsEveryCaseOnWhatOpenReturns(t *testing.T) {
 	}
 	if !maps.Equal(got, want) {
 		t.Fatalf("the cases saw %v, want %v", got, want)
+	}
+}
+
+// Serial cases run one at a time, in order, before any parallel case
+// starts; the parallel ones then run together.
+func TestRunParallelRunsSerialCasesAloneFirst(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		order   []string
+		running int
+		beside  []string // serial cases that started while another ran
+	)
+	var together sync.WaitGroup // the parallel cases wait for each other
+	together.Add(2)
+	t.Run("kit", func(t *testing.T) {
+		run := func(t *testing.T, serial bool) {
+			mu.Lock()
+			running++
+			if serial && running > 1 {
+				beside = append(beside, t.Name())
+			}
+			order = append(order, path.Base(t.Name()))
+			mu.Unlock()
+			if !serial {
+				together.Done()
+				together.Wait() // hangs unless both run at once
+			}
+			mu.Lock()
+			running--
+			mu.Unlock()
+		}
+		RunParallel(t, func(t *testing.T) bool { return strings.HasPrefix(path.Base(t.Name()), "S") }, []Case[bool]{
+			{Name: "P1", Run: run},
+			{Name: "S1", Run: run, Serial: true},
+			{Name: "P2", Run: run},
+			{Name: "S2", Run: run, Serial: true},
+		})
+	})
+	if len(order) != 4 || order[0] != "S1" || order[1] != "S2" {
+		t.Fatalf("ran %v, want S1 and S2 first, in order", order)
+	}
+	if len(beside) > 0 {
+		t.Fatalf("serial cases %v ran beside another", beside)
 	}
 }

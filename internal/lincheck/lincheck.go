@@ -96,3 +96,27 @@ func sanitize(name string) string {
 	}
 	return string(b)
 }
+
+// PartitionBy returns a porcupine.Model Partition that splits a history
+// by the key of each operation's input, in the order the keys first
+// appear: operations on different keys never constrain each other, and
+// porcupine checks each part on its own, which keeps long histories
+// tractable.
+func PartitionBy[K comparable](key func(input any) K) func([]porcupine.Operation) [][]porcupine.Operation {
+	return func(h []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[K][]porcupine.Operation{}
+		var keys []K
+		for _, op := range h {
+			k := key(op.Input)
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], op)
+		}
+		parts := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, byKey[k])
+		}
+		return parts
+	}
+}

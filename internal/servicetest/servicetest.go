@@ -12,6 +12,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/jackc/pgx/v5"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The environment variables holding the services' addresses.
@@ -104,6 +106,23 @@ func PostgresSchema(t testing.TB) (url, schema string) {
 	return url, schema
 }
 
+// PostgresSchemaURL returns FACTUM_POSTGRES_URL with its search_path set
+// to a fresh schema of PostgresSchema's: the one URL a server configured
+// by URL alone (factum serve) needs to keep to a schema of the test's own.
+func PostgresSchemaURL(t testing.TB) string {
+	t.Helper()
+	return SearchPathURL(PostgresSchema(t))
+}
+
+// SearchPathURL returns url with the search_path parameter set to schema.
+func SearchPathURL(url, schema string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "search_path=" + schema
+}
+
 // RedisURL returns FACTUM_REDIS_URL (redis://host:port/db).
 func RedisURL(t testing.TB) string {
 	t.Helper()
@@ -118,6 +137,41 @@ func NATSURL(t testing.TB) string {
 	raw := lookup(t, NATSEnv)
 	reachable(t, NATSEnv, hostPort(t, NATSEnv, raw, "4222"))
 	return raw
+}
+
+// NATSNamespace returns FACTUM_NATS_URL and a fresh namespace for
+// `factum serve`'s NATS mode (--nats-namespace): the command stream
+// (NAMESPACE_COMMANDS) and the lease bucket (namespace_leases) serve makes
+// under it are deleted when the test ends.
+func NATSNamespace(t testing.TB) (url, namespace string) {
+	t.Helper()
+	url = NATSURL(t)
+	namespace = "t" + strings.ReplaceAll(factum.NewID(), "-", "")[18:]
+	t.Cleanup(func() {
+		if err := deleteNamespace(url, namespace); err != nil {
+			t.Errorf("clean up NATS namespace %s: %v", namespace, err)
+		}
+	})
+	return url, namespace
+}
+
+// deleteNamespace deletes the command stream and the lease bucket of
+// namespace; either may never have been made.
+func deleteNamespace(url, namespace string) error {
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = js.DeleteStream(ctx, strings.ToUpper(namespace)+"_COMMANDS")
+	_ = js.DeleteKeyValue(ctx, namespace+"_leases")
+	return nil
 }
 
 // UniquePrefix returns a short prefix unique to this test run, for keys in

@@ -58,12 +58,8 @@ func sqliteKillBackend(t *testing.T) backend {
 
 func postgresKillBackend(t *testing.T) backend {
 	url, schema := servicetest.PostgresSchema(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
 	return backend{
-		serve: serveproc.Options{PostgresURL: url + sep + "search_path=" + schema},
+		serve: serveproc.Options{PostgresURL: servicetest.SearchPathURL(url, schema)},
 		open: func(t *testing.T) (event.LogReader, projection.Store, func()) {
 			ctx := context.Background()
 			db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, MaxConns: 4})

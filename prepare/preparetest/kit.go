@@ -69,63 +69,48 @@ func (c *Clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 // that purge, hold the backend's lock or wait for expiries run alone first.
 func Run(t *testing.T, newTarget NewTarget) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*testing.T, *env)
-		// serial marks a case that acts on the whole backend or on time:
-		// it purges, holds the backend's lock, or waits for real expiries
-		// (or moves a clock that other cases' backends may share a
-		// database with), so it runs alone, before the parallel cases.
-		serial bool
-	}{
-		{"PrepareGetRollback", testPrepareGetRollback, false},
-		{"MissingKey", testMissingKey, false},
-		{"Forever", testForever, false},
-		{"RollbackValue", testRollbackValue, false},
-		{"Reprepare", testReprepare, false},
-		{"NamesScopeKeys", testNamesScopeKeys, false},
-		{"AwkwardKeys", testAwkwardKeys, false},
-		{"InvalidInput", testInvalidInput, false},
-		{"DecodeMismatch", testDecodeMismatch, false},
-		{"CancelledContext", testCancelled, false},
-		{"ChangeKey", testChangeKey, false},
-		{"ChangeKeyNewTaken", testChangeKeyNewTaken, false},
-		{"ChangeKeyOldNotHeld", testChangeKeyOldNotHeld, false},
-		{"ChangeKeyBothFail", testChangeKeyBothFail, false},
-		{"ChangeKeySameKey", testChangeKeySameKey, false},
-		{"Expiry", testExpiry, true},
-		{"UsingPrepare", testUsingPrepare, false},
-		{"UsingPrepareTaken", testUsingPrepareTaken, false},
-		{"UsingPrepareError", testUsingPrepareError, false},
-		{"UsingPreparePanic", testUsingPreparePanic, false},
-		{"UsingPrepareCancelled", testUsingPrepareCancelled, false},
-		{"UsingPrepareInvalidKey", testUsingPrepareInvalidKey, false},
-		{"UsingPrepareAfterExpiry", testUsingPrepareAfterExpiry, true},
-		{"ConcurrentPrepare", testConcurrentPrepare, false},
-		{"ConcurrentReprepare", testConcurrentReprepare, false},
-		{"ConcurrentChangeKeyAndRollback", testConcurrentChangeAndRollback, false},
-		{"ConcurrentKeyChanges", testConcurrentKeyChanges, false},
-		{"OpposingChangesOfLapsedKeys", testOpposingChangesOfLapsedKeys, true},
-		{"LapseThenLateWriteRefused", testLapseThenLateWrite, true},
-		{"Linearizable", testLinearizable, true},
+	cases := []kit.Case[*env]{
+		{Name: "PrepareGetRollback", Run: testPrepareGetRollback},
+		{Name: "MissingKey", Run: testMissingKey},
+		{Name: "Forever", Run: testForever},
+		{Name: "RollbackValue", Run: testRollbackValue},
+		{Name: "Reprepare", Run: testReprepare},
+		{Name: "NamesScopeKeys", Run: testNamesScopeKeys},
+		{Name: "AwkwardKeys", Run: testAwkwardKeys},
+		{Name: "InvalidInput", Run: testInvalidInput},
+		{Name: "DecodeMismatch", Run: testDecodeMismatch},
+		{Name: "CancelledContext", Run: testCancelled},
+		{Name: "ChangeKey", Run: testChangeKey},
+		{Name: "ChangeKeyNewTaken", Run: testChangeKeyNewTaken},
+		{Name: "ChangeKeyOldNotHeld", Run: testChangeKeyOldNotHeld},
+		{Name: "ChangeKeyBothFail", Run: testChangeKeyBothFail},
+		{Name: "ChangeKeySameKey", Run: testChangeKeySameKey},
+		{Name: "Expiry", Run: testExpiry, Serial: true},
+		{Name: "UsingPrepare", Run: testUsingPrepare},
+		{Name: "UsingPrepareTaken", Run: testUsingPrepareTaken},
+		{Name: "UsingPrepareError", Run: testUsingPrepareError},
+		{Name: "UsingPreparePanic", Run: testUsingPreparePanic},
+		{Name: "UsingPrepareCancelled", Run: testUsingPrepareCancelled},
+		{Name: "UsingPrepareInvalidKey", Run: testUsingPrepareInvalidKey},
+		{Name: "UsingPrepareAfterExpiry", Run: testUsingPrepareAfterExpiry, Serial: true},
+		{Name: "ConcurrentPrepare", Run: testConcurrentPrepare},
+		{Name: "ConcurrentReprepare", Run: testConcurrentReprepare},
+		{Name: "ConcurrentChangeKeyAndRollback", Run: testConcurrentChangeAndRollback},
+		{Name: "ConcurrentKeyChanges", Run: testConcurrentKeyChanges},
+		{Name: "OpposingChangesOfLapsedKeys", Run: testOpposingChangesOfLapsedKeys, Serial: true},
+		{Name: "LapseThenLateWriteRefused", Run: testLapseThenLateWrite, Serial: true},
+		{Name: "Linearizable", Run: testLinearizable, Serial: true},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if !c.serial {
-				t.Parallel()
-			}
-			c.fn(t, newEnv(t, newTarget(t)))
-		})
-	}
+	kit.RunParallel(t, func(t *testing.T) *env { return newEnv(t, newTarget(t)) }, cases)
 	// The key-change fast path against its fallback, as testing/fstest
 	// holds ReadFileFS to Open: the same cases over the backend with its
 	// KeyChanger hidden, so that Key.ChangeKey takes the compensating
 	// two-step, must pass alike.
 	for _, c := range cases {
-		if !strings.HasPrefix(c.name, "ChangeKey") {
+		if !strings.HasPrefix(c.Name, "ChangeKey") {
 			continue
 		}
-		t.Run("TwoStepFallback/"+c.name, func(t *testing.T) {
+		t.Run("TwoStepFallback/"+c.Name, func(t *testing.T) {
 			t.Parallel()
 			target := newTarget(t)
 			if _, ok := target.Backend.(prepare.KeyChanger); !ok {
@@ -133,7 +118,7 @@ func Run(t *testing.T, newTarget NewTarget) {
 			}
 			target.Backend = twoStep{target.Backend}
 			target.Peer = nil
-			c.fn(t, newEnv(t, target))
+			c.Run(t, newEnv(t, target))
 		})
 	}
 }

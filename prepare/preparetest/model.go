@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/factum-go/factum/internal/lincheck"
 	"github.com/factum-go/factum/prepare"
 )
 
@@ -79,23 +80,8 @@ func lapseAt(expiresAt int64) int64 {
 // prepareModel is the model; dropsExpired is the target's DropsExpired.
 func prepareModel(dropsExpired bool) porcupine.Model {
 	return porcupine.Model{
-		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-			byPair := map[int][]porcupine.Operation{}
-			var pairs []int
-			for _, op := range h {
-				k := op.Input.(prepInput).key / pairKeys
-				if _, ok := byPair[k]; !ok {
-					pairs = append(pairs, k)
-				}
-				byPair[k] = append(byPair[k], op)
-			}
-			parts := make([][]porcupine.Operation, 0, len(pairs))
-			for _, k := range pairs {
-				parts = append(parts, byPair[k])
-			}
-			return parts
-		},
-		Init: func() any { return prepState{} },
+		Partition: lincheck.PartitionBy(func(in any) int { return in.(prepInput).key / pairKeys }),
+		Init:      func() any { return prepState{} },
 		Step: func(state, input, output any) (bool, any) {
 			return prepStep(state.(prepState), input.(prepInput), output.(prepOutput), dropsExpired)
 		},

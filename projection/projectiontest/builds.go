@@ -16,22 +16,20 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/projection"
 )
 
 // builds are the cases of projections with a Schema: blue/green
 // rebuilds, version bumps, crashes mid-rebuild, queries and retries.
-var builds = []struct {
-	name string
-	fn   func(*testing.T, projection.Store)
-}{
-	{"RebuildUnderLoadReadsTheOldBuildUntilTheSwitch", rebuildUnderLoad},
-	{"CrashesMidRebuildLeaveTheOldOrTheNewBuildLive", crashMidRebuild},
-	{"AVersionBumpRebuildsAtStart", versionBump},
-	{"ResetAndReplayOfABuild", resetBuild},
-	{"QueriesSeeOnlyTheCallersTenant", queriesAreTenantScoped},
-	{"QueryParametersAreChecked", queryParameters},
-	{"ARetryAppliesAFailedStreamOnce", retryAppliesOnce},
+var builds = []kit.Case[projection.Store]{
+	{Name: "RebuildUnderLoadReadsTheOldBuildUntilTheSwitch", Run: rebuildUnderLoad},
+	{Name: "CrashesMidRebuildLeaveTheOldOrTheNewBuildLive", Run: crashMidRebuild},
+	{Name: "AVersionBumpRebuildsAtStart", Run: versionBump},
+	{Name: "ResetAndReplayOfABuild", Run: resetBuild},
+	{Name: "QueriesSeeOnlyTheCallersTenant", Run: queriesAreTenantScoped},
+	{Name: "QueryParametersAreChecked", Run: queryParameters},
+	{Name: "ARetryAppliesAFailedStreamOnce", Run: retryAppliesOnce},
 }
 
 // tcounts is the kit's versioned read model: streams seen per tenant and

@@ -18,6 +18,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/projection"
 )
 
@@ -28,27 +29,19 @@ import (
 // is called from several goroutines.
 func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(*testing.T, projection.Store)
-	}{
-		{"ExactlyOnceAcrossCrashes", exactlyOnceAcrossCrashes},
-		{"FailedWritesRollBack", failedWritesRollBack},
-		{"AFailingStreamIsRecordedAndPassed", aFailingStreamIsRecordedAndPassed},
-		{"WithoutARecorderAFailingStreamHoldsTheRunner", withoutARecorderAFailingStreamHolds},
-		{"ResetAndReplayReplaysFromAnEmptyModel", resetAndReplay},
-		{"SignalsFollowCommits", signalsFollowCommits},
-		{"TwoRunnersProjectOnce", twoRunnersProjectOnce},
-		{"QueuedFailuresAreTheirStreams", queuedFailuresAreTheirStreams},
+	cases := []kit.Case[projection.Store]{
+		{Name: "ExactlyOnceAcrossCrashes", Run: exactlyOnceAcrossCrashes},
+		{Name: "FailedWritesRollBack", Run: failedWritesRollBack},
+		{Name: "AFailingStreamIsRecordedAndPassed", Run: aFailingStreamIsRecordedAndPassed},
+		{Name: "WithoutARecorderAFailingStreamHoldsTheRunner", Run: withoutARecorderAFailingStreamHolds},
+		{Name: "ResetAndReplayReplaysFromAnEmptyModel", Run: resetAndReplay},
+		{Name: "SignalsFollowCommits", Run: signalsFollowCommits},
+		{Name: "TwoRunnersProjectOnce", Run: twoRunnersProjectOnce},
+		{Name: "QueuedFailuresAreTheirStreams", Run: queuedFailuresAreTheirStreams},
 	}
 	cases = append(cases, builds...)
 	cases = append(cases, skipped...)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.fn(t, open(t))
-		})
-	}
+	kit.RunParallel(t, open, cases)
 }
 
 var cart = factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
@@ -104,6 +97,14 @@ func (c *counts) project(ctx context.Context, tx projection.Tx, s *factum.EventS
 func (c *counts) read(t *testing.T, st projection.Store, ids []string) map[string]int {
 	t.Helper()
 	return c.readAfter(t, st, ids, nil)
+}
+
+// expect checks that the model holds the counts of want's carts.
+func (c *counts) expect(t *testing.T, st projection.Store, want map[string]int) {
+	t.Helper()
+	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
 }
 
 // readAfter returns the model's counts in a transaction of its own, in
@@ -240,9 +241,7 @@ func exactlyOnceAcrossCrashes(t *testing.T, st projection.Store) {
 	}
 	c.failOn = nil
 	drain(t, newRunner(t, p, projection.Config{Log: log, Store: st}))
-	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("counts %v, want %v", got, want)
-	}
+	c.expect(t, st, want)
 }
 
 // A function that fails after writing leaves nothing of its stream: the
@@ -274,9 +273,7 @@ func failedWritesRollBack(t *testing.T, st projection.Store) {
 	}
 	failing.Store(false)
 	drain(t, r)
-	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("counts %v, want %v", got, want)
-	}
+	c.expect(t, st, want)
 }
 
 // A stream the function keeps failing on is recorded once, with the
@@ -302,9 +299,7 @@ func aFailingStreamIsRecordedAndPassed(t *testing.T, st projection.Store) {
 		t.Errorf("recorded %+v", f)
 	}
 	want[bad.AggregateID.ID]--
-	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("counts %v, want %v", got, want)
-	}
+	c.expect(t, st, want)
 }
 
 // Without a recorder, and when recording fails, the runner never moves
@@ -408,7 +403,5 @@ func twoRunnersProjectOnce(t *testing.T, st projection.Store) {
 		wg.Go(func() { drain(t, r) })
 	}
 	wg.Wait()
-	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("counts %v, want %v", got, want)
-	}
+	c.expect(t, st, want)
 }

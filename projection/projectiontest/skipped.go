@@ -11,20 +11,18 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/projection"
 )
 
 // skipped are the cases of streams the projection does not consume.
-var skipped = []struct {
-	name string
-	fn   func(*testing.T, projection.Store)
-}{
-	{"UnwantedBatchesCommitNothing", unwantedBatchesCommitNothing},
-	{"ExactlyOnceAcrossKillsAmidUnwantedBatches", exactlyOnceAcrossKillsAmidUnwanted},
-	{"ARebuildOverUnwantedBatchesSwitches", rebuildOverUnwanted},
-	{"AnIdleRunnerSavesItsProgressWithinTheInterval", idleRunnerSaves},
-	{"AResetWhileProgressIsUnsavedReplaysTheLog", resetWhileUnsaved},
-	{"AResetByAnotherRunnerWhileProgressIsUnsavedReplaysTheLog", resetByAnotherWhileUnsaved},
+var skipped = []kit.Case[projection.Store]{
+	{Name: "UnwantedBatchesCommitNothing", Run: unwantedBatchesCommitNothing},
+	{Name: "ExactlyOnceAcrossKillsAmidUnwantedBatches", Run: exactlyOnceAcrossKillsAmidUnwanted},
+	{Name: "ARebuildOverUnwantedBatchesSwitches", Run: rebuildOverUnwanted},
+	{Name: "AnIdleRunnerSavesItsProgressWithinTheInterval", Run: idleRunnerSaves},
+	{Name: "AResetWhileProgressIsUnsavedReplaysTheLog", Run: resetWhileUnsaved},
+	{Name: "AResetByAnotherRunnerWhileProgressIsUnsavedReplaysTheLog", Run: resetByAnotherWhileUnsaved},
 }
 
 var note = factum.NamedAggregate{Context: "shop", Aggregate: "note"}

@@ -1,0 +1,69 @@
+package servicetest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum/internal/servicetest"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestSearchPathURL(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"postgres://u@h:5432/db", "postgres://u@h:5432/db?search_path=t_x"},
+		{"postgres://u@h:5432/db?sslmode=disable", "postgres://u@h:5432/db?sslmode=disable&search_path=t_x"},
+	}
+	for _, tt := range tests {
+		if got := servicetest.SearchPathURL(tt.url, "t_x"); got != tt.want {
+			t.Errorf("SearchPathURL(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}
+
+// The stream and the bucket made under a namespace are gone once the test
+// that asked for it ends.
+func TestNATSNamespaceIsDeletedAtTheEnd(t *testing.T) {
+	servicetest.NATSURL(t) // skips here, not only in the subtest
+	var url, ns string
+	t.Run("user", func(t *testing.T) {
+		url, ns = servicetest.NATSNamespace(t)
+		if _, other := servicetest.NATSNamespace(t); other == ns {
+			t.Fatalf("two namespaces are both %q", ns)
+		}
+		js := jetStream(t, url)
+		ctx := context.Background()
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: strings.ToUpper(ns) + "_COMMANDS", Subjects: []string{ns + ".cmd.>"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ns + "_leases"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	js := jetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.Stream(ctx, strings.ToUpper(ns)+"_COMMANDS"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("the stream after the test: %v", err)
+	}
+	if _, err := js.KeyValue(ctx, ns+"_leases"); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Errorf("the bucket after the test: %v", err)
+	}
+}
+
+func jetStream(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
