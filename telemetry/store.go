@@ -42,7 +42,9 @@ var _ built.Appender = (*store)(nil)
 // The span name is "factum.store " and op, written out by each caller so
 // that no call concatenates it.
 func (s *store) start(ctx context.Context, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
-	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() || !s.t.detailed && inCommand(ctx) {
+	// A command's processing is the common case under tracing: it is
+	// told before the span's IsRecording, which takes the span's lock.
+	if !s.t.tracing || !s.t.detailed && inCommand(ctx) || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
 	ctx, span := s.t.tracer.Start(ctx, name, clientKind...)
