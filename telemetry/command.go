@@ -124,9 +124,9 @@ func (c *commandType) traced(ctx context.Context, cmd *factum.Command) factum.Si
 		// each stream's header (StreamHeader), so the event functions
 		// continue from this span (and record nothing when it is not
 		// sampled).
-		obs = &cmdObs{typ: c.obs, t: t, names: c.names}
+		obs = &cmdObs{typ: c}
 		if span.IsRecording() {
-			obs.span, obs.detailed = span, t.detailed
+			obs.span = span
 		}
 		obs.ctx.Context, obs.ctx.Observer = ctx, obs
 		ctx = &obs.ctx

@@ -82,14 +82,12 @@ type cmdObs struct {
 	// ctx is the command's context carrying the observer, in the
 	// observer's allocation.
 	ctx aggregate.ObservedContext
-	// typ is the type's observer when metrics are on, else nil.
-	typ     *typeObs
+	// typ is the middleware of the command's type: its Telemetry, names
+	// and, when metrics are on, observer.
+	typ     *commandType
 	retries atomic.Int32
 	// span is the command's span when it records, else nil.
-	span     trace.Span
-	t        *Telemetry
-	names    *typeNames
-	detailed bool
+	span trace.Span
 }
 
 var _ aggregate.HeaderWriter = (*cmdObs)(nil)
@@ -100,14 +98,14 @@ var _ aggregate.HeaderWriter = (*cmdObs)(nil)
 func (c *cmdObs) StreamHeader(ctx context.Context, command map[string]string) map[string]string {
 	h := make(map[string]string, len(command)+2)
 	maps.Copy(h, command)
-	c.t.inject(ctx, h)
+	c.typ.t.inject(ctx, h)
 	return h
 }
 
 // ObserveCache implements aggregate.CacheObserver.
 func (c *cmdObs) ObserveCache(hit bool) {
-	if c.typ != nil {
-		c.typ.ObserveCache(hit)
+	if o := c.typ.obs; o != nil {
+		o.ObserveCache(hit)
 	}
 }
 
@@ -115,8 +113,8 @@ func (c *cmdObs) ObserveCache(hit bool) {
 // with the attempt's number on the command's span.
 func (c *cmdObs) ObserveRetry(attempt int) {
 	c.retries.Add(1)
-	if c.typ != nil {
-		c.typ.ObserveRetry(attempt)
+	if o := c.typ.obs; o != nil {
+		o.ObserveRetry(attempt)
 	}
 	if c.span != nil {
 		c.span.AddEvent("factum.retry", trace.WithAttributes(AttrAttempt.Int(attempt)))
@@ -127,10 +125,10 @@ func (c *cmdObs) ObserveRetry(attempt int) {
 // child span for each step but the append, which the Store decorator's
 // span covers.
 func (c *cmdObs) StartPhase(ctx context.Context, p aggregate.Phase) context.Context {
-	if c.span == nil || !c.detailed || p == aggregate.PhaseAppend || int(p) >= len(c.names.phase) {
+	if c.span == nil || !c.typ.t.detailed || p == aggregate.PhaseAppend || int(p) >= len(c.typ.names.phase) {
 		return ctx
 	}
-	ctx, _ = c.t.tracer.Start(ctx, c.names.phase[p], internalKind...)
+	ctx, _ = c.typ.t.tracer.Start(ctx, c.typ.names.phase[p], internalKind...)
 	return ctx
 }
 
@@ -142,7 +140,7 @@ func (c *cmdObs) EndPhase(ctx context.Context, p aggregate.Phase, err error) {
 	if c.span == nil || int(p) >= len(phaseEvents) {
 		return
 	}
-	if !c.detailed {
+	if !c.typ.t.detailed {
 		if err == nil {
 			// Each event costs the SDK a clock reading and two
 			// allocations (the span's event and the copy its end hands
