@@ -67,9 +67,10 @@ func (o *typeObs) context(parent context.Context) context.Context {
 
 // sameContext reports whether a and b are the same context. Contexts are
 // pointers as a rule; one of a type that cannot be compared (a struct
-// holding a map, say) is never the same, rather than a panic.
+// holding a map, say), or nil, is never the same, rather than a panic.
 func sameContext(a, b context.Context) bool {
-	return reflect.TypeOf(a).Comparable() && a == b
+	t := reflect.TypeOf(a)
+	return t != nil && t.Comparable() && a == b
 }
 
 // cmdObs observes one command's processing inside a trace: it counts as
