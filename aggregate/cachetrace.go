@@ -45,3 +45,24 @@ func (c *ObservedContext) Value(key any) any {
 	}
 	return c.Context.Value(key)
 }
+
+// RetryObserver is a CacheObserver that also learns of each retry of a
+// command: an executor's default Retry, or a Retry middleware, finding
+// the CacheObserver in the context it runs a command in to be a
+// RetryObserver calls ObserveRetry with the number of the attempt about
+// to start (2 for the first retry) before each retry. A metric of
+// retries counts them there, without keeping a count per command. It is
+// called on the processing goroutine, so it must neither block nor
+// allocate.
+type RetryObserver interface {
+	CacheObserver
+	ObserveRetry(attempt int)
+}
+
+// observeRetry tells the RetryObserver in ctx, if any, that attempt is
+// about to start.
+func observeRetry(ctx context.Context, attempt int) {
+	if o, ok := CacheObserverFrom(ctx).(RetryObserver); ok {
+		o.ObserveRetry(attempt)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
@@ -65,5 +66,52 @@ func TestTheCacheObserverHearsEveryLookup(t *testing.T) {
 func TestNoCacheObserverInAPlainContext(t *testing.T) {
 	if o := aggregate.CacheObserverFrom(context.Background()); o != nil {
 		t.Fatalf("observer %v", o)
+	}
+}
+
+// retries records each retry a RetryObserver is told of, and counts the
+// lookups it is told of.
+type retries struct {
+	lookups  int
+	attempts []int
+}
+
+func (r *retries) ObserveCache(bool)        { r.lookups++ }
+func (r *retries) ObserveRetry(attempt int) { r.attempts = append(r.attempts, attempt) }
+
+// The RetryObserver in a command's context hears of each retry, with the
+// number of the attempt about to start, from the executor's default
+// Retry and from a Retry middleware alike; a command that succeeds at
+// once has none.
+func TestTheRetryObserverHearsEachRetry(t *testing.T) {
+	viaMiddleware := aggregate.ExecutorConfig{Retries: -1, Middleware: []aggregate.Middleware{aggregate.Retry(aggregate.RetryConfig{Backoff: time.Microsecond})}}
+	for _, tc := range []struct {
+		name     string
+		cfg      aggregate.ExecutorConfig
+		failures int
+		want     []int
+	}{
+		{"default retry", aggregate.ExecutorConfig{Backoff: time.Microsecond}, 2, []int{2, 3}},
+		{"retry middleware", viaMiddleware, 2, []int{2, 3}},
+		{"no failure", aggregate.ExecutorConfig{Backoff: time.Microsecond}, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &faultyStore{Store: eventstore.NewMemory(), fail: func(n int) (error, bool) {
+				if n <= tc.failures {
+					return factum.NewError(factum.CodeEventVersionConflict, "injected"), false
+				}
+				return nil, false
+			}}
+			p := newProc(t, store, tc.cfg)
+			var got retries
+			cmd := factum.NewCommand(accounts.ID("a-1").WithTenant(factum.DefaultTenant), deposit{Amount: 1})
+			cmd.AllowCreate = true
+			if sig := p.Process(aggregate.WithCacheObserver(context.Background(), &got), &cmd); !sig.Succeeded() {
+				t.Fatalf("%+v", sig)
+			}
+			if !slices.Equal(got.attempts, tc.want) || got.lookups != len(tc.want)+1 {
+				t.Fatalf("retries %v after %d lookups, want %v after %d", got.attempts, got.lookups, tc.want, len(tc.want)+1)
+			}
+		})
 	}
 }

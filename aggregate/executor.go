@@ -327,19 +327,12 @@ func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outc
 
 // build encodes the events into the next stream. One clock reading serves
 // the stream's create time and its IDs' timestamps, and the IDs share one
-// allocation. The stream's header is its own copy of the command's (the
-// command's stays the sender's to change), or the one hw, when set,
-// makes.
+// allocation. The reading is taken last, once the events are encoded and
+// the header made, so that the create time marks the start of the append
+// (a store decorator timing the append may take it for its start). The
+// stream's header is its own copy of the command's (the command's stays
+// the sender's to change), or the one hw, when set, makes.
 func (p *processor[S]) build(ctx context.Context, hw HeaderWriter, cmd *factum.Command, st *State[S], events []any) (*factum.EventStream, []string, error) {
-	now := time.Now()
-	var idBuf [8]string
-	var ids []string
-	if n := len(events) + 1; n <= len(idBuf) {
-		ids = idBuf[:n]
-	} else {
-		ids = make([]string, n)
-	}
-	p.ids.FillAt(ids, now)
 	var s *factum.EventStream
 	if len(events) == 1 {
 		// The common single-event stream and its event in one allocation.
@@ -350,23 +343,6 @@ func (p *processor[S]) build(ctx context.Context, hw HeaderWriter, cmd *factum.C
 		s = &factum.EventStream{Events: make([]factum.DomainEvent, len(events))}
 	}
 	names := make([]string, len(events))
-	*s = factum.EventStream{
-		ID:          ids[0],
-		AggregateID: cmd.AggregateID,
-		Version:     st.Version + 1,
-		CommandID:   cmd.ID,
-		RequestID:   cmd.RequestIDOrID(),
-		OwnerID:     cmd.OwnerID,
-		CreateTime:  now,
-		Events:      s.Events,
-	}
-	s.AggregateID.Tenant = cmd.AggregateID.TenantOrDefault()
-	if hw != nil {
-		s.Header = hw.StreamHeader(ctx, cmd.Header)
-	}
-	if s.Header == nil && cmd.Header != nil {
-		s.Header = maps.Clone(cmd.Header)
-	}
 	for i, ev := range events {
 		name, rev, body, err := p.codec.Encode(ev)
 		if err != nil {
@@ -375,7 +351,6 @@ func (p *processor[S]) build(ctx context.Context, hw HeaderWriter, cmd *factum.C
 		}
 		names[i] = name
 		s.Events[i] = factum.DomainEvent{
-			ID:       ids[i+1],
 			Name:     name,
 			Revision: rev,
 			Sequence: i + 1,
@@ -383,6 +358,37 @@ func (p *processor[S]) build(ctx context.Context, hw HeaderWriter, cmd *factum.C
 			Body:     body,
 		}
 	}
+	var header map[string]string
+	if hw != nil {
+		header = hw.StreamHeader(ctx, cmd.Header)
+	}
+	if header == nil && cmd.Header != nil {
+		header = maps.Clone(cmd.Header)
+	}
+	now := time.Now()
+	var idBuf [8]string
+	var ids []string
+	if n := len(events) + 1; n <= len(idBuf) {
+		ids = idBuf[:n]
+	} else {
+		ids = make([]string, n)
+	}
+	p.ids.FillAt(ids, now)
+	for i := range s.Events {
+		s.Events[i].ID = ids[i+1]
+	}
+	*s = factum.EventStream{
+		ID:          ids[0],
+		AggregateID: cmd.AggregateID,
+		Version:     st.Version + 1,
+		CommandID:   cmd.ID,
+		RequestID:   cmd.RequestIDOrID(),
+		OwnerID:     cmd.OwnerID,
+		CreateTime:  now,
+		Header:      header,
+		Events:      s.Events,
+	}
+	s.AggregateID.Tenant = cmd.AggregateID.TenantOrDefault()
 	return s, names, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -140,5 +141,52 @@ func TestStreamHeaderIsTheStreamsOwn(t *testing.T) {
 				t.Fatalf("stored header %v, want %v", s.Header, tt.want)
 			}
 		})
+	}
+}
+
+// stamped is an event that notes when it is encoded.
+type stamped struct {
+	encoded *time.Time
+}
+
+func (s stamped) MarshalJSON() ([]byte, error) {
+	*s.encoded = time.Now()
+	return []byte("{}"), nil
+}
+
+// createTimes notes the create time of each stream appended to it.
+type createTimes struct {
+	eventstore.Store
+	at []time.Time
+}
+
+func (c *createTimes) Append(ctx context.Context, st *factum.EventStream) error {
+	c.at = append(c.at, st.CreateTime)
+	return c.Store.Append(ctx, st)
+}
+
+// A stream's create time is read once its events are encoded: the last
+// step before the append, so a store decorator timing the append may take
+// it for the append's start.
+func TestTheCreateTimeFollowsTheEncoding(t *testing.T) {
+	var encoded time.Time
+	def := aggregate.New[acct]("bank", "stamps",
+		aggregate.Source(func(*acct, stamped) {}),
+		aggregate.Handle(func(context.Context, acct, deposit) ([]any, error) {
+			return []any{stamped{encoded: &encoded}}, nil
+		}, aggregate.AllowCreate()),
+	)
+	store := &createTimes{Store: eventstore.NewMemory()}
+	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := factum.NewCommand(def.ID("s-1"), deposit{Amount: 1})
+	cmd.AllowCreate = true
+	if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
+		t.Fatalf("%+v", sig)
+	}
+	if len(store.at) != 1 || encoded.IsZero() || store.at[0].Before(encoded) {
+		t.Fatalf("created at %v, encoded at %v: created before encoded", store.at, encoded)
 	}
 }

@@ -155,7 +155,8 @@ type report struct {
 
 // run calls attempt until it succeeds, fails for good, or the retries are
 // spent. The executor's default Retry runs it around the processing
-// itself, which spares it the context the middleware form needs.
+// itself, which spares it the context the middleware form needs. Each
+// retry is told to the RetryObserver in ctx, if any.
 func (pol retryPolicy) run(ctx context.Context, attempt func() (factum.Signal, report)) factum.Signal {
 	for n := 0; ; n++ {
 		sig, rep := attempt()
@@ -177,6 +178,7 @@ func (pol retryPolicy) run(ctx context.Context, attempt func() (factum.Signal, r
 			failed.SignalTime = time.Now()
 			return failed
 		}
+		observeRetry(ctx, n+2)
 	}
 }
 

@@ -47,120 +47,141 @@ var (
 // SpansDetailed, as child spans), the processing latency by aggregate
 // type and code, conflicts by code, retries, and the state cache's hits
 // and misses, which the executor reports to the aggregate.CacheObserver
-// this middleware puts in the command's context. The span's context is
-// written into the header the processor copies to the stream, so the
-// event functions that handle the stream continue from it.
+// (and aggregate.RetryObserver) this middleware puts in the command's
+// context. The span's context is written into the header the processor
+// copies to the stream, so the event functions that handle the stream
+// continue from it.
 func (t *Telemetry) Commands() aggregate.Middleware {
 	return func(named factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
-		names := t.names(named)
-		agg := named.String()
-		// The series of the common outcome are looked up once.
-		var okSeconds prometheus.Observer
-		var hits, misses, retries prometheus.Counter
+		c := &commandType{t: t, next: next, names: t.names(named), agg: named.String()}
 		if t.m != nil {
-			retries = t.m.retries.WithLabelValues(agg)
-			okSeconds = t.m.processSeconds.WithLabelValues(agg, string(factum.CodeOk))
-			hits = t.m.cacheLookups.WithLabelValues(agg, "hit")
-			misses = t.m.cacheLookups.WithLabelValues(agg, "miss")
+			// The series of the common outcome are looked up once.
+			c.okSeconds = t.m.processSeconds.WithLabelValues(c.agg, string(factum.CodeOk))
+			c.obs = &typeObs{
+				hits:    t.m.cacheLookups.WithLabelValues(c.agg, "hit"),
+				misses:  t.m.cacheLookups.WithLabelValues(c.agg, "miss"),
+				retries: t.m.retries.WithLabelValues(c.agg),
+			}
 		}
-		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
-			var start time.Duration
-			if t.m != nil {
-				start = t.clock()
-				t.m.processing.Add(1)
-			}
-			var span trace.Span
-			if t.tracing {
-				ctx = t.Extract(ctx, cmd.Header)
-			}
-			var obs *cmdObs
-			if t.traces(ctx) {
-				ctx, span = t.tracer.Start(ctx, names.process, consumerKind...)
-				if span.SpanContext().IsValid() {
-					// The executor has the observer write this span's
-					// context into each stream's header (WriteHeader), so
-					// the event functions continue from this span (and
-					// record nothing when it is not sampled).
-					obs = &cmdObs{header: true}
-				}
-				if span.IsRecording() {
-					obs.span, obs.t, obs.detailed = span, t, t.detailed
-				}
-			}
-			var counts *cmdCounts
-			switch {
-			case obs != nil:
-				obs.names, obs.t = names, t
-				obs.ctx.Context, obs.ctx.Observer = ctx, obs
-				ctx = &obs.ctx
-				counts = &obs.cmdCounts
-			case t.m != nil:
-				// No span: the counts alone, with no phase calls.
-				counts = &cmdCounts{t: t}
-				counts.ctx.Context, counts.ctx.Observer = ctx, counts
-				ctx = &counts.ctx
-			}
-			sig := next(ctx, cmd)
-			// Attributes are made only for a span that records them, at
-			// its end, in one call from a pooled buffer; the ones a
-			// command may lack are left out, to stay within maxSpanAttrs.
-			if span != nil && span.IsRecording() {
-				b := getAttrs()
-				kv := append(b.kv[:0],
-					names.agg,
-					AttrAggregateID.String(cmd.AggregateID.ID),
-					AttrCommandID.String(cmd.ID),
-					AttrCommandName.String(cmd.Name),
-					AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.AggregateVersion),
-				)
-				if cmd.RequestID != "" && cmd.RequestID != cmd.ID { // by default the request ID is the command's
-					kv = append(kv, AttrRequestID.String(cmd.RequestID))
-				}
-				if cmd.AggregateID.Tenant != "" {
-					kv = append(kv, AttrTenant.String(cmd.AggregateID.Tenant))
-				}
-				if n := counts.appends.Load(); n > 1 {
-					kv = append(kv, AttrRetries.Int(int(n-1)))
-				}
-				span.SetAttributes(kv...)
-				putAttrs(b)
-				if sig.Code != factum.CodeOk {
-					span.SetStatus(codes.Error, string(sig.Code)+": "+sig.Message)
-				}
-			}
-			if span != nil {
-				span.End()
-			}
-			if t.m != nil {
-				t.m.processing.Add(-1)
-				if sig.Code == factum.CodeOk {
-					// A command that appended ends with its append; one
-					// that did not (nothing to append, or a duplicate
-					// answered with the earlier outcome) ends now.
-					end := time.Duration(counts.appended.Load())
-					if end == 0 {
-						end = t.clock()
-					}
-					okSeconds.Observe((end - start).Seconds())
-				} else {
-					code := codeLabel(sig.Code)
-					t.m.processSeconds.WithLabelValues(agg, code).Observe(t.since(start))
-					if conflict(sig.Code) {
-						t.m.conflicts.WithLabelValues(agg, code).Inc()
-					}
-				}
-				if n := counts.appends.Load(); n > 1 {
-					retries.Add(float64(n - 1))
-				}
-				if n := counts.hits.Load(); n > 0 {
-					hits.Add(float64(n))
-				}
-				if n := counts.misses.Load(); n > 0 {
-					misses.Add(float64(n))
-				}
-			}
-			return sig
+		return c.process
+	}
+}
+
+// commandType is the Commands middleware of one aggregate type.
+type commandType struct {
+	t     *Telemetry
+	next  aggregate.CommandFunc
+	names *typeNames
+	agg   string
+	// okSeconds and obs are nil when metrics are off.
+	okSeconds prometheus.Observer
+	obs       *typeObs
+}
+
+// process instruments one command: traced when a span is to be started
+// for it, measured otherwise.
+func (c *commandType) process(ctx context.Context, cmd *factum.Command) factum.Signal {
+	t := c.t
+	if !t.tracing {
+		return c.measured(ctx, cmd)
+	}
+	ctx = t.Extract(ctx, cmd.Header)
+	if !t.traces(ctx) {
+		return c.measured(ctx, cmd)
+	}
+	return c.traced(ctx, cmd)
+}
+
+// measured is process for a command no span records: its metrics alone,
+// with the type's observer in its context, or nothing when metrics are
+// off.
+func (c *commandType) measured(ctx context.Context, cmd *factum.Command) factum.Signal {
+	if c.obs == nil {
+		return c.next(ctx, cmd)
+	}
+	m := c.t.m
+	start := c.t.clock()
+	m.processing.Add(1)
+	sig := c.next(c.obs.context(ctx), cmd)
+	m.processing.Add(-1)
+	c.observe(start, sig)
+	return sig
+}
+
+// traced is process under a span of the command's own.
+func (c *commandType) traced(ctx context.Context, cmd *factum.Command) factum.Signal {
+	t := c.t
+	var start time.Duration
+	if c.obs != nil {
+		start = t.clock()
+		t.m.processing.Add(1)
+	}
+	ctx, span := t.tracer.Start(ctx, c.names.process, consumerKind...)
+	var obs *cmdObs
+	switch {
+	case span.SpanContext().IsValid():
+		// The executor has the observer write this span's context into
+		// each stream's header (StreamHeader), so the event functions
+		// continue from this span (and record nothing when it is not
+		// sampled).
+		obs = &cmdObs{typ: c}
+		if span.IsRecording() {
+			obs.span = span
 		}
+		obs.ctx.Context, obs.ctx.Observer = ctx, obs
+		ctx = &obs.ctx
+	case c.obs != nil:
+		ctx = c.obs.context(ctx)
+	}
+	sig := c.next(ctx, cmd)
+	// Attributes are made only for a span that records them, at its end,
+	// in one call from a pooled buffer; the ones a command may lack are
+	// left out, to stay within maxSpanAttrs.
+	if obs != nil && obs.span != nil {
+		b := getAttrs()
+		kv := append(b.kv[:0],
+			c.names.agg,
+			AttrAggregateID.String(cmd.AggregateID.ID),
+			AttrCommandID.String(cmd.ID),
+			AttrCommandName.String(cmd.Name),
+			AttrStage.String(sig.Stage.String()), AttrCode.String(string(sig.Code)), AttrAggregateVersion.Int(sig.AggregateVersion),
+		)
+		if cmd.RequestID != "" && cmd.RequestID != cmd.ID { // by default the request ID is the command's
+			kv = append(kv, AttrRequestID.String(cmd.RequestID))
+		}
+		if cmd.AggregateID.Tenant != "" {
+			kv = append(kv, AttrTenant.String(cmd.AggregateID.Tenant))
+		}
+		if n := obs.retries.Load(); n > 0 {
+			kv = append(kv, AttrRetries.Int(int(n)))
+		}
+		span.SetAttributes(kv...)
+		putAttrs(b)
+		if sig.Code != factum.CodeOk {
+			span.SetStatus(codes.Error, string(sig.Code)+": "+sig.Message)
+		}
+	}
+	span.End()
+	if c.obs != nil {
+		t.m.processing.Add(-1)
+		c.observe(start, sig)
+	}
+	return sig
+}
+
+// observe records the latency, from start (a clock reading) to now, of
+// a command that ended with sig, and its conflict if it had one.
+func (c *commandType) observe(start time.Duration, sig factum.Signal) {
+	t := c.t
+	seconds := t.since(start)
+	if sig.Code == factum.CodeOk {
+		c.okSeconds.Observe(seconds)
+		return
+	}
+	code := codeLabel(sig.Code)
+	t.m.processSeconds.WithLabelValues(c.agg, code).Observe(seconds)
+	if conflict(sig.Code) {
+		t.m.conflicts.WithLabelValues(c.agg, code).Inc()
 	}
 }
 

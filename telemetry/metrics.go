@@ -67,13 +67,13 @@ func newMetrics(reg prometheus.Registerer, backend string) (*metrics, error) {
 			Name: "factum_commands_waiting", Help: "Commands sent over HTTP whose callers wait for a stage.",
 		}),
 		processSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "factum_command_process_duration_seconds", Help: "Processing latency of a command (load, decide, append, retries; a successful one up to the end of its append), by aggregate type and PROCESSED code.", Buckets: latencyBuckets,
+			Name: "factum_command_process_duration_seconds", Help: "Processing latency of a command (load, decide, append, retries), by aggregate type and PROCESSED code.", Buckets: latencyBuckets,
 		}, []string{"aggregate", "code"}),
 		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_command_conflicts_total", Help: "Commands refused by a conflict, by aggregate type and code.",
 		}, []string{"aggregate", "code"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "factum_command_retries_total", Help: "Appends the processor retried after a version conflict, by aggregate type.",
+			Name: "factum_command_retries_total", Help: "Retries the processor made after a version conflict or a transient store error, by aggregate type.",
 		}, []string{"aggregate"}),
 		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "factum_state_cache_lookups_total", Help: "Aggregate state lookups in the processor's state cache, one per processing attempt, by aggregate type and result (hit, or miss: loaded from the store).",

@@ -3,10 +3,12 @@ package telemetry
 import (
 	"context"
 	"maps"
+	"reflect"
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -23,77 +25,100 @@ var phaseEvents = [aggregate.PhaseAppend + 1]string{
 	aggregate.PhaseAppend:  "factum.append",
 }
 
-// cmdCounts counts one command's appends (the retries after a version
-// conflict are the appends past the first) and the state cache's hits
-// and misses. It travels in the context as the executor's
-// aggregate.CacheObserver, where the Store decorator finds it too: one
-// context value a command. Alone it is the observer of a command no span
+// typeObs is the observer of one aggregate type's commands that no span
 // records (metrics only, or tracing that does not reach the command): it
-// is no PhaseObserver, so the executor makes no phase calls for it, and
-// it fits a smaller allocation than cmdObs.
-type cmdCounts struct {
-	// ctx is the command's context carrying the observer, in the
-	// observer's allocation.
-	ctx aggregate.ObservedContext
-	// t is the Telemetry whose middleware made the counts: only its own
-	// Store decorator records appended, a reading of the same clock (each
-	// Telemetry's clock has its own epoch).
-	t                     *Telemetry
-	appends, hits, misses atomic.Int32
-	// appended is the clock reading at the end of the append that
-	// succeeded, 0 before one has: the end of a successful command's
-	// processing latency, which spares the middleware a reading of its
-	// own (what follows the append is the state cache's update).
-	appended atomic.Int64
+// counts the state cache's hits and misses and the retries into the
+// type's series as the executor reports them, keeping nothing per
+// command. It is no PhaseObserver, so the executor makes no phase calls
+// for it.
+type typeObs struct {
+	hits, misses, retries prometheus.Counter
+	// last is the context that carried the observer last: commands run
+	// in the same parent context (a dispatcher's) share it, which spares
+	// each an allocation. It holds nothing of a command, only the parent
+	// and the observer, so a context kept past its command stays right.
+	last atomic.Pointer[aggregate.ObservedContext]
 }
 
+var _ aggregate.RetryObserver = (*typeObs)(nil)
+
 // ObserveCache implements aggregate.CacheObserver.
-func (c *cmdCounts) ObserveCache(hit bool) {
+func (o *typeObs) ObserveCache(hit bool) {
 	if hit {
-		c.hits.Add(1)
+		o.hits.Inc()
 	} else {
-		c.misses.Add(1)
+		o.misses.Inc()
 	}
 }
 
+// ObserveRetry implements aggregate.RetryObserver.
+func (o *typeObs) ObserveRetry(int) { o.retries.Inc() }
+
+// context returns parent carrying o: the context made for the previous
+// command when its parent was the same.
+func (o *typeObs) context(parent context.Context) context.Context {
+	if c := o.last.Load(); c != nil && sameContext(c.Context, parent) {
+		return c
+	}
+	c := &aggregate.ObservedContext{Context: parent, Observer: o}
+	o.last.Store(c)
+	return c
+}
+
+// sameContext reports whether a and b are the same context. Contexts are
+// pointers as a rule; one of a type that cannot be compared (a struct
+// holding a map, say), or nil, is never the same, rather than a panic.
+func sameContext(a, b context.Context) bool {
+	t := reflect.TypeOf(a)
+	return t != nil && t.Comparable() && a == b
+}
+
 // cmdObs observes one command's processing inside a trace: it counts as
-// cmdCounts does and, when the command's span records, marks each step
-// of the processing on it: an event at the per-command level, a child
-// span at the detailed one. It travels in the context as the executor's
-// aggregate.CacheObserver (and PhaseObserver and HeaderWriter).
+// typeObs does (into its type's series, when metrics are on) and, when
+// the command's span records, marks each step of the processing on it:
+// an event at the per-command level, a child span at the detailed one.
+// It travels in the context as the executor's aggregate.CacheObserver
+// (and RetryObserver, PhaseObserver and HeaderWriter).
 type cmdObs struct {
-	cmdCounts
-	attempts atomic.Int32
+	// ctx is the command's context carrying the observer, in the
+	// observer's allocation.
+	ctx aggregate.ObservedContext
+	// typ is the middleware of the command's type: its Telemetry, names
+	// and, when metrics are on, observer.
+	typ     *commandType
+	retries atomic.Int32
 	// span is the command's span when it records, else nil.
-	span     trace.Span
-	names    *typeNames
-	detailed bool
-	// header: the command's span context is valid, and each stream's
-	// header carries it.
-	header bool
+	span trace.Span
 }
 
 var _ aggregate.HeaderWriter = (*cmdObs)(nil)
 
 // StreamHeader implements aggregate.HeaderWriter: the stream's header is
 // the command's with the span context of the command's span (in ctx, the
-// attempt's context) written in, when that context is valid.
+// attempt's context) written in.
 func (c *cmdObs) StreamHeader(ctx context.Context, command map[string]string) map[string]string {
-	if !c.header {
-		return nil
-	}
 	h := make(map[string]string, len(command)+2)
 	maps.Copy(h, command)
-	c.t.inject(ctx, h)
+	c.typ.t.inject(ctx, h)
 	return h
 }
 
-// ObserveCache implements aggregate.CacheObserver: each attempt makes one
-// lookup, so the lookups past the first are the retries.
+// ObserveCache implements aggregate.CacheObserver.
 func (c *cmdObs) ObserveCache(hit bool) {
-	c.cmdCounts.ObserveCache(hit)
-	if n := c.attempts.Add(1); n > 1 && c.span != nil {
-		c.span.AddEvent("factum.retry", trace.WithAttributes(AttrAttempt.Int(int(n))))
+	if o := c.typ.obs; o != nil {
+		o.ObserveCache(hit)
+	}
+}
+
+// ObserveRetry implements aggregate.RetryObserver: a factum.retry event
+// with the attempt's number on the command's span.
+func (c *cmdObs) ObserveRetry(attempt int) {
+	c.retries.Add(1)
+	if o := c.typ.obs; o != nil {
+		o.ObserveRetry(attempt)
+	}
+	if c.span != nil {
+		c.span.AddEvent("factum.retry", trace.WithAttributes(AttrAttempt.Int(attempt)))
 	}
 }
 
@@ -101,10 +126,10 @@ func (c *cmdObs) ObserveCache(hit bool) {
 // child span for each step but the append, which the Store decorator's
 // span covers.
 func (c *cmdObs) StartPhase(ctx context.Context, p aggregate.Phase) context.Context {
-	if c.span == nil || !c.detailed || p == aggregate.PhaseAppend || int(p) >= len(c.names.phase) {
+	if c.span == nil || !c.typ.t.detailed || p == aggregate.PhaseAppend || int(p) >= len(c.typ.names.phase) {
 		return ctx
 	}
-	ctx, _ = c.t.tracer.Start(ctx, c.names.phase[p], internalKind...)
+	ctx, _ = c.typ.t.tracer.Start(ctx, c.typ.names.phase[p], internalKind...)
 	return ctx
 }
 
@@ -116,7 +141,7 @@ func (c *cmdObs) EndPhase(ctx context.Context, p aggregate.Phase, err error) {
 	if c.span == nil || int(p) >= len(phaseEvents) {
 		return
 	}
-	if !c.detailed {
+	if !c.typ.t.detailed {
 		if err == nil {
 			// Each event costs the SDK a clock reading and two
 			// allocations (the span's event and the copy its end hands
@@ -146,14 +171,12 @@ func (c *cmdObs) EndPhase(ctx context.Context, p aggregate.Phase, err error) {
 	span.End()
 }
 
-// cmdCountsFrom returns the counts of the command whose processing ctx
-// is in, or nil outside a command's processing.
-func cmdCountsFrom(ctx context.Context) *cmdCounts {
-	switch o := aggregate.CacheObserverFrom(ctx).(type) {
-	case *cmdCounts:
-		return o
-	case *cmdObs:
-		return &o.cmdCounts
+// inCommand reports whether ctx is inside a command's processing that
+// the Commands middleware observes.
+func inCommand(ctx context.Context) bool {
+	switch aggregate.CacheObserverFrom(ctx).(type) {
+	case *cmdObs, *typeObs:
+		return true
 	}
-	return nil
+	return false
 }

@@ -2,8 +2,16 @@ package telemetry_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/codec"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/examples/order"
 	"github.com/factum-go/factum/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -62,5 +70,57 @@ func TestARetryIsCountedWithoutASpan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// failingLoad fails the first Load with a transient error.
+type failingLoad struct {
+	eventstore.Store
+	failed atomic.Bool
+}
+
+func (f *failingLoad) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return nil, fmt.Errorf("load: %w", syscall.ECONNRESET)
+	}
+	return f.Store.Load(ctx, id, from, to)
+}
+
+// A retry the processor makes after a transient failure to load counts
+// as one, although its command appends once.
+func TestARetryAfterAFailedLoadIsCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	tel, err := telemetry.New(telemetry.Config{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := order.Inventory.NewExecutor(aggregate.ExecutorConfig{
+		Store: tel.Store(&failingLoad{Store: eventstore.NewMemory()}), Codec: codec.NewRegistry(), Backoff: 1,
+		Middleware: []aggregate.Middleware{tel.Commands()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
+	cmd.AllowCreate = true
+	if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
+		t.Fatalf("%+v", sig)
+	}
+	inventory := map[string]string{"aggregate": "shop.inventory"}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"factum_command_retries_total", inventory, 1},
+		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "miss"}, 2},
+	} {
+		if got := counted(t, reg, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	m := sample(scrape(t, reg), "factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": "Ok"})
+	if got := m.GetHistogram().GetSampleCount(); got != 1 {
+		t.Errorf("%d appends, want 1", got)
 	}
 }

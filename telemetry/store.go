@@ -41,8 +41,10 @@ var _ built.Appender = (*store)(nil)
 // per-command level, outside a command's processing (inCommand).
 // The span name is "factum.store " and op, written out by each caller so
 // that no call concatenates it.
-func (s *store) start(ctx context.Context, inCommand bool, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
-	if !s.t.tracing || inCommand && !s.t.detailed || !trace.SpanFromContext(ctx).IsRecording() {
+func (s *store) start(ctx context.Context, name, op string, st *factum.EventStream) (context.Context, trace.Span) {
+	// A command's processing is the common case under tracing: it is
+	// told before the span's IsRecording, which takes the span's lock.
+	if !s.t.tracing || !s.t.detailed && inCommand(ctx) || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
 	ctx, span := s.t.tracer.Start(ctx, name, clientKind...)
@@ -54,15 +56,6 @@ func (s *store) start(ctx context.Context, inCommand bool, name, op string, st *
 	span.SetAttributes(kv...)
 	putAttrs(b)
 	return ctx, span
-}
-
-// startCall is start for a call that counts nothing: it looks the
-// command's counts up only when a span may be started.
-func (s *store) startCall(ctx context.Context, name, op string) (context.Context, trace.Span) {
-	if !s.t.tracing || !trace.SpanFromContext(ctx).IsRecording() {
-		return ctx, nil
-	}
-	return s.start(ctx, cmdCountsFrom(ctx) != nil, name, op, nil)
 }
 
 func end(span trace.Span, err error) {
@@ -78,7 +71,7 @@ func end(span trace.Span, err error) {
 
 // Append implements eventstore.Store.
 func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
-	return s.append(ctx, st, built.Stream{})
+	return s.append(ctx, st, built.Stream{}, false)
 }
 
 // AppendBuilt implements built.Appender: the executor's stream goes to
@@ -86,27 +79,33 @@ func (s *store) Append(ctx context.Context, st *factum.EventStream) error {
 // otherwise.
 func (s *store) AppendBuilt(ctx context.Context, b built.Stream) error {
 	st := b.Stream()
-	if st == nil || s.built == nil {
-		return s.append(ctx, st, built.Stream{})
+	if st == nil {
+		return s.append(ctx, st, built.Stream{}, false)
 	}
-	return s.append(ctx, st, b)
+	if s.built == nil {
+		b = built.Stream{}
+	}
+	return s.append(ctx, st, b, true)
 }
 
 // BuiltOwner implements built.Appender.
 func (s *store) BuiltOwner() built.Owner { return built.OwnedBy(s) }
 
 // append instruments one append of st: through next's AppendBuilt when b
-// holds it, else through next's Append.
-func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stream) error {
-	counts := cmdCountsFrom(ctx)
-	if counts != nil {
-		counts.appends.Add(1)
-	}
+// holds it, else through next's Append. A stream the executor built
+// (fresh) has its create time read from the clock as the executor's last
+// step before the append (aggregate's build), which stands for the
+// append's start.
+func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stream, fresh bool) error {
 	var start time.Duration
 	if s.t.m != nil {
-		start = s.t.clock()
+		if fresh {
+			start = st.CreateTime.Sub(s.t.epoch)
+		} else {
+			start = s.t.clock()
+		}
 	}
-	sctx, span := s.start(ctx, counts != nil, "factum.store Append", "Append", st)
+	sctx, span := s.start(ctx, "factum.store Append", "Append", st)
 	var err error
 	if b.Stream() != nil {
 		err = s.built.AppendBuilt(sctx, b)
@@ -115,15 +114,12 @@ func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stre
 	}
 	end(span, err)
 	if s.t.m != nil {
-		now := s.t.clock()
+		seconds := s.t.since(start)
 		if err == nil {
-			if counts != nil && counts.t == s.t {
-				counts.appended.Store(int64(now))
-			}
-			s.t.m.appendOk.Observe((now - start).Seconds())
+			s.t.m.appendOk.Observe(seconds)
 			s.t.m.appendSize.Observe(float64(len(st.Events)))
 		} else {
-			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe((now - start).Seconds())
+			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(seconds)
 		}
 	}
 	return err
@@ -131,7 +127,7 @@ func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stre
 
 // Load implements eventstore.Store.
 func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
-	ctx, span := s.startCall(ctx, "factum.store Load", "Load")
+	ctx, span := s.start(ctx, "factum.store Load", "Load", nil)
 	out, err := s.next.Load(ctx, id, from, to)
 	if span != nil {
 		span.SetAttributes(attribute.Int("factum.streams", len(out)))
@@ -142,7 +138,7 @@ func (s *store) Load(ctx context.Context, id factum.AggregateID, from, to int) (
 
 // LoadByTime implements eventstore.Store.
 func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to time.Time) ([]factum.EventStream, error) {
-	ctx, span := s.startCall(ctx, "factum.store LoadByTime", "LoadByTime")
+	ctx, span := s.start(ctx, "factum.store LoadByTime", "LoadByTime", nil)
 	out, err := s.next.LoadByTime(ctx, id, from, to)
 	end(span, err)
 	return out, err
@@ -150,7 +146,7 @@ func (s *store) LoadByTime(ctx context.Context, id factum.AggregateID, from, to 
 
 // RequestExists implements eventstore.Store.
 func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, requestID string) (bool, error) {
-	ctx, span := s.startCall(ctx, "factum.store RequestExists", "RequestExists")
+	ctx, span := s.start(ctx, "factum.store RequestExists", "RequestExists", nil)
 	ok, err := s.next.RequestExists(ctx, id, requestID)
 	end(span, err)
 	return ok, err
@@ -158,7 +154,7 @@ func (s *store) RequestExists(ctx context.Context, id factum.AggregateID, reques
 
 // Lookup implements eventstore.Store.
 func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID string) (factum.EventStream, error) {
-	ctx, span := s.startCall(ctx, "factum.store Lookup", "Lookup")
+	ctx, span := s.start(ctx, "factum.store Lookup", "Lookup", nil)
 	out, err := s.next.Lookup(ctx, id, requestID)
 	end(span, err)
 	return out, err
@@ -166,7 +162,7 @@ func (s *store) Lookup(ctx context.Context, id factum.AggregateID, requestID str
 
 // ScanAggregateIDs implements eventstore.Store.
 func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]factum.AggregateID, error) {
-	ctx, span := s.startCall(ctx, "factum.store ScanAggregateIDs", "ScanAggregateIDs")
+	ctx, span := s.start(ctx, "factum.store ScanAggregateIDs", "ScanAggregateIDs", nil)
 	out, err := s.next.ScanAggregateIDs(ctx, named, afterID, limit)
 	end(span, err)
 	return out, err
@@ -174,7 +170,7 @@ func (s *store) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregat
 
 // ReadLog implements eventstore.Store.
 func (s *store) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	ctx, span := s.startCall(ctx, "factum.store ReadLog", "ReadLog")
+	ctx, span := s.start(ctx, "factum.store ReadLog", "ReadLog", nil)
 	out, err := s.next.ReadLog(ctx, after, limit)
 	end(span, err)
 	return out, err
