@@ -3,6 +3,7 @@ package nats
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -80,11 +81,17 @@ func (b *Bus) drain(ctx context.Context) error {
 	if err == nil {
 		last = info.State.LastSeq
 	}
+	if b.hooks != nil && b.hooks.draining != nil {
+		b.hooks.draining()
+	}
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
 		if b.quiet(ctx, last) {
 			return nil
+		}
+		if b.hooks != nil && b.hooks.unquiet != nil {
+			b.hooks.unquiet()
 		}
 		select {
 		case <-t.C:
@@ -95,12 +102,22 @@ func (b *Bus) drain(ctx context.Context) error {
 }
 
 // quiet reports whether the lanes are empty and every running consumer
-// has processed every command of its partition up to stream sequence last:
-// none of them is in a lane, and the consumer delivered past last or has
-// nothing left to deliver.
+// has processed every command of its partition up to stream sequence last
+// (every command, when last is 0: the stream's state was not read): none
+// of them is in a lane, and the server counts each delivered and
+// acknowledged. A command the server delivered may still sit in the
+// client's buffer, in no lane and not yet in flight here, so what the
+// server has left to deliver is not enough; what it waits to see
+// acknowledged is. Commands stored after last, which other instances may
+// keep sending, do not hold it: the acknowledgement floor passes last once
+// every command of the partition up to last is acknowledged, whatever
+// waits beyond it.
 func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 	if b.busy.Load() != 0 {
 		return false
+	}
+	if last == 0 {
+		last = math.MaxUint64
 	}
 	b.mu.Lock()
 	pcs := make([]*partConsumer, 0, len(b.consumers))
@@ -114,7 +131,6 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 		}
 		st := &b.state[pc.n]
 		st.mu.Lock()
-		delivered := st.delivered
 		for seq := range st.inflight {
 			if seq <= last {
 				st.mu.Unlock()
@@ -122,9 +138,6 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 			}
 		}
 		st.mu.Unlock()
-		if last != 0 && delivered >= last {
-			continue
-		}
 		cons := pc.consumer()
 		if cons == nil {
 			return false // not made yet
@@ -132,10 +145,13 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 		ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
 		info, err := cons.Info(ictx)
 		cancel()
-		if err != nil || info.NumPending != 0 {
+		if err != nil {
 			return false
 		}
-		if last == 0 && info.NumAckPending != 0 {
+		// Delivered in stream order: past last, or nothing left.
+		delivered := info.NumPending == 0 || info.Delivered.Stream >= last
+		acked := info.NumAckPending == 0 || info.AckFloor.Stream >= last
+		if !delivered || !acked {
 			return false
 		}
 	}

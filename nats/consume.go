@@ -224,6 +224,9 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 			}
 			return err
 		}
+		if b.hooks != nil && b.hooks.pulled != nil && !b.hooks.pulled(pc.ctx) {
+			return nil
+		}
 		if !b.awaitClaim(pc.ctx, pc.n, pc.token) {
 			return nil // the claim is gone: the rest is the next owner's
 		}
