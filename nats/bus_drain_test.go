@@ -36,7 +36,7 @@ func drainCases() []drainCase {
 // node's connection is the bus's.
 func drainBus(t *testing.T, c drainCase, hooks *busHooks) (*Bus, *node, *world, *orderProbe) {
 	t.Helper()
-	w := c.world(t, 1, 3*time.Second)
+	w := c.world(t, 1, 30*time.Second)
 	n := w.node(t, "a", BusConfig{Local: c.local})
 	n.waitOwns(t, 1)
 	probe := &orderProbe{}
@@ -71,54 +71,84 @@ func storeCommand(t *testing.T, n *node, w *world, requestID string) factum.Comm
 // and the bus has not taken in yet (still in the client's buffer: in no
 // lane and not in flight) is processed before Shutdown returns. The
 // server counts it delivered, so nothing is pending on the consumer, but
-// it is not acknowledged: the drain must wait for it.
+// it is not acknowledged: the drain must wait for it, also while the
+// claim's renewal is late (its lease short of time, not given up).
 func TestShutdownProcessesACommandDeliveredButNotYetTakenIn(t *testing.T) {
 	for _, c := range drainCases() {
-		t.Run(c.name, func(t *testing.T) {
-			held, release := make(chan struct{}), make(chan struct{})
-			unquiet := make(chan struct{}, 1)
-			var holding sync.Once
-			b, n, w, probe := drainBus(t, c, &busHooks{
-				pulled: func(ctx context.Context) bool {
-					holding.Do(func() { close(held) })
-					select {
-					case <-release:
-						return true
-					case <-ctx.Done():
-						return false // the consumer stopped: its buffer is dropped
-					}
-				},
-				unquiet: func() {
-					select {
-					case unquiet <- struct{}{}:
-					default:
-					}
-				},
-			})
-			cmd := storeCommand(t, n, w, "before-shutdown")
-			select {
-			case <-held:
-			case <-time.After(30 * time.Second):
-				t.Fatal("the command was not delivered")
+		for _, late := range []bool{false, true} {
+			name := c.name
+			if late {
+				name += "/renewal-late"
 			}
+			t.Run(name, func(t *testing.T) { shutdownWithACommandHeld(t, c, late) })
+		}
+	}
+}
 
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- b.Shutdown(ctx) }()
+func shutdownWithACommandHeld(t *testing.T, c drainCase, late bool) {
+	held, release := make(chan struct{}), make(chan struct{})
+	unquiet := make(chan struct{}, 1)
+	var holding sync.Once
+	b, n, w, probe := drainBus(t, c, &busHooks{
+		pulled: func(ctx context.Context) bool {
+			holding.Do(func() { close(held) })
 			select {
-			case err := <-done:
-				t.Fatalf("Shutdown returned (%v) while a command stored before it was delivered and not taken in; processed %v", err, probe.processed())
-			case <-unquiet:
+			case <-release:
+				return true
+			case <-ctx.Done():
+				return false // the consumer stopped: its buffer is dropped
 			}
-			close(release)
-			if err := <-done; err != nil {
-				t.Fatalf("Shutdown: %v", err)
+		},
+		unquiet: func() {
+			select {
+			case unquiet <- struct{}{}:
+			default:
 			}
-			if got := probe.processed(); fmt.Sprint(got) != fmt.Sprint([]string{cmd.ID}) {
-				t.Fatalf("processed %v by the end of Shutdown, want only the command stored before it (%s)", got, cmd.ID)
-			}
-		})
+		},
+	})
+	cmd := storeCommand(t, n, w, "before-shutdown")
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command was not delivered")
+	}
+	if late {
+		// The lease's validity runs out without a release; the renewal
+		// lands once the drain looked (the lease, 30 s, is renewed every
+		// 7.5 s: not in between).
+		parts := n.parts
+		parts.mu.Lock()
+		l := parts.held[0]
+		valid := l.validUntil
+		l.validUntil = time.Now().Add(-time.Millisecond)
+		parts.mu.Unlock()
+		defer func() {
+			parts.mu.Lock()
+			l.validUntil = valid
+			parts.mu.Unlock()
+		}()
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- b.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned (%v) while a command stored before it was delivered and not taken in; processed %v", err, probe.processed())
+	case <-unquiet:
+	}
+	if late {
+		n.parts.mu.Lock()
+		n.parts.held[0].validUntil = time.Now().Add(30 * time.Second)
+		n.parts.mu.Unlock()
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if got := probe.processed(); fmt.Sprint(got) != fmt.Sprint([]string{cmd.ID}) {
+		t.Fatalf("processed %v by the end of Shutdown, want only the command stored before it (%s)", got, cmd.ID)
 	}
 }
 

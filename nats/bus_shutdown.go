@@ -126,11 +126,15 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 	}
 	b.mu.Unlock()
 	for _, pc := range pcs {
-		if _, ok := b.ownsNow(pc.n); !ok {
-			continue // no longer ours: the next owner's
-		}
 		st := &b.state[pc.n]
 		st.mu.Lock()
+		if st.token != pc.token {
+			// The claim ended: the rest is the next owner's. A claim
+			// whose renewal is late still holds, and its lanes wait for
+			// the renewal (see enter), so the drain waits too.
+			st.mu.Unlock()
+			continue
+		}
 		for seq := range st.inflight {
 			if seq <= last {
 				st.mu.Unlock()
