@@ -7,17 +7,20 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Shutdown stops admission at once (Send fails with TooManyRequests
 // wrapping factum.ErrClosed), keeps consuming the partitions this
-// instance owns until their consumers have nothing left to deliver or
-// acknowledge and the lanes are empty, then stops the consumers and the
-// lanes. If ctx ends first, the command in progress on each lane is
-// cancelled, the commands accepted here and still queued get a failed
-// PROCESSED signal (TooManyRequests: not appended), and the delivered ones
-// stay on the stream for the partition's next owner; Shutdown returns an
-// error wrapping ctx's. It does not give the partitions up: close the
+// instance owns until the lanes are empty and JetStream counts every
+// command stored for them before the drain began as acknowledged
+// (delivered is not enough: a delivered command may still sit in the
+// client's buffer), then stops the consumers and the lanes. If ctx ends
+// first, the command in progress on each lane is cancelled, the commands
+// accepted here and still queued get a failed PROCESSED signal
+// (TooManyRequests: not appended), and the delivered ones stay on the
+// stream for the partition's next owner; Shutdown returns an error
+// wrapping ctx's. It does not give the partitions up: close the
 // Partitions after the engine shut down.
 func (b *Bus) Shutdown(ctx context.Context) error {
 	if b.closed.Swap(true) {
@@ -142,22 +145,32 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 			}
 		}
 		st.mu.Unlock()
-		cons := pc.consumer()
-		if cons == nil {
+		conss, ok := pc.drained(b.cfg.Local)
+		if !ok {
 			return false // not made yet
 		}
-		ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
-		info, err := cons.Info(ictx)
-		cancel()
-		if err != nil {
-			return false
-		}
-		// Delivered in stream order: past last, or nothing left.
-		delivered := info.NumPending == 0 || info.Delivered.Stream >= last
-		acked := info.NumAckPending == 0 || info.AckFloor.Stream >= last
-		if !delivered || !acked {
-			return false
+		for _, cons := range conss {
+			if !b.settledUpTo(ctx, cons, last) {
+				return false
+			}
 		}
 	}
 	return b.busy.Load() == 0
+}
+
+// settledUpTo reports whether the server counts every message of cons up
+// to stream sequence last delivered and acknowledged. Each consumer
+// delivers in stream order: it delivered every one up to last once it
+// delivered past last or has nothing left; its acknowledgement floor
+// passes last once every one up to last is acknowledged.
+func (b *Bus) settledUpTo(ctx context.Context, cons jetstream.Consumer, last uint64) bool {
+	ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+	info, err := cons.Info(ictx)
+	cancel()
+	if err != nil {
+		return false
+	}
+	delivered := info.NumPending == 0 || info.Delivered.Stream >= last
+	acked := info.NumAckPending == 0 || info.AckFloor.Stream >= last
+	return delivered && acked
 }
