@@ -184,6 +184,25 @@ type Bus struct {
 	cwg     sync.WaitGroup // consumers
 	once    sync.Once
 	dropped atomic.Int64
+
+	// hooks are test seams at the points where timing decides an outcome;
+	// nil outside tests.
+	hooks *busHooks
+}
+
+// busHooks are the bus's test seams, each set (or left nil) by a test
+// before Start.
+type busHooks struct {
+	// pulled runs when the pull loop received a delivered message, before
+	// the bus records it anywhere: the message is in no lane and on no
+	// list of this instance, as in the client's buffer. False drops it,
+	// as a pull that stops drops what it buffered.
+	pulled func(ctx context.Context) bool
+	// draining runs when the drain read the stream's last sequence, the
+	// commands it waits for.
+	draining func()
+	// unquiet runs each time the drain finds a partition not yet drained.
+	unquiet func()
 }
 
 var _ engine.Bus = (*Bus)(nil)

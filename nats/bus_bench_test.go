@@ -15,6 +15,8 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/factum-go/factum/postgres"
 )
 
 // benchWorld is a world on the machine's server when FACTUM_NATS_URL is
@@ -185,32 +187,65 @@ func todayEngine(b *testing.B, store eventstore.Store) *engine.Engine {
 // instances on the NATS bus, so that half of them cross to the owner. It
 // reports the round's commands/s, the p50 and p99 latencies of its
 // commands, the CPU per command and the event store's version conflicts
-// per round: zero means one writer, no retry storm. Run the cases in one
-// run and compare ratios: the machine is shared.
+// per round: zero means one writer, no retry storm. It runs on a memory
+// event store and on PostgreSQL (in a schema of its own; skipped unless
+// FACTUM_POSTGRES_URL is set). Run the cases in one run and compare
+// ratios: the machine is shared.
 func BenchmarkContendedAggregate(b *testing.B) {
-	b.Run("one-instance-today", func(b *testing.B) {
-		store := &countingStore{Store: eventstore.NewMemory()}
-		e := todayEngine(b, store)
-		benchContended(b, store, e, e)
-	})
-	for _, tc := range []struct {
-		name      string
-		instances int
-	}{{"one-instance-nats", 1}, {"two-instances", 2}} {
-		b.Run(tc.name, func(b *testing.B) {
-			f := newFleet(b, benchWorld(b), LocalFirst)
-			f.noProbe = true
-			var es []gatewayer
-			for i := range tc.instances {
-				es = append(es, f.start(fmt.Sprintf("i%d", i)))
+	for _, backend := range []string{"memory", "postgresql"} {
+		b.Run(backend, func(b *testing.B) {
+			b.Run("one-instance-today", func(b *testing.B) {
+				store := &countingStore{Store: contendedStore(b, backend)}
+				e := todayEngine(b, store)
+				benchContended(b, store, e, e)
+			})
+			for _, tc := range []struct {
+				name      string
+				instances int
+			}{{"one-instance-nats", 1}, {"two-instances", 2}} {
+				b.Run(tc.name, func(b *testing.B) {
+					f := newFleet(b, benchWorld(b), LocalFirst)
+					f.store = &countingStore{Store: contendedStore(b, backend)}
+					f.noProbe = true
+					var es []gatewayer
+					for i := range tc.instances {
+						es = append(es, f.start(fmt.Sprintf("i%d", i)))
+					}
+					f.balanced()
+					if len(es) == 1 {
+						es = append(es, es[0])
+					}
+					benchContended(b, f.store, es[0], es[1])
+				})
 			}
-			f.balanced()
-			if len(es) == 1 {
-				es = append(es, es[0])
-			}
-			benchContended(b, f.store, es[0], es[1])
 		})
 	}
+}
+
+// contendedStore returns a fresh event store of the context shop on
+// backend: memory, or PostgreSQL in a schema of its own, which skips the
+// benchmark unless FACTUM_POSTGRES_URL names a server.
+func contendedStore(b *testing.B, backend string) eventstore.Store {
+	b.Helper()
+	if backend == "memory" {
+		return eventstore.NewMemory()
+	}
+	if os.Getenv(servicetest.PostgresEnv) == "" {
+		b.Skipf("PostgreSQL: set %s to run this case", servicetest.PostgresEnv)
+	}
+	ctx := context.Background()
+	url, schema := servicetest.PostgresSchema(b)
+	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	store, err := postgres.NewEventStore(ctx, db, "shop", postgres.EventStoreOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = store.Close() })
+	return store
 }
 
 // benchContended runs b.N rounds of 200 concurrent commands through each

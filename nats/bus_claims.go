@@ -52,6 +52,14 @@ type partState struct {
 	// Cleared by a new claim, whose consumer delivers them before the
 	// claim admits commands here.
 	handed map[uint64]struct{}
+	// stored counts the partition's other jobs in the lanes (delivered
+	// commands, LocalDurable's copies). While queued or stored is not
+	// zero when the claim ends, the claim's lease is held (hold, taken
+	// by onRelease, ended by settled), so that the next owner starts only
+	// after the lanes handed their jobs over.
+	stored  atomic.Int64
+	holding atomic.Bool // hold is set; written under mu
+	hold    Work
 }
 
 // leaseEnd is a claim's lease as the Partitions reported it: until start
@@ -107,12 +115,90 @@ func (b *Bus) onRelease(n int) {
 	if n < len(b.state) {
 		st := &b.state[n]
 		st.mu.Lock()
+		old := st.token
 		st.token = 0
 		st.mirror()
 		st.lease.Store(nil)
 		st.mu.Unlock()
+		b.holdFor(n, old)
 	}
 	b.release(n)
+}
+
+// holdFor holds the lease of partition n's claim token, which just ended,
+// while jobs of the partition are in the lanes: the Partitions delete a
+// lease given up only once the work held on it ended, so the next owner,
+// which delivers the commands handed over first, starts after the lanes
+// handed theirs over. It runs on the lease goroutine, within OnRelease,
+// before the Partitions may delete the lease. A lease that lapsed cannot be
+// held: its next owner may start while the lanes still hand over.
+func (b *Bus) holdFor(n int, token uint64) {
+	st := &b.state[n]
+	if b.cfg.Local != LocalFirst {
+		// Only LocalFirst hands jobs over; the other modes leave them on
+		// the stream, where the next owner finds them in order.
+		return
+	}
+	if token == 0 || st.queued.Load() == 0 && st.stored.Load() == 0 {
+		return
+	}
+	w, ok := b.parts.hold(n, token)
+	if !ok {
+		return
+	}
+	st.mu.Lock()
+	if st.holding.Load() {
+		// An earlier claim's hold is still set (its lease may have been
+		// dropped to lapse since): this claim's lease is the one the next
+		// owner waits for, so it takes the hold's place.
+		old := st.hold
+		st.hold = w
+		st.mu.Unlock()
+		old.End()
+		b.unhold(n)
+		return
+	}
+	st.hold = w
+	st.holding.Store(true)
+	st.mu.Unlock()
+	// The lanes may have settled the last job before the hold was set.
+	b.unhold(n)
+}
+
+// counter returns the count of j's kind of jobs of its partition in the
+// lanes: queued for a command accepted here and stored nowhere, stored
+// for any other.
+func (b *Bus) counter(j *job) *atomic.Int64 {
+	if j.local() {
+		return &b.state[j.n].queued
+	}
+	return &b.state[j.n].stored
+}
+
+// settled counts down j leaving the lanes, and ends the hold on its
+// partition's lease after the last job. The count comes down before the
+// hold is looked at, and holdFor sets the hold before it looks at the
+// counts: one of them sees the other's write.
+func (b *Bus) settled(j *job) {
+	if b.counter(j).Add(-1) == 0 && b.state[j.n].holding.Load() {
+		b.unhold(j.n)
+	}
+}
+
+// unhold ends the hold on partition n's lease if no job of it is left in
+// the lanes.
+func (b *Bus) unhold(n int) {
+	st := &b.state[n]
+	st.mu.Lock()
+	if !st.holding.Load() || st.queued.Load() != 0 || st.stored.Load() != 0 {
+		st.mu.Unlock()
+		return
+	}
+	w := st.hold
+	st.hold = Work{}
+	st.holding.Store(false)
+	st.mu.Unlock()
+	w.End()
 }
 
 // caughtUp ends the catching up of partition n under token once nothing
@@ -213,42 +299,6 @@ func (b *Bus) enter(j *job) bool {
 		return false
 	}
 	st.running++
-	return true
-}
-
-// handOver publishes j's command, accepted here and stored nowhere, which
-// its claim ended before it could run (or cut off while it ran), to the
-// stream for the partition's next owner (this instance again, maybe),
-// which processes it and signals its outcome: its sender has SENT and may
-// wait for nothing more. The lane publishes its jobs one after another,
-// so one aggregate's commands are stored in the order they were queued;
-// the publish counts as a forward of the partition's claim, so that a
-// claim catching up waits for its delivery (see caughtUp), and a command
-// queued here later for its processing here (see enter). The message ID
-// is the command ID, so a command stored already is stored once. It
-// reports whether JetStream stored the command.
-func (b *Bus) handOver(j *job) bool {
-	st := &b.state[j.n]
-	st.mu.Lock()
-	st.fwdInflight++
-	st.mu.Unlock()
-	// The owner's liveness is not looked at: the sender has its SENT, and
-	// the stream keeps the command for whoever owns the partition next.
-	seq, err := b.publishSeq(b.runCtx, j.cmd, j.n, true)
-	st.mu.Lock()
-	st.fwdInflight--
-	if err == nil {
-		st.fwdSeq = max(st.fwdSeq, seq)
-		if st.handed == nil {
-			st.handed = map[uint64]struct{}{}
-		}
-		st.handed[seq] = struct{}{}
-	}
-	st.mu.Unlock()
-	if err != nil {
-		b.cfg.Logger.Warn("nats: a command accepted here could not be handed over to the stream when its claim ended; it is answered with a retryable failure", "context", b.parts.cfg.Context, "partition", j.n, "command", j.cmd.ID, "err", err)
-		return false
-	}
 	return true
 }
 

@@ -11,13 +11,10 @@ import (
 // older local one of it (LocalFirst: accepted here, stored nowhere) is
 // delivered behind it in the lane; when the claim ends before either ran,
 // the older one must still be processed first by the next owner, although
-// it reaches the stream only when it is handed over.
-//
-// Known defect, not fixed: the hand-over publishes r1 behind r2, which the
-// stream holds already, so every next owner processes r2 first. Skipped so
-// that the package's tests stay green; it fails when unskipped.
+// it reaches the stream only when it is handed over: the lane hands both
+// over, in its order, to the handed subject, which the next owner delivers
+// first, so r1 is not stored behind r2, which the stream held already.
 func TestAHandedOverCommandIsNotOvertakenByALaterStoredOne(t *testing.T) {
-	t.Skip("known defect: a handed-over LocalFirst command lands behind later commands of its aggregate already on the stream (see the review3 report)")
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
 	id := idInPartition(t, 0, partitions)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -78,16 +77,10 @@ func (b *Bus) enqueueLocal(ctx context.Context, j job) error {
 	b.busy.Add(1)
 	// Counted before it is queued, so that the lane's count down, when it
 	// settled the job, never comes first.
-	var queued *atomic.Int64
-	if j.local() {
-		queued = &b.state[j.n].queued
-		queued.Add(1)
-	}
+	b.counter(&j).Add(1)
 	unqueue := func() {
 		b.busy.Add(-1)
-		if queued != nil {
-			queued.Add(-1)
-		}
+		b.settled(&j)
 	}
 	select {
 	case ln.q <- j:
@@ -116,18 +109,22 @@ func (b *Bus) enqueueLocal(ctx context.Context, j job) error {
 func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
 	ln := b.laneOf(&j.cmd.AggregateID)
 	b.busy.Add(1)
+	b.counter(&j).Add(1)
 	select {
 	case ln.q <- j:
 		return true
 	case <-ctx.Done():
 		b.busy.Add(-1)
+		b.settled(&j)
 		return false
 	}
 }
 
 // run is one lane: it processes its jobs in order. A job whose claim no
 // longer holds is not processed (see skip); one accepted here and stored
-// nowhere is handed over to the stream instead, in the lane's order.
+// nowhere is handed over to the stream instead, in the lane's order, and
+// so is, with LocalFirst, a delivered one (see handOver), so that the
+// commands of an aggregate the lane held keep their order on the stream.
 func (b *Bus) run(q chan job) {
 	defer b.lwg.Done()
 	for j := range q {
@@ -136,20 +133,26 @@ func (b *Bus) run(q chan job) {
 			b.dropped.Add(1)
 			b.skip(&j, "shut down before the command was processed; it was not appended")
 		case !b.enter(&j):
-			if j.local() && b.handOver(&j) {
+			if (j.local() || b.movesDelivered(&j)) && b.handOver(&j) {
 				break
 			}
 			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed, and it could not be handed over to the stream; it was not appended")
 		default:
 			sig, held := b.process(&j)
 			if !held {
+				if j.msg != nil {
+					// Read before leave forgets it: a consumer made anew
+					// meanwhile redelivered it, and only that delivery's
+					// acknowledgement takes it off the stream.
+					j.msg = b.latest(&j)
+				}
 				b.leave(&j)
 				// Cut off by the end of its claim: a command accepted
 				// here and stored nowhere that did not succeed is handed
 				// over too. If it was appended after all, the next
 				// owner's run finds its request ID in the event store
 				// and signals that outcome; else it runs there.
-				if j.local() && !sig.Succeeded() && b.handOver(&j) {
+				if (j.local() || b.movesDelivered(&j)) && !sig.Succeeded() && b.handOver(&j) {
 					break
 				}
 				b.fenced(&j, sig)
@@ -168,12 +171,19 @@ func (b *Bus) run(q chan job) {
 			}
 			b.emit(j.cmd, sig)
 		}
-		if j.local() {
-			b.state[j.n].queued.Add(-1)
-		}
+		b.settled(&j)
 		b.finished.Add(1)
 		b.busy.Add(-1)
 	}
+}
+
+// movesDelivered reports whether j, a command delivered here that is not
+// processed here, is handed over to the stream rather than left on it:
+// with LocalFirst, a command accepted here and stored nowhere may precede
+// it in the lane, which the hand-over stores on a handed subject, and the
+// next owner delivers those first.
+func (b *Bus) movesDelivered(j *job) bool {
+	return j.msg != nil && b.cfg.Local == LocalFirst && !b.aborted.Load()
 }
 
 // skip drops a job that is not processed here. A delivered command, or

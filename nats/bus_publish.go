@@ -47,6 +47,13 @@ func (b *Bus) publishSeq(ctx context.Context, cmd *factum.Command, n int, owned 
 	if err != nil {
 		return 0, err
 	}
+	return b.store(ctx, cmd, n, owner, msg)
+}
+
+// store publishes msg, cmd's message, and returns the stream sequence
+// JetStream stored it at; owner names the partition's owner in an
+// UnavailableError.
+func (b *Bus) store(ctx context.Context, cmd *factum.Command, n int, owner string, msg *natsgo.Msg) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, factum.Errorf(factum.CodeTooManyRequests, "nats: the sender gave up before the command was sent: %w", err).
 			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())

@@ -3,20 +3,24 @@ package nats
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Shutdown stops admission at once (Send fails with TooManyRequests
 // wrapping factum.ErrClosed), keeps consuming the partitions this
-// instance owns until their consumers have nothing left to deliver or
-// acknowledge and the lanes are empty, then stops the consumers and the
-// lanes. If ctx ends first, the command in progress on each lane is
-// cancelled, the commands accepted here and still queued get a failed
-// PROCESSED signal (TooManyRequests: not appended), and the delivered ones
-// stay on the stream for the partition's next owner; Shutdown returns an
-// error wrapping ctx's. It does not give the partitions up: close the
+// instance owns until the lanes are empty and JetStream counts every
+// command stored for them before the drain began as acknowledged
+// (delivered is not enough: a delivered command may still sit in the
+// client's buffer), then stops the consumers and the lanes. If ctx ends
+// first, the command in progress on each lane is cancelled, the commands
+// accepted here and still queued get a failed PROCESSED signal
+// (TooManyRequests: not appended), and the delivered ones stay on the
+// stream for the partition's next owner; Shutdown returns an error
+// wrapping ctx's. It does not give the partitions up: close the
 // Partitions after the engine shut down.
 func (b *Bus) Shutdown(ctx context.Context) error {
 	if b.closed.Swap(true) {
@@ -80,11 +84,17 @@ func (b *Bus) drain(ctx context.Context) error {
 	if err == nil {
 		last = info.State.LastSeq
 	}
+	if b.hooks != nil && b.hooks.draining != nil {
+		b.hooks.draining()
+	}
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
 		if b.quiet(ctx, last) {
 			return nil
+		}
+		if b.hooks != nil && b.hooks.unquiet != nil {
+			b.hooks.unquiet()
 		}
 		select {
 		case <-t.C:
@@ -95,12 +105,22 @@ func (b *Bus) drain(ctx context.Context) error {
 }
 
 // quiet reports whether the lanes are empty and every running consumer
-// has processed every command of its partition up to stream sequence last:
-// none of them is in a lane, and the consumer delivered past last or has
-// nothing left to deliver.
+// has processed every command of its partition up to stream sequence last
+// (every command, when last is 0: the stream's state was not read): none
+// of them is in a lane, and the server counts each delivered and
+// acknowledged. A command the server delivered may still sit in the
+// client's buffer, in no lane and not yet in flight here, so what the
+// server has left to deliver is not enough; what it waits to see
+// acknowledged is. Commands stored after last, which other instances may
+// keep sending, do not hold it: the acknowledgement floor passes last once
+// every command of the partition up to last is acknowledged, whatever
+// waits beyond it.
 func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 	if b.busy.Load() != 0 {
 		return false
+	}
+	if last == 0 {
+		last = math.MaxUint64
 	}
 	b.mu.Lock()
 	pcs := make([]*partConsumer, 0, len(b.consumers))
@@ -109,12 +129,15 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 	}
 	b.mu.Unlock()
 	for _, pc := range pcs {
-		if _, ok := b.ownsNow(pc.n); !ok {
-			continue // no longer ours: the next owner's
-		}
 		st := &b.state[pc.n]
 		st.mu.Lock()
-		delivered := st.delivered
+		if st.token != pc.token {
+			// The claim ended: the rest is the next owner's. A claim
+			// whose renewal is late still holds, and its lanes wait for
+			// the renewal (see enter), so the drain waits too.
+			st.mu.Unlock()
+			continue
+		}
 		for seq := range st.inflight {
 			if seq <= last {
 				st.mu.Unlock()
@@ -122,22 +145,32 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 			}
 		}
 		st.mu.Unlock()
-		if last != 0 && delivered >= last {
-			continue
-		}
-		cons := pc.consumer()
-		if cons == nil {
+		conss, ok := pc.drained(b.cfg.Local)
+		if !ok {
 			return false // not made yet
 		}
-		ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
-		info, err := cons.Info(ictx)
-		cancel()
-		if err != nil || info.NumPending != 0 {
-			return false
-		}
-		if last == 0 && info.NumAckPending != 0 {
-			return false
+		for _, cons := range conss {
+			if !b.settledUpTo(ctx, cons, last) {
+				return false
+			}
 		}
 	}
 	return b.busy.Load() == 0
+}
+
+// settledUpTo reports whether the server counts every message of cons up
+// to stream sequence last delivered and acknowledged. Each consumer
+// delivers in stream order: it delivered every one up to last once it
+// delivered past last or has nothing left; its acknowledgement floor
+// passes last once every one up to last is acknowledged.
+func (b *Bus) settledUpTo(ctx context.Context, cons jetstream.Consumer, last uint64) bool {
+	ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+	info, err := cons.Info(ictx)
+	cancel()
+	if err != nil {
+		return false
+	}
+	delivered := info.NumPending == 0 || info.Delivered.Stream >= last
+	acked := info.NumAckPending == 0 || info.AckFloor.Stream >= last
+	return delivered && acked
 }

@@ -19,14 +19,23 @@ type partConsumer struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu   sync.Mutex
-	cons jetstream.Consumer // the consumer once made, for the drain
+	mu     sync.Mutex
+	cons   jetstream.Consumer // the command subjects' consumer once made, for the drain
+	handed jetstream.Consumer // LocalFirst: the handed subjects' consumer once made
 }
 
-func (pc *partConsumer) consumer() jetstream.Consumer {
+// drained returns the consumers the drain looks at, and whether every one
+// the partition's mode makes was made.
+func (pc *partConsumer) drained(local LocalMode) ([]jetstream.Consumer, bool) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	return pc.cons
+	if pc.cons == nil || local == LocalFirst && pc.handed == nil {
+		return nil, false
+	}
+	if pc.handed == nil {
+		return []jetstream.Consumer{pc.cons}, true
+	}
+	return []jetstream.Consumer{pc.handed, pc.cons}, true
 }
 
 // consumerName is the durable consumer of a partition: one per context
@@ -120,29 +129,64 @@ func (b *Bus) release(n int) {
 
 // consume delivers partition pc.n's commands to the lanes in stream order
 // until pc's context ends. It first waits for the consumer of an earlier
-// claim, then makes the partition's durable consumer anew: a fresh
+// claim, then makes the partition's durable consumers anew: a fresh
 // consumer delivers every command not yet acknowledged, in order, at once,
 // where the old one would hold back the ones an earlier owner had in hand
 // until their acknowledgement wait ran out, and deliver later ones first.
+// The commands handed over (see HandedSubject) go first: the partition's
+// command subjects are delivered once those stored when the claim began
+// were delivered; handed ones stored later (an earlier owner's whose lease
+// lapsed) are delivered as they come.
 func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	defer b.cwg.Done()
 	defer close(pc.done)
 	if old != nil {
 		<-old.done
 	}
+	if b.cfg.Local != LocalFirst {
+		// Only LocalFirst hands commands over to the handed subjects.
+		b.follow(pc, false, nil)
+		return
+	}
+	ready := make(chan struct{})
+	var once sync.Once
+	var handed sync.WaitGroup
+	handed.Add(1)
+	go func() {
+		defer handed.Done()
+		b.follow(pc, true, func() { once.Do(func() { close(ready) }) })
+	}()
+	defer handed.Wait()
+	select {
+	case <-ready:
+	case <-pc.ctx.Done():
+		return
+	}
+	b.follow(pc, false, nil)
+}
+
+// follow delivers the messages of partition pc.n's command subjects, or
+// its handed subjects, to the lanes until pc's context ends, making the
+// consumer again after a failure. ready, for the handed subjects, is
+// called once none stored is left to deliver.
+func (b *Bus) follow(pc *partConsumer, handed bool, ready func()) {
 	fresh := true
 	backoff := b.guard
 	failing := false
 	for pc.ctx.Err() == nil {
-		cons, err := b.consumer(pc, fresh)
+		cons, err := b.consumer(pc, fresh, handed)
 		if err == nil {
 			if info := cons.CachedInfo(); info != nil && info.NumAckPending == 0 {
-				b.caughtUp(pc.n, pc.token, info.NumPending)
+				b.advance(pc, ready, info.NumPending)
 			}
 			pc.mu.Lock()
-			pc.cons = cons
+			if handed {
+				pc.handed = cons
+			} else {
+				pc.cons = cons
+			}
 			pc.mu.Unlock()
-			err = b.pull(pc, cons)
+			err = b.pull(pc, cons, ready)
 			// Made anew after any failure: the old one may hold commands
 			// it delivered into a broken pull, which it would deliver
 			// again only after AckWait, behind later ones.
@@ -170,13 +214,33 @@ func (b *Bus) consume(pc *partConsumer, old *partConsumer) {
 	}
 }
 
-// consumer returns the partition's durable consumer: made anew when fresh
-// (after a claim), the existing one otherwise (after an error of the
-// pull, say a lost connection).
-func (b *Bus) consumer(pc *partConsumer, fresh bool) (jetstream.Consumer, error) {
+// advance notes that partition pc.n's consumer has pending messages left
+// to deliver: of its handed subjects when ready is set (none left: they
+// were delivered), else of its command subjects (see caughtUp).
+func (b *Bus) advance(pc *partConsumer, ready func(), pending uint64) {
+	switch {
+	case ready == nil:
+		b.caughtUp(pc.n, pc.token, pending)
+	case pending == 0:
+		ready()
+	}
+}
+
+// consumer returns the partition's durable consumer of its command
+// subjects, or of its handed subjects: made anew when fresh (after a
+// claim), the existing one otherwise (after an error of the pull, say a
+// lost connection).
+func (b *Bus) consumer(pc *partConsumer, fresh, handed bool) (jetstream.Consumer, error) {
 	ctx, cancel := context.WithTimeout(pc.ctx, b.cfg.PublishTimeout)
 	defer cancel()
 	name := b.consumerName(pc.n)
+	filter := b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(pc.n)
+	what := "factum commands of "
+	if handed {
+		name += "_" + handedSuffix
+		filter = b.handedFilter(pc.n)
+		what = "factum commands handed over of "
+	}
 	if !fresh {
 		c, err := b.stream.Consumer(ctx, name)
 		if err == nil {
@@ -194,8 +258,8 @@ func (b *Bus) consumer(pc *partConsumer, fresh bool) (jetstream.Consumer, error)
 	}
 	return b.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       name,
-		Description:   "factum commands of " + b.parts.cfg.Context + " partition " + strconv.Itoa(pc.n),
-		FilterSubject: b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(pc.n),
+		Description:   what + b.parts.cfg.Context + " partition " + strconv.Itoa(pc.n),
+		FilterSubject: filter,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       b.cfg.AckWait,
@@ -206,8 +270,9 @@ func (b *Bus) consumer(pc *partConsumer, fresh bool) (jetstream.Consumer, error)
 
 // pull delivers the consumer's messages to the lanes until pc's context
 // ends (nil) or the pull fails. Each message is handed over only while the
-// claim holds; one already in a lane (delivered again) is skipped.
-func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
+// claim holds; one already in a lane (delivered again) is skipped. ready
+// is follow's.
+func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(min(b.cfg.MaxAckPending, 256)))
 	if err != nil {
 		return err
@@ -224,6 +289,9 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 			}
 			return err
 		}
+		if b.hooks != nil && b.hooks.pulled != nil && !b.hooks.pulled(pc.ctx) {
+			return nil
+		}
 		if !b.awaitClaim(pc.ctx, pc.n, pc.token) {
 			return nil // the claim is gone: the rest is the next owner's
 		}
@@ -236,14 +304,20 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 		st.mu.Lock()
 		_, dup := st.inflight[seq]
 		st.inflight[seq] = m // a delivery again (a consumer made anew) is the one to acknowledge
-		st.delivered = max(st.delivered, seq)
+		if ready == nil {
+			// The command subjects' consumer alone moves the mark
+			// Shutdown's drain compares with the stream's last
+			// sequence: handed messages are stored after command
+			// messages not yet delivered, but delivered first.
+			st.delivered = max(st.delivered, seq)
+		}
 		st.mu.Unlock()
 		if dup {
-			b.caughtUp(pc.n, pc.token, meta.NumPending)
+			b.advance(pc, ready, meta.NumPending)
 			continue
 		}
 		if b.cfg.Local == LocalDurable && b.copyDelivered(pc.n, m.Headers().Get(HeaderCommandID), m, seq) {
-			b.caughtUp(pc.n, pc.token, meta.NumPending)
+			b.advance(pc, ready, meta.NumPending)
 			continue
 		}
 		cmd, err := decodeCommand(m.Data())
@@ -251,14 +325,14 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer) error {
 			b.cfg.Logger.Error("nats: dropping a command message that does not decode", "subject", m.Subject(), "seq", seq, "err", err)
 			_ = m.Term()
 			b.forget(&job{n: pc.n, seq: seq})
-			b.caughtUp(pc.n, pc.token, meta.NumPending)
+			b.advance(pc, ready, meta.NumPending)
 			continue
 		}
 		if !b.enqueueDelivered(pc.ctx, job{cmd: cmd, n: pc.n, token: pc.token, msg: m, seq: seq}) {
 			b.forget(&job{n: pc.n, seq: seq})
 			return nil
 		}
-		b.caughtUp(pc.n, pc.token, meta.NumPending)
+		b.advance(pc, ready, meta.NumPending)
 	}
 }
 

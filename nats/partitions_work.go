@@ -58,6 +58,25 @@ func (p *Partitions) Begin(parent context.Context, partition int, token uint64) 
 	return l.work.merged, Work{p: p, l: l}, true
 }
 
+// hold begins work on the partition under the claim token, as Begin
+// does, also when the partition is being given up (its lease is still
+// renewed, and deleted once the work ended, after at most one more
+// lease): the bus holds the lease this way while its lanes hand a claim's
+// commands over. The work has no context: it runs nothing.
+func (p *Partitions) hold(partition int, token uint64) (Work, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.held[partition]
+	if l == nil {
+		l = p.leaving[partition]
+	}
+	if !l.inForce(time.Now()) || l.token != token {
+		return Work{}, false
+	}
+	l.running++
+	return Work{p: p, l: l}, true
+}
+
 // End ends the work. When the partition is being given up and this was
 // its last work, the lease goroutine deletes the lease at once.
 func (w Work) End() {

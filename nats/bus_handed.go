@@ -1,0 +1,97 @@
+package nats
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/factum-go/factum"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// handedSuffix ends the subject of a command handed over to the stream by
+// an owner whose claim ended (see HandedSubject).
+const handedSuffix = "handed"
+
+// HandedSubject returns the subject a command of the aggregate type for the
+// partition travels on when its owner hands it over to the partition's next
+// owner: CommandSubject followed by ".handed". A new owner delivers every
+// command stored on the partition's handed subjects before any stored on
+// its command subjects: a hand-over puts, in the order its lanes held
+// them, the commands an owner admitted and did not process ahead of the
+// commands stored later.
+func HandedSubject(prefix string, named factum.NamedAggregate, partition int) string {
+	return CommandSubject(prefix, named, partition) + "." + handedSuffix
+}
+
+// handedFilter is the filter of partition n's handed subjects.
+func (b *Bus) handedFilter(n int) string {
+	return b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(n) + "." + handedSuffix
+}
+
+// publishHanded stores cmd on its handed subject under the message ID id
+// and returns its stream sequence. The partition's owner is not looked at:
+// the stream keeps the command for whoever owns the partition next.
+func (b *Bus) publishHanded(ctx context.Context, cmd *factum.Command, n int, id string) (uint64, error) {
+	if st := b.nc.Status(); st != natsgo.CONNECTED {
+		return 0, b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
+	}
+	msg, err := encodeCommand(b.cfg.SubjectPrefix, cmd, n)
+	if err != nil {
+		return 0, err
+	}
+	msg.Subject = HandedSubject(b.cfg.SubjectPrefix, cmd.AggregateID.NamedAggregate, n)
+	msg.Header[jetstream.MsgIDHeader] = []string{id}
+	return b.store(ctx, cmd, n, b.parts.Instance(), msg)
+}
+
+// handOver publishes j's command, which its claim ended before it could
+// run (or cut off while it ran), to its handed subject for the
+// partition's next owner (this instance again, maybe), which processes it
+// and signals its outcome. A command accepted here and stored nowhere
+// keeps its command ID as message ID, so that one stored already is
+// stored once; a delivered one is stored again under its command ID and
+// its stream sequence (unique to the message it was delivered as, so a
+// command handed over a second time is stored again), and the message it
+// was delivered as is acknowledged once the copy is stored. The lane hands
+// its jobs over one after another, so one aggregate's commands are stored
+// in the order the lane held them, and, since a new owner delivers the
+// handed subjects first, ahead of every command of it stored later on its
+// command subject. The publish counts as a forward of the partition's
+// claim, so that a claim catching up waits for its delivery (see
+// caughtUp), and a command queued here later for its processing here (see
+// enter). It reports whether JetStream stored the command.
+func (b *Bus) handOver(j *job) bool {
+	st := &b.state[j.n]
+	st.mu.Lock()
+	st.fwdInflight++
+	st.mu.Unlock()
+	id := j.cmd.ID
+	if j.msg != nil {
+		id += "@" + strconv.FormatUint(j.seq, 10)
+	}
+	seq, err := b.publishHanded(b.runCtx, j.cmd, j.n, id)
+	st.mu.Lock()
+	st.fwdInflight--
+	if err == nil {
+		st.fwdSeq = max(st.fwdSeq, seq)
+		if st.handed == nil {
+			st.handed = map[uint64]struct{}{}
+		}
+		st.handed[seq] = struct{}{}
+	}
+	st.mu.Unlock()
+	if err != nil {
+		b.cfg.Logger.Warn("nats: a command could not be handed over to the stream when its claim ended", "context", b.parts.cfg.Context, "partition", j.n, "command", j.cmd.ID, "err", err)
+		return false
+	}
+	if j.msg != nil {
+		// The copy is stored: the message delivered here goes. Should the
+		// acknowledgement be lost, the next owner processes the command
+		// twice, the second time finding its request ID in the event
+		// store.
+		_ = b.latest(j).Ack()
+		b.forget(j)
+	}
+	return true
+}
