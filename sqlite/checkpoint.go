@@ -41,7 +41,7 @@ type CheckpointStore struct {
 // not applied yet.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
 	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), db.writes(prepared))
 	if err != nil {
 		return nil, err
 	}

@@ -116,7 +116,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	}
 	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns,
 		sqlstore.StdDBPrepared(db.Reader(), s.readStmts), esScan)
-	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
+	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, make([]struct{}, 2), opts.MaxBatch, false,
 		func(_ struct{}, batch []*esRequest) []*esRequest {
 			s.flush(batch)
 			return nil
