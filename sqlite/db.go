@@ -31,9 +31,9 @@ type Options struct {
 // DB is an open SQLite database shared by factum's SQLite components. It is
 // safe for concurrent use.
 type DB struct {
-	path     string
-	writer   *sql.DB // exactly one connection: all writes are serial
-	reader   *sql.DB
+	path   string
+	writer *sql.DB // exactly one connection: all writes are serial
+	reader *sql.DB
 	// batch commits the writes of every store of the database that
 	// arrive together in one transaction (write_batch.go).
 	batch    *writeBatcher
