@@ -35,8 +35,9 @@ type PrepareOptions struct {
 // makes each atomic across processes sharing the file. Prepare is an
 // INSERT … ON CONFLICT DO UPDATE … WHERE the stored row has expired, so it
 // takes over only lapsed reservations. Concurrent writes are committed
-// together in one transaction (each with its own outcome, as if run one
-// after another), so that they share one fsync.
+// together in one transaction, with the other writes of the database
+// queued beside them (each with its own outcome, as if run one after
+// another), so that they share one fsync.
 //
 // Cancellation: a write whose context ends before its transaction starts
 // is never written; once it has started, the call waits for the outcome
