@@ -21,8 +21,8 @@
 // share one transaction, with the snapshot saves, checkpoints and prepare
 // keys written beside them: the DB commits every write of its stores that
 // arrives while another transaction is in flight together in the next one
-// (each write atomic on its own: one that fails is rolled back and the
-// others are written again without it), so a busy database pays about one
+// (each write atomic on its own: when one fails, the transaction is rolled
+// back and each write is written again in a transaction of its own), so a busy database pays about one
 // fsync per round of writes rather than one per store. The global log is gap-free: positions are the
 // AUTOINCREMENT key, handed out inside write transactions that run one at a
 // time and commit in the order they took the write lock, so a reader's
