@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -164,5 +165,48 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 				t.Errorf("checkpoint %s, want %s", pos, at)
 			}
 		})
+	}
+}
+
+// While one append batch waits for the write connection, the next does not
+// wait outside the DB's batcher for it: it queues there too, and both
+// commit in one transaction.
+func TestWriteBatchNextAppendBatchJoins(t *testing.T) {
+	ctx := context.Background()
+	s := newBatchStores(t)
+	blocker, err := s.db.Writer().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := make(chan error, 1)
+	go func() {
+		leader <- s.cps.SaveCheckpoint(ctx, factum.Function{Context: "shop", Processor: "leader"}, factum.Position{Seq: 1})
+	}()
+	waitFor(t, "the leader took its batch", func() bool {
+		s.db.batch.mu.Lock()
+		defer s.db.batch.mu.Unlock()
+		return s.db.batch.leading && len(s.db.batch.queue) == 0
+	})
+	before := s.batches()
+	appended := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			appended <- s.events.Append(ctx, testStream(esShopCart.WithID(fmt.Sprintf("c-%d", i)), 1, fmt.Sprintf("r-%d", i)))
+		}()
+		waitFor(t, fmt.Sprintf("append batch %d is queued in the DB's batcher", i+1), func() bool { return s.queued() == i+1 })
+	}
+	if err := blocker.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-leader; err != nil {
+		t.Fatalf("leader: %v", err)
+	}
+	for range 2 {
+		if err := <-appended; err != nil {
+			t.Errorf("append: %v", err)
+		}
+	}
+	if got := s.batches() - before; got != 1 {
+		t.Errorf("two append batches took %d transactions after the leader's, want 1", got)
 	}
 }
