@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,19 @@ func newBatchStores(t *testing.T) *batchStores {
 	s.cps = sqlstoretest.Closed(NewCheckpointStore(ctx, db, "shop"))(t)
 	s.prepares = sqlstoretest.Must(NewPrepareBackend(ctx, db, PrepareOptions{}))(t)
 	return s
+}
+
+// block holds the DB's write connection until the returned transaction
+// ends, or until the test's cleanup ends it before the stores close, so
+// that a failing test does not leave their writes waiting.
+func (s *batchStores) block(t *testing.T) *sql.Tx {
+	t.Helper()
+	blocker, err := s.db.Writer().BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { blocker.Rollback() })
+	return blocker
 }
 
 // batches counts the transactions the DB's batcher has begun.
@@ -68,10 +82,7 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 			ctx := context.Background()
 			s := newBatchStores(t)
 			group := factum.Function{Context: "shop", Processor: "snapshotter"}
-			blocker, err := s.db.Writer().BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			blocker := s.block(t)
 			leader := make(chan error, 1)
 			go func() {
 				leader <- s.cps.SaveCheckpoint(ctx, factum.Function{Context: "shop", Processor: "leader"}, factum.Position{Seq: 1})
@@ -174,10 +185,7 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 func TestWriteBatchNextAppendBatchJoins(t *testing.T) {
 	ctx := context.Background()
 	s := newBatchStores(t)
-	blocker, err := s.db.Writer().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blocker := s.block(t)
 	leader := make(chan error, 1)
 	go func() {
 		leader <- s.cps.SaveCheckpoint(ctx, factum.Function{Context: "shop", Processor: "leader"}, factum.Position{Seq: 1})
