@@ -35,17 +35,29 @@ func newBatchStores(t *testing.T) *batchStores {
 	return s
 }
 
-// block holds the DB's write connection until the returned transaction
-// ends, or until the test's cleanup ends it before the stores close, so
-// that a failing test does not leave their writes waiting.
-func (s *batchStores) block(t *testing.T) *sql.Tx {
+// hold holds the DB's write connection until blocker ends, or until the
+// test's cleanup ends it before the stores close (so that a failing test
+// does not leave their writes waiting), and starts a checkpoint save that
+// leads the batcher's first batch and waits for the connection: what is
+// written next queues behind it. before is the count of transactions
+// begun, the leader's included; leader reports its save.
+func (s *batchStores) hold(t *testing.T) (blocker *sql.Tx, leader chan error, before uint64) {
 	t.Helper()
 	blocker, err := s.db.Writer().BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { blocker.Rollback() })
-	return blocker
+	leader = make(chan error, 1)
+	go func() {
+		leader <- s.cps.SaveCheckpoint(context.Background(), factum.Function{Context: "shop", Processor: "leader"}, factum.Position{Seq: 1})
+	}()
+	waitFor(t, "the leader took its batch", func() bool {
+		s.db.batch.mu.Lock()
+		defer s.db.batch.mu.Unlock()
+		return s.db.batch.leading && len(s.db.batch.queue) == 0
+	})
+	return blocker, leader, s.batches()
 }
 
 // batches counts the transactions the DB's batcher has begun.
@@ -82,17 +94,7 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 			ctx := context.Background()
 			s := newBatchStores(t)
 			group := factum.Function{Context: "shop", Processor: "snapshotter"}
-			blocker := s.block(t)
-			leader := make(chan error, 1)
-			go func() {
-				leader <- s.cps.SaveCheckpoint(ctx, factum.Function{Context: "shop", Processor: "leader"}, factum.Position{Seq: 1})
-			}()
-			waitFor(t, "the leader took its batch", func() bool {
-				s.db.batch.mu.Lock()
-				defer s.db.batch.mu.Unlock()
-				return s.db.batch.leading && len(s.db.batch.queue) == 0
-			})
-			before := s.batches()
+			blocker, leader, before := s.hold(t)
 
 			cart := esShopCart.WithID("c-1")
 			appended := make(chan error, 1)
@@ -185,17 +187,7 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 func TestWriteBatchNextAppendBatchJoins(t *testing.T) {
 	ctx := context.Background()
 	s := newBatchStores(t)
-	blocker := s.block(t)
-	leader := make(chan error, 1)
-	go func() {
-		leader <- s.cps.SaveCheckpoint(ctx, factum.Function{Context: "shop", Processor: "leader"}, factum.Position{Seq: 1})
-	}()
-	waitFor(t, "the leader took its batch", func() bool {
-		s.db.batch.mu.Lock()
-		defer s.db.batch.mu.Unlock()
-		return s.db.batch.leading && len(s.db.batch.queue) == 0
-	})
-	before := s.batches()
+	blocker, leader, before := s.hold(t)
 	appended := make(chan error, 2)
 	for i := range 2 {
 		go func() {
