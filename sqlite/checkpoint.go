@@ -18,9 +18,10 @@ import (
 // (tx, seq) is below the new one, so the database itself keeps a
 // checkpoint from moving backwards, whatever the order concurrent saves
 // reach it in. Saves run on the database's single write connection, and
-// concurrent ones are committed together in one transaction (each still
-// its own statement, as if run one after another), so that they share one
-// fsync.
+// concurrent ones are committed together in one transaction, with the
+// other writes of the database queued beside them (appends, snapshot
+// saves), each still its own statement, as if run one after another, so
+// that they share one fsync.
 //
 // Cancellation: a save whose context ends before its transaction starts is
 // never written; once it has started, the call waits for the outcome, so
@@ -41,7 +42,7 @@ type CheckpointStore struct {
 // not applied yet.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
 	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared))
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), db.writes(prepared))
 	if err != nil {
 		return nil, err
 	}

@@ -31,9 +31,12 @@ type Options struct {
 // DB is an open SQLite database shared by factum's SQLite components. It is
 // safe for concurrent use.
 type DB struct {
-	path     string
-	writer   *sql.DB // exactly one connection: all writes are serial
-	reader   *sql.DB
+	path   string
+	writer *sql.DB // exactly one connection: all writes are serial
+	reader *sql.DB
+	// batch commits the writes of every store of the database that
+	// arrive together in one transaction (write_batch.go).
+	batch    *writeBatcher
 	*storage // the stores of each context (storage.go)
 }
 
@@ -87,6 +90,7 @@ func Open(ctx context.Context, path string, options ...Options) (*DB, error) {
 	}
 	reader.SetMaxOpenConns(opts.MaxReaders)
 	d := &DB{path: path, writer: writer, reader: reader}
+	d.batch = &writeBatcher{db: d}
 	d.storage = memo.NewStores(d.openers())
 	if err := d.initRetrying(ctx, opts.BusyTimeout); err != nil {
 		d.Close()

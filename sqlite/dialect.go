@@ -51,12 +51,12 @@ func (d *DB) migrator() sqlstore.Migrator {
 	return d
 }
 
-// writes runs fn in a write transaction of b, shared with the writes
-// queued with it; prepared are the statements prepared on the write
-// connection.
-func writes(b *prepareBatcher, prepared map[string]*sql.Stmt) sqlstore.WriteFunc {
+// writes runs fn in a write transaction of the DB's batcher, shared with
+// the writes queued with it; prepared are the statements prepared on the
+// write connection.
+func (d *DB) writes(prepared map[string]*sql.Stmt) sqlstore.WriteFunc {
 	return func(ctx context.Context, fn func(context.Context, sqlstore.Executor) error) error {
-		return b.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		return d.batch.do(&batchWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
 			return fn(ctx, sqlstore.StdTx(tx, prepared))
 		}})
 	}

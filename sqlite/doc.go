@@ -18,7 +18,12 @@
 // The event store (NewEventStore) keeps each bounded context's streams in
 // factum_<context>_streams, one row per stream. Writes are serial (one write
 // connection; one writer per file across processes), and concurrent appends
-// share one transaction. The global log is gap-free: positions are the
+// share one transaction, with the snapshot saves, checkpoints and prepare
+// keys written beside them: the DB commits every write of its stores that
+// arrives while another transaction is in flight together in the next one
+// (each write atomic on its own: when one fails, the transaction is rolled
+// back and each write is written again in a transaction of its own), so a busy database pays about one
+// fsync per round of writes rather than one per store. The global log is gap-free: positions are the
 // AUTOINCREMENT key, handed out inside write transactions that run one at a
 // time and commit in the order they took the write lock, so a reader's
 // snapshot always holds every stream up to its newest and nothing can appear

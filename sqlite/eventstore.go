@@ -33,8 +33,10 @@ type EventStoreOptions struct {
 //
 // Appends are serial, on the database's single write connection: whoever
 // writes takes every append waiting at that moment into one transaction
-// (coalescing), so that concurrent appends share one commit; an append
-// alone is one statement in autocommit mode. Each append is one
+// (coalescing), shared with the other writes of the database queued at
+// that moment (snapshot saves, checkpoints: the DB's write batcher), so
+// that they all pay one commit; an append alone, with nothing to join, is
+// one statement in autocommit mode. Each append is one
 // conditional INSERT whose unique indexes and predecessor check enforce
 // the contract; a row that does not go in is classified inside a
 // transaction that tried it, still holding the write lock, so the
@@ -116,7 +118,11 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 	}
 	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns,
 		sqlstore.StdDBPrepared(db.Reader(), s.readStmts), esScan)
-	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, []struct{}{{}}, opts.MaxBatch, false,
+	// Two batches in flight: while one is being written, the next queues
+	// in the DB's batcher beside the consumers' writes and joins their
+	// transaction, instead of waiting outside it for the first to finish
+	// while they commit on their own.
+	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, make([]struct{}, 2), opts.MaxBatch, false,
 		func(_ struct{}, batch []*esRequest) []*esRequest {
 			s.flush(batch)
 			return nil

@@ -99,14 +99,16 @@ type esWrite struct {
 	inStatement bool // the error, if any, came from a request's statement
 }
 
-// write runs one IMMEDIATE transaction holding every request of batch. A
-// request alone is first written by its one statement in autocommit mode
+// write writes every request of batch in one transaction of the DB's
+// batcher, shared with the other writes queued beside it (snapshot saves,
+// checkpoints), so that they all pay one commit. A request alone, with no
+// batch to join, is first written by its one statement in autocommit mode
 // (BEGIN and COMMIT cost as much again); only if it is refused is it tried
 // again inside a transaction, so that it is classified under the write
 // lock that refused it.
 func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, error) {
 	w := esWrite{out: make([]esResult, len(batch))}
-	if len(batch) == 1 {
+	if len(batch) == 1 && s.db.batch.idle() {
 		pos, ok, err := esInsert(ctx, s.insert, &batch[0].Row)
 		if err != nil {
 			w.inStatement = true
@@ -117,34 +119,33 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, nil
 		}
 	}
-	tx, err := s.db.Writer().BeginTx(ctx, nil) // _txlock=immediate
-	if err != nil {
-		return w, fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback()
-	insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
-	for i, r := range batch {
-		row := &r.Row
-		pos, ok, err := esInsert(ctx, insert, row)
-		if err != nil {
-			w.inStatement = true
-			return w, err
+	err := s.db.batch.do(&batchWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		// Run again, alone, when another write of the batch failed: the
+		// outcomes are those of this run.
+		clear(w.out)
+		w.inStatement = false
+		insert, classify := tx.StmtContext(ctx, s.insert), tx.StmtContext(ctx, s.classify)
+		for i, r := range batch {
+			row := &r.Row
+			pos, ok, err := esInsert(ctx, insert, row)
+			if err != nil {
+				w.inStatement = true
+				return err
+			}
+			if ok {
+				w.out[i] = esResult{Outcome: eventstore.Appended, Pos: pos}
+				continue
+			}
+			o, err := s.classifyRow(ctx, classify, row)
+			if err != nil {
+				w.inStatement = true
+				return err
+			}
+			w.out[i].Outcome = o
 		}
-		if ok {
-			w.out[i] = esResult{Outcome: eventstore.Appended, Pos: pos}
-			continue
-		}
-		o, err := s.classifyRow(ctx, classify, row)
-		if err != nil {
-			w.inStatement = true
-			return w, err
-		}
-		w.out[i].Outcome = o
-	}
-	if err := tx.Commit(); err != nil {
-		return w, fmt.Errorf("commit: %w", err)
-	}
-	return w, nil
+		return nil
+	}})
+	return w, err
 }
 
 // classifyRow says why row did not go in, reading inside the transaction

@@ -35,8 +35,9 @@ type PrepareOptions struct {
 // makes each atomic across processes sharing the file. Prepare is an
 // INSERT … ON CONFLICT DO UPDATE … WHERE the stored row has expired, so it
 // takes over only lapsed reservations. Concurrent writes are committed
-// together in one transaction (each with its own outcome, as if run one
-// after another), so that they share one fsync.
+// together in one transaction, with the other writes of the database
+// queued beside them (each with its own outcome, as if run one after
+// another), so that they share one fsync.
 //
 // Cancellation: a write whose context ends before its transaction starts
 // is never written; once it has started, the call waits for the outcome
@@ -58,7 +59,7 @@ type PrepareBackend struct {
 	now        func() time.Time
 	purgeEvery uint64
 	prepares   atomic.Uint64
-	batcher    prepareBatcher
+	batcher    *writeBatcher // the DB's
 }
 
 var (
@@ -81,15 +82,10 @@ func NewPrepareBackend(ctx context.Context, db *DB, opts PrepareOptions) (*Prepa
 	if err := db.Migrate(ctx, migrations, "migrations/prepare", "prepare", "factum_"); err != nil {
 		return nil, err
 	}
-	b := &PrepareBackend{db: db, now: opts.Now}
+	b := &PrepareBackend{db: db, now: opts.Now, batcher: db.batch}
 	if opts.PurgeEvery > 0 {
 		b.purgeEvery = uint64(opts.PurgeEvery)
 	}
-	b.batcher = prepareBatcher{db: db, purge: func(ctx context.Context, tx *sql.Tx) error {
-		// At most 256 rows, so that a batch that purges stays short.
-		_, err := tx.ExecContext(ctx, preparePurgeBatch, b.nowMilli(), 256)
-		return err
-	}}
 	return b, nil
 }
 
@@ -113,7 +109,13 @@ const (
 // judged at the moment of the write however long the call queued.
 func (b *PrepareBackend) exec(ctx context.Context, purge bool, query string, args func(nowMilli int64) []any) (bool, error) {
 	var changed bool
-	err := b.batcher.do(&prepareWrite{ctx: ctx, purge: purge, apply: func(ctx context.Context, tx *sql.Tx) error {
+	err := b.batcher.do(&batchWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		if purge {
+			// At most 256 rows, so that a batch that purges stays short.
+			if _, err := tx.ExecContext(ctx, preparePurgeBatch, b.nowMilli(), 256); err != nil {
+				return fmt.Errorf("purge: %w", err)
+			}
+		}
 		res, err := tx.ExecContext(ctx, query, args(b.nowMilli())...)
 		if err != nil {
 			return err
@@ -145,7 +147,7 @@ func (b *PrepareBackend) Get(ctx context.Context, name, key string) (prepare.Rec
 	if err != nil || !found || !r.Expired {
 		return r, found, err
 	}
-	err = b.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+	err = b.batcher.do(&batchWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
 		r, found, err = b.get(ctx, tx, name, key)
 		return err
 	}})
@@ -180,7 +182,8 @@ func (b *PrepareBackend) get(ctx context.Context, q queryer, name, key string) (
 // reports true only for a live one.
 func (b *PrepareBackend) Rollback(ctx context.Context, name, key string) (bool, error) {
 	var live bool
-	err := b.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+	err := b.batcher.do(&batchWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		live = false
 		var expiresAt int64
 		err := tx.QueryRowContext(ctx,
 			`DELETE FROM factum_prepare WHERE name = ?1 AND key = ?2 RETURNING expires_at`, name, key).
@@ -226,7 +229,8 @@ func (b *PrepareBackend) Reprepare(ctx context.Context, name, key string, oldVal
 // it, and roll back to the savepoint unless both happened.
 func (b *PrepareBackend) ChangeKey(ctx context.Context, name, oldKey string, oldValue []byte, newKey string, newValue []byte, expiresAt int64) (bool, error) {
 	var changed, notHeld bool
-	err := b.batcher.do(&prepareWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+	err := b.batcher.do(&batchWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
+		changed, notHeld = false, false
 		now := b.nowMilli()
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT factum_prepare_change_key`); err != nil {
 			return err

@@ -28,8 +28,9 @@ import (
 // reading the stored tenant: another tenant is a TenantMismatch error, the
 // same tenant a stale version (Save reports false). Saves run on the
 // database's single write connection; concurrent ones are committed
-// together in one transaction (each its own statement, as if run one after
-// another), so that they share one fsync. A save whose context ends before
+// together in one transaction, with the other writes of the database
+// queued beside them (appends, checkpoints), each its own statements, as
+// if run one after another, so that they share one fsync. A save whose context ends before
 // its transaction starts is never written; once it has started, the call
 // waits for the outcome, so an error always means "not saved".
 //
@@ -92,7 +93,7 @@ type SnapshotStore struct {
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
 	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), writes(&prepareBatcher{db: db}, prepared),
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), db.writes(prepared),
 		sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore }))
 	if err != nil {
 		return nil, err
