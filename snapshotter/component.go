@@ -32,8 +32,10 @@ type SaveMode int
 const (
 	// SaveAuto saves per batch when the store has a batch fast path
 	// (BatchSaver or CheckpointBatchSaver: the SQL stores), where one
-	// transaction for many snapshots is cheaper than one each, and per
-	// stream otherwise (the in-memory store, whose saves cost a lock).
+	// transaction for many snapshots is cheaper than one each, or is the
+	// in-memory store itself (snapshot.Memory, not a type embedding it),
+	// where a batch takes its lock once and saves each aggregate once; per
+	// stream otherwise.
 	SaveAuto SaveMode = iota
 	// SavePerStream saves each stream's snapshot as the stream is handled.
 	SavePerStream
@@ -156,7 +158,7 @@ func (c *Component) consumer(_ *event.Processor, cfg event.Config) event.Config 
 	case SaveAuto:
 		_, batch := c.sn.store.(BatchSaver)
 		_, cbatch := c.sn.store.(CheckpointBatchSaver)
-		if !batch && !cbatch {
+		if !batch && !cbatch && c.sn.encBatch == nil {
 			return cfg
 		}
 	}
