@@ -23,9 +23,9 @@ import (
 // itself ([Finder]) and saves a batch of snapshots under one lock per
 // aggregate type ([BatchSaver]). The store itself has no SaveBatch (a
 // store embedding it that overrides Save would have its saves bypassed);
-// the module's snapshotter saves each consumer batch on it by
-// SaveBatchAtEncoded, taking the lock once per batch rather than once per
-// stream.
+// the module's snapshotter, told to save per batch, saves each consumer
+// batch on it by SaveBatchAtEncoded, taking the lock once per batch rather
+// than once per stream.
 //
 // Each aggregate type has its own lock: saves of one type serialise with
 // each other and with its queries, other types are not affected. A

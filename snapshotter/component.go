@@ -32,10 +32,11 @@ type SaveMode int
 const (
 	// SaveAuto saves per batch when the store has a batch fast path
 	// (BatchSaver or CheckpointBatchSaver: the SQL stores), where one
-	// transaction for many snapshots is cheaper than one each, or is the
-	// in-memory store itself (snapshot.Memory, not a type embedding it),
-	// where a batch takes its lock once and saves each aggregate once; per
-	// stream otherwise.
+	// transaction for many snapshots is cheaper than one each, and per
+	// stream otherwise. The in-memory store saves per stream: its save
+	// costs a lock, and a stream's SNAPSHOT signal then goes out as soon
+	// as its snapshot is saved, so that its caller's next command overlaps
+	// the rest of the batch instead of waiting for the batch's save.
 	SaveAuto SaveMode = iota
 	// SavePerStream saves each stream's snapshot as the stream is handled.
 	SavePerStream
@@ -158,7 +159,7 @@ func (c *Component) consumer(_ *event.Processor, cfg event.Config) event.Config 
 	case SaveAuto:
 		_, batch := c.sn.store.(BatchSaver)
 		_, cbatch := c.sn.store.(CheckpointBatchSaver)
-		if !batch && !cbatch && c.sn.encBatch == nil {
+		if !batch && !cbatch {
 			return cfg
 		}
 	}
