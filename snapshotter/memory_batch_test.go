@@ -85,7 +85,7 @@ func startOwnMemory(t *testing.T, st engine.Storage, fail func(call int) error) 
 	w := &watcher{store: qs, got: map[factum.AggregateID][]int{}}
 	eng, err := engine.New(engine.Config{Storage: st, SnapshotStore: om,
 		Snapshotter: snapshotter.NewComponent(snapshotter.ComponentConfig{Saves: snapshotter.SavePerBatch}),
-		Signals: func(local command.Sink) (command.Sink, error) { w.local = local; return w, nil }}, tallies)
+		Signals:     func(local command.Sink) (command.Sink, error) { w.local = local; return w, nil }}, tallies)
 	if err != nil {
 		t.Fatal(err)
 	}
