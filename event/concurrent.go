@@ -8,15 +8,15 @@ import (
 	"github.com/factum-go/factum"
 )
 
-// handleConcurrently handles batch on Concurrency lanes, each aggregate's
-// streams on one lane in log order. It returns how many streams, from the
-// start of the batch, were all handled (the checkpoint may advance past
-// them), and the error of the earliest stream whose failure could not be
-// recorded, which is batch[done]. A lane stops at such a stream, and every
+// handleConcurrently handles batch on Concurrency lanes (lanes holds each
+// lane's state), each aggregate's streams on one lane in log order. It
+// returns how many streams, from the start of the batch, were all handled
+// (the checkpoint may advance past them), and the error of the earliest
+// stream whose failure could not be recorded, which is batch[done]. A lane stops at such a stream, and every
 // lane stops when ctx ends, after the stream in hand.
-func (c *Consumer) handleConcurrently(ctx, work context.Context, deadlines *attemptDeadlines, batch []factum.EventStream) (done int, err error) {
+func (c *Consumer) handleConcurrently(ctx, work context.Context, lanes []attemptDeadlines, batch []factum.EventStream) (done int, err error) {
 	n := c.cfg.Concurrency
-	lanes := make([][]int, n)
+	streams := make([][]int, n)
 	for i := range batch {
 		id := &batch[i].AggregateID
 		var h maphash.Hash
@@ -24,7 +24,7 @@ func (c *Consumer) handleConcurrently(ctx, work context.Context, deadlines *atte
 		h.WriteString(id.Aggregate)
 		h.WriteString(id.ID)
 		l := h.Sum64() % uint64(n)
-		lanes[l] = append(lanes[l], i)
+		streams[l] = append(streams[l], i)
 	}
 	// stop[l] is the index of the first stream lane l left unhandled
 	// (len(batch) for none); errs[l] says why, when it was a failure.
@@ -32,7 +32,7 @@ func (c *Consumer) handleConcurrently(ctx, work context.Context, deadlines *atte
 	errs := make([]error, n)
 	run := func(l int, d *attemptDeadlines) {
 		stop[l] = len(batch)
-		for _, i := range lanes[l] {
+		for _, i := range streams[l] {
 			if ctx.Err() != nil {
 				stop[l] = i
 				return
@@ -45,13 +45,9 @@ func (c *Consumer) handleConcurrently(ctx, work context.Context, deadlines *atte
 	}
 	var wg sync.WaitGroup
 	for l := 1; l < n; l++ {
-		wg.Go(func() {
-			d := attemptDeadlines{parent: deadlines.parent}
-			defer d.release()
-			run(l, &d)
-		})
+		wg.Go(func() { run(l, &lanes[l]) })
 	}
-	run(0, deadlines)
+	run(0, &lanes[0])
 	wg.Wait()
 	done = len(batch)
 	for l := range n {

@@ -82,6 +82,15 @@ type Config struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
+	// WorkContext, if set, derives the context Run's work runs under from
+	// the one Run makes (Run's values, never cancelled): the calls of its
+	// functions, its checkpoint saves and its failure records; Redeliver's
+	// calls do not get it. A caller that wraps the consumer uses it to mark
+	// the consumer's own deliveries with a value, once per Run rather than
+	// by a middleware per call (a context per call, and Timeout's shared
+	// deadline lost).
+	WorkContext func(context.Context) context.Context
+
 	// Leases, if set, makes the consumer run its group only while it
 	// holds the group's lease, so that instances sharing the store run
 	// each group once: it takes the lease (waiting while another instance
@@ -211,6 +220,9 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 	// Work started on a stream finishes even when ctx ends, so that a stop
 	// neither skips nor half-handles a stream.
 	work := context.WithoutCancel(ctx)
+	if c.cfg.WorkContext != nil {
+		work = c.cfg.WorkContext(work)
+	}
 	save := func() {
 		if ck.saved == pos {
 			return
@@ -233,8 +245,20 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 		ck.savedAt(pos)
 	}
 	defer save()
-	deadlines := attemptDeadlines{parent: work}
-	defer deadlines.release()
+	// One lane's state per lane of a concurrent batch, kept from batch to
+	// batch so that each lane keeps its deadline context; lane 0 also
+	// handles the streams of a batch handled in order.
+	lanes := make([]attemptDeadlines, max(c.cfg.Concurrency, 1))
+	for l := range lanes {
+		lanes[l].parent = work
+	}
+	release := func() {
+		for l := range lanes {
+			lanes[l].release()
+		}
+	}
+	defer release()
+	deadlines := &lanes[0]
 	failures := 0
 	// The consumer reads on from its last position, so it may share a read
 	// of the log's end with the other groups (see eventstore.Following).
@@ -268,12 +292,12 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			if idle.wait(c.cfg.Log, pos, wait) {
 				// Nothing came for a while: end the contexts the
 				// functions were given.
-				deadlines.release()
+				release()
 			}
 			continue
 		}
 		if c.cfg.Concurrency > 1 && len(batch) >= 2*c.cfg.Concurrency {
-			done, err := c.handleConcurrently(ctx, work, &deadlines, batch)
+			done, err := c.handleConcurrently(ctx, work, lanes, batch)
 			if done > 0 {
 				ck.handled(done, time.Now())
 				pos = batch[done-1].Position
@@ -296,7 +320,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			if ctx.Err() != nil || !fence.valid() {
 				return nil
 			}
-			if err := c.handle(work, &deadlines, &batch[i]); err != nil {
+			if err := c.handle(work, deadlines, &batch[i]); err != nil {
 				// The failure could not be recorded: deliver the stream
 				// again rather than lose it.
 				failures++

@@ -2,9 +2,11 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/built"
 )
 
 // BatchFront is the front end of a backend that saves many snapshots in
@@ -39,17 +41,24 @@ func NewBatch(b Backend, cfg Config) (*BatchFront, error) {
 // checkBatch makes Save's checks of every snapshot, on a copy of snaps
 // as the backend gets them.
 func (f *BatchFront) checkBatch(ctx context.Context, snaps []Snapshot) ([]Snapshot, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	out := make([]Snapshot, len(snaps))
 	copy(out, snaps)
-	for i := range out {
-		if err := f.checkSave(&out[i], false); err != nil {
-			return nil, err
+	return out, f.checkInPlace(ctx, out, nil)
+}
+
+// checkInPlace makes Save's checks of every snapshot, normalizing snaps
+// in place; the state of snaps[i] is not checked when vouched[i] is set
+// (see SaveEncoded).
+func (f *BatchFront) checkInPlace(ctx context.Context, snaps []Snapshot, vouched []bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i := range snaps {
+		if err := f.checkSave(&snaps[i], vouched != nil && vouched[i]); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // SaveBatch saves snaps in one atomic write, each as Save would (a
@@ -63,6 +72,11 @@ func (f *BatchFront) SaveBatch(ctx context.Context, snaps []Snapshot) ([]bool, e
 	if err != nil {
 		return nil, err
 	}
+	return f.saveBatch(ctx, snaps)
+}
+
+// saveBatch is SaveBatch of snapshots checked already.
+func (f *BatchFront) saveBatch(ctx context.Context, snaps []Snapshot) ([]bool, error) {
 	if f.batch == nil {
 		saved, _, err := f.at.SaveBatchAt(ctx, snaps, nil, factum.Function{}, factum.Position{})
 		return saved, err
@@ -81,6 +95,26 @@ func (f *BatchFront) SaveBatchAt(ctx context.Context, snaps []Snapshot, checkpoi
 	if err != nil {
 		return nil, false, err
 	}
+	return f.saveBatchAt(ctx, snaps, checkpoints, group, pos)
+}
+
+// SaveBatchAtEncoded is SaveBatchAt for snapshots whose states, where
+// encoded[i] is set, the aggregate executor encoded (see SaveEncoded): it
+// skips the check that those states are JSON, and it checks and
+// normalizes snaps in place rather than in a copy (the caller's buffer
+// is its own). Only the module's snapshotter can call it.
+func (f *BatchFront) SaveBatchAtEncoded(ctx context.Context, snaps []Snapshot, encoded []bool, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position, _ built.EncodedState) (saved []bool, checkpointed bool, err error) {
+	if len(encoded) != len(snaps) {
+		return nil, false, factum.IllegalArgument(fmt.Sprintf("%s: SaveBatchAtEncoded: %d flags for %d snapshots", f.name, len(encoded), len(snaps)))
+	}
+	if err := f.checkInPlace(ctx, snaps, encoded); err != nil {
+		return nil, false, err
+	}
+	return f.saveBatchAt(ctx, snaps, checkpoints, group, pos)
+}
+
+// saveBatchAt is SaveBatchAt of snapshots checked already.
+func (f *BatchFront) saveBatchAt(ctx context.Context, snaps []Snapshot, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position) (saved []bool, checkpointed bool, err error) {
 	if checkpoints != nil {
 		if err := event.ValidateGroup(group); err != nil {
 			return nil, false, err

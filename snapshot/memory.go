@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/query"
 )
@@ -18,7 +20,12 @@ import (
 // the reference the contract kit is written against; it keeps nothing
 // across restarts, so it is for tests, examples and development. It is
 // the front end ([Front]) over the memory backend, which answers queries
-// itself ([Finder]) and saves no batches: its saves cost a lock each.
+// itself ([Finder]) and saves a batch of snapshots under one lock per
+// aggregate type ([BatchSaver]). The store itself has no SaveBatch (a
+// store embedding it that overrides Save would have its saves bypassed);
+// the module's snapshotter, told to save per batch, saves each consumer
+// batch on it by SaveBatchAtEncoded, taking the lock once per batch rather
+// than once per stream.
 //
 // Each aggregate type has its own lock: saves of one type serialise with
 // each other and with its queries, other types are not affected. A
@@ -27,6 +34,7 @@ import (
 // no decoding, and queries parse each saved state at most once.
 type Memory struct {
 	Front
+	batch BatchFront // over the same front end, for SaveBatchAtEncoded
 }
 
 // memoryBackend is the memory Backend. Its map of types is copied on
@@ -41,9 +49,33 @@ type memoryBackend struct {
 type memoryType struct {
 	mu    sync.RWMutex
 	index map[string]int   // aggregate ID -> position in snaps and docs
-	snaps []Snapshot       // normalized, owned by the store
+	snaps snapChunks       // normalized, owned by the store
 	docs  []query.Document // the snapshots' query documents, float64 numbers; nil until decoded
 	stale int              // how many docs are nil
+}
+
+// snapChunks holds a type's snapshots in fixed-size chunks, so that a new
+// aggregate never copies the snapshots stored before it (a Snapshot is
+// some 250 bytes; a slice of them copied them all whenever it grew).
+type snapChunks struct {
+	chunks [][]Snapshot
+	n      int
+}
+
+const snapChunk = 1024
+
+// at returns the i-th snapshot (0-based), in place.
+func (c *snapChunks) at(i int) *Snapshot { return &c.chunks[i/snapChunk][i%snapChunk] }
+
+// add appends s and returns its position.
+func (c *snapChunks) add(s Snapshot) int {
+	if c.n%snapChunk == 0 {
+		c.chunks = append(c.chunks, make([]Snapshot, 0, snapChunk))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, s)
+	c.n++
+	return c.n - 1
 }
 
 // rlockDecoded read-locks t with every query document decoded.
@@ -59,7 +91,7 @@ func (t *memoryType) rlockDecoded() error {
 			if d != nil {
 				continue
 			}
-			doc, err := t.snaps[i].document(false)
+			doc, err := t.snaps.at(i).document(false)
 			if err != nil {
 				t.mu.Unlock()
 				return err
@@ -77,10 +109,23 @@ func NewMemory() *Memory {
 	b := &memoryBackend{}
 	b.types.Store(&map[factum.NamedAggregate]*memoryType{})
 	m.Front.init(b, Config{Name: "snapshot: memory"})
+	m.batch = BatchFront{Front: &m.Front, batch: b}
 	return m
 }
 
-var _ QueryStore = (*Memory)(nil)
+var (
+	_ QueryStore = (*Memory)(nil)
+	_ BatchSaver = (*memoryBackend)(nil)
+)
+
+// SaveBatchAtEncoded is BatchFront.SaveBatchAtEncoded: the snapshotter's
+// save of a consumer batch, under one lock per aggregate type. The memory
+// store's checkpoints are a store of their own: it never saves the
+// checkpoint (checkpointed is false), the caller does. Only the module's
+// snapshotter can call it.
+func (m *Memory) SaveBatchAtEncoded(ctx context.Context, snaps []Snapshot, encoded []bool, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position, e built.EncodedState) (saved []bool, checkpointed bool, err error) {
+	return m.batch.SaveBatchAtEncoded(ctx, snaps, encoded, checkpoints, group, pos, e)
+}
 
 // BuiltStateOwner implements built.StateSaver: the memory store saves the
 // snapshotter's vouched states by its front end's SaveEncoded.
@@ -110,29 +155,74 @@ func (m *memoryBackend) Save(_ context.Context, s Snapshot) (Outcome, error) {
 	t := m.typeOf(s.AggregateID.NamedAggregate, true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.save(s), nil
+}
+
+// SaveBatch implements BatchSaver. It write-locks the types of snaps, in
+// one order for every caller, for the whole batch, so that no reader sees
+// part of it; a batch of one type, the snapshotter's (a consumer serves
+// one bounded context, and its batch is sorted by type), takes one lock.
+func (m *memoryBackend) SaveBatch(_ context.Context, snaps []Snapshot) ([]bool, error) {
+	saved := make([]bool, len(snaps))
+	if len(snaps) == 0 {
+		return saved, nil
+	}
+	types := make([]*memoryType, len(snaps))
+	type held struct {
+		named factum.NamedAggregate
+		t     *memoryType
+	}
+	var locked []held
+	for i := range snaps {
+		named := snaps[i].AggregateID.NamedAggregate
+		if i > 0 && named == snaps[i-1].AggregateID.NamedAggregate {
+			types[i] = types[i-1]
+			continue
+		}
+		types[i] = m.typeOf(named, true)
+		if !slices.ContainsFunc(locked, func(h held) bool { return h.t == types[i] }) {
+			locked = append(locked, held{named, types[i]})
+		}
+	}
+	slices.SortFunc(locked, func(x, y held) int {
+		return cmp.Or(strings.Compare(x.named.Context, y.named.Context), strings.Compare(x.named.Aggregate, y.named.Aggregate))
+	})
+	for _, h := range locked {
+		h.t.mu.Lock()
+	}
+	for i := range snaps {
+		saved[i] = types[i].save(snaps[i]) == Saved
+	}
+	for _, h := range locked {
+		h.t.mu.Unlock()
+	}
+	return saved, nil
+}
+
+// save saves s, with t write-locked.
+func (t *memoryType) save(s Snapshot) Outcome {
 	i, ok := t.index[s.AggregateID.ID]
 	if !ok {
 		s.State = bytes.Clone(s.State)
-		t.index[s.AggregateID.ID] = len(t.snaps)
-		t.snaps = append(t.snaps, s)
+		t.index[s.AggregateID.ID] = t.snaps.add(s)
 		t.docs = append(t.docs, nil)
 		t.stale++
-		return Saved, nil
+		return Saved
 	}
-	old := &t.snaps[i]
+	old := t.snaps.at(i)
 	if old.AggregateID.Tenant != s.AggregateID.Tenant {
-		return RefusedTenant, nil
+		return RefusedTenant
 	}
 	if old.Version > s.Version {
-		return Stale, nil
+		return Stale
 	}
 	if t.docs[i] != nil {
 		t.docs[i] = nil
 		t.stale++
 	}
 	s.State = reuse(old.State, s.State)
-	t.snaps[i] = s
-	return Saved, nil
+	*old = s
+	return Saved
 }
 
 // reuse returns a copy of state, written over buf, the replaced snapshot's
@@ -152,7 +242,7 @@ func (m *memoryBackend) Load(_ context.Context, id factum.AggregateID) (Snapshot
 		t.mu.RLock()
 		defer t.mu.RUnlock()
 		if i, ok := t.index[id.ID]; ok {
-			s := t.snaps[i]
+			s := *t.snaps.at(i)
 			s.State = bytes.Clone(s.State)
 			return s, true, nil
 		}
@@ -177,7 +267,7 @@ func (m *memoryBackend) Scan(_ context.Context, named factum.NamedAggregate, aft
 	slices.SortFunc(ids, strings.Compare)
 	out := make([]Snapshot, 0, min(len(ids), limit))
 	for _, id := range ids[:min(len(ids), limit)] {
-		s := t.snaps[t.index[id]]
+		s := *t.snaps.at(t.index[id])
 		s.State = bytes.Clone(s.State)
 		out = append(out, s)
 	}
@@ -202,7 +292,7 @@ func (m *memoryBackend) Find(_ context.Context, named factum.NamedAggregate, pla
 	}
 	out := make([]Snapshot, len(pos))
 	for i, p := range pos {
-		out[i] = t.snaps[p]
+		out[i] = *t.snaps.at(p)
 		out[i].State = bytes.Clone(out[i].State)
 	}
 	return out, nil

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -24,17 +24,17 @@ type batch struct {
 	failures event.FailureRecorder
 
 	mu      sync.Mutex
-	pending map[factum.AggregateID]*pendingEntry // by aggregate, tenant set
+	pending map[factum.AggregateID]*snapEntry // by aggregate, tenant set; each checked out of its cache
 	held    []factum.Signal
-}
 
-// pendingEntry is an aggregate's snapshot folded in a batch and not saved
-// yet.
-type pendingEntry struct {
-	entry  snapEntry
-	cache  *snapCache         // its type's, which takes it once saved
-	stream factum.EventStream // the last stream folded into it
-	fn     factum.Function    // the function that folded it
+	// flushing makes one flush at a time, which reuses the buffers below
+	// from one batch to the next: the map and slice pending and held
+	// change places with, the entries in save order and their snapshots.
+	flushing    sync.Mutex
+	freePending map[factum.AggregateID]*snapEntry
+	freeHeld    []factum.Signal
+	entries     []*snapEntry
+	snaps       []snapshot.Snapshot
 }
 
 // batchKey marks a function's context as run by a batched consumer; its
@@ -42,10 +42,11 @@ type pendingEntry struct {
 type batchKey struct{}
 
 // batched returns cfg with the consumer's log, checkpoints, leases and
-// signals going through a new batch, and its functions marked as folding
-// into it.
+// signals going through a new batch, and its functions' calls in Run
+// marked as folding into it.
 func (sn *Snapshotter) batched(cfg event.Config) event.Config {
-	b := &batch{sn: sn, notify: cfg.Notify, failures: cfg.Failures, pending: map[factum.AggregateID]*pendingEntry{}}
+	b := &batch{sn: sn, notify: cfg.Notify, failures: cfg.Failures,
+		pending: map[factum.AggregateID]*snapEntry{}, freePending: map[factum.AggregateID]*snapEntry{}}
 	cfg.Log = batchLog{b, cfg.Log}
 	cfg.Checkpoints = batchCheckpoints{b, cfg.Checkpoints}
 	if cfg.Leases != nil {
@@ -58,12 +59,16 @@ func (sn *Snapshotter) batched(cfg event.Config) event.Config {
 	// leave the snapshots to be saved alone before the next read and the
 	// checkpoint in a second transaction later.
 	cfg.CheckpointInterval = -1
-	mark := func(_ *event.Handler, next event.StreamFunc) event.StreamFunc {
-		return func(ctx context.Context, s *factum.EventStream) error {
-			return next(context.WithValue(ctx, batchKey{}, b), s)
+	// The consumer's own deliveries fold into the batch; a delivery from
+	// elsewhere (a compensation's, through Redeliver) saves at once, as
+	// no flush of the batch would follow it.
+	work := cfg.WorkContext
+	cfg.WorkContext = func(ctx context.Context) context.Context {
+		if work != nil {
+			ctx = work(ctx)
 		}
+		return context.WithValue(ctx, batchKey{}, b)
 	}
-	cfg.Middleware = append(cfg.Middleware[:len(cfg.Middleware):len(cfg.Middleware)], mark)
 	return cfg
 }
 
@@ -80,7 +85,7 @@ func pendingKey(id factum.AggregateID) factum.AggregateID {
 }
 
 // take removes and returns the aggregate's pending entry, nil for none.
-func (b *batch) take(key factum.AggregateID) *pendingEntry {
+func (b *batch) take(key factum.AggregateID) *snapEntry {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	pe := b.pending[key]
@@ -92,10 +97,10 @@ func (b *batch) take(key factum.AggregateID) *pendingEntry {
 
 // put makes pe the aggregate's pending entry, unless a newer one is there
 // (a requeue meeting a later fold).
-func (b *batch) put(key factum.AggregateID, pe *pendingEntry) {
+func (b *batch) put(key factum.AggregateID, pe *snapEntry) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if old := b.pending[key]; old != nil && old.entry.snap.Version > pe.entry.snap.Version {
+	if old := b.pending[key]; old != nil && old.snap.Version > pe.snap.Version {
 		return
 	}
 	b.pending[key] = pe
@@ -136,22 +141,28 @@ type checkpointAt struct {
 // signals. On an error what it could not save stays pending, with its
 // signals, for the next flush, and the checkpoint is not saved.
 func (b *batch) flush(ctx context.Context, cp *checkpointAt) error {
+	b.flushing.Lock()
+	defer b.flushing.Unlock()
 	b.mu.Lock()
 	pend, held := b.pending, b.held
-	if len(pend) > 0 {
-		b.pending = make(map[factum.AggregateID]*pendingEntry, len(pend))
-	}
-	b.held = nil
+	b.pending, b.held = b.freePending, b.freeHeld[:0]
+	b.freeHeld = nil // b.held's now; given back below
 	b.mu.Unlock()
 
-	entries := make([]*pendingEntry, 0, len(pend))
+	entries := b.entries[:0]
 	for _, pe := range pend {
 		entries = append(entries, pe)
 	}
+	clear(pend)
+	b.freePending = pend
+	defer func() {
+		clear(entries) // hold no entry until the next flush
+		b.entries = entries[:0]
+	}()
 	// One order for every batch, so that concurrent transactions lock
 	// rows in the same order.
-	slices.SortFunc(entries, func(x, y *pendingEntry) int {
-		a, b := &x.entry.snap.AggregateID, &y.entry.snap.AggregateID
+	slices.SortFunc(entries, func(x, y *snapEntry) int {
+		a, b := &x.snap.AggregateID, &y.snap.AggregateID
 		return cmp.Or(cmp.Compare(a.Aggregate, b.Aggregate), cmp.Compare(a.ID, b.ID))
 	})
 	saved, failed, checkpointed, err := b.save(ctx, entries, cp)
@@ -160,10 +171,10 @@ func (b *batch) flush(ctx context.Context, cp *checkpointAt) error {
 		return err
 	}
 	var failedKeys map[factum.AggregateID]error
-	var requeue []*pendingEntry
+	var requeue []*snapEntry
 	for i, pe := range entries {
 		switch {
-		case failed[i] != nil:
+		case failed != nil && failed[i] != nil:
 			if rerr := b.record(ctx, pe, failed[i]); rerr != nil {
 				// Not recorded: save it again later rather than lose it.
 				requeue = append(requeue, pe)
@@ -173,16 +184,22 @@ func (b *batch) flush(ctx context.Context, cp *checkpointAt) error {
 			if failedKeys == nil {
 				failedKeys = map[factum.AggregateID]error{}
 			}
-			failedKeys[pendingKey(pe.entry.snap.AggregateID)] = failed[i]
+			failedKeys[pendingKey(pe.snap.AggregateID)] = failed[i]
+			pe.stream = nil
+			pe.cache.release(pe)
 		case saved[i]:
-			pe.entry.snap.AggregateID.Tenant = pe.entry.snap.AggregateID.TenantOrDefault()
-			pe.cache.keep(&pe.entry)
-		} // else the store holds a newer one: load it next time
+			pe.snap.AggregateID.Tenant = pe.snap.AggregateID.TenantOrDefault()
+			pe.stream = nil
+			pe.cache.keep(pe)
+		default: // the store holds a newer one: load it next time
+			pe.stream = nil
+			pe.cache.release(pe)
+		}
 	}
 	if len(requeue) > 0 {
 		again := make(map[factum.AggregateID]bool, len(requeue))
 		for _, pe := range requeue {
-			again[pendingKey(pe.entry.snap.AggregateID)] = true
+			again[pendingKey(pe.snap.AggregateID)] = true
 		}
 		var kept, out []factum.Signal
 		for _, sig := range held {
@@ -202,6 +219,10 @@ func (b *batch) flush(ctx context.Context, cp *checkpointAt) error {
 		}
 		b.notify(sig)
 	}
+	clear(held) // hold no results or errors until the next batch
+	b.mu.Lock()
+	b.freeHeld = held[:0]
+	b.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -212,11 +233,11 @@ func (b *batch) flush(ctx context.Context, cp *checkpointAt) error {
 }
 
 // versionOf returns the version of id's entry in entries.
-func versionOf(entries []*pendingEntry, id factum.AggregateID) int {
+func versionOf(entries []*snapEntry, id factum.AggregateID) int {
 	key := pendingKey(id)
 	for _, pe := range entries {
-		if pendingKey(pe.entry.snap.AggregateID) == key {
-			return pe.entry.snap.Version
+		if pendingKey(pe.snap.AggregateID) == key {
+			return pe.snap.Version
 		}
 	}
 	return 0
@@ -224,9 +245,9 @@ func versionOf(entries []*pendingEntry, id factum.AggregateID) int {
 
 // requeue puts entries and their signals back for the next flush, behind
 // any newer entry a fold made meanwhile.
-func (b *batch) requeue(entries []*pendingEntry, held []factum.Signal) {
+func (b *batch) requeue(entries []*snapEntry, held []factum.Signal) {
 	for _, pe := range entries {
-		b.put(pendingKey(pe.entry.snap.AggregateID), pe)
+		b.put(pendingKey(pe.snap.AggregateID), pe)
 	}
 	b.mu.Lock()
 	b.held = append(held, b.held...)
@@ -235,20 +256,39 @@ func (b *batch) requeue(entries []*pendingEntry, held []factum.Signal) {
 
 // save saves the entries' snapshots (and cp where the store joins it):
 // as one batch when the store has the fast path, one by one otherwise and
-// when the batch fails. failed[i] is the error a snapshot met for good;
-// err an error that holds the flush (nothing is lost: it is saved again).
-func (b *batch) save(ctx context.Context, entries []*pendingEntry, cp *checkpointAt) (saved []bool, failed []error, checkpointed bool, err error) {
-	failed = make([]error, len(entries))
+// when the batch fails. failed[i] is the error a snapshot met for good
+// (failed is nil when none did); err an error that holds the flush
+// (nothing is lost: it is saved again).
+func (b *batch) save(ctx context.Context, entries []*snapEntry, cp *checkpointAt) (saved []bool, failed []error, checkpointed bool, err error) {
 	if len(entries) == 0 {
-		return nil, failed, false, nil
+		return nil, nil, false, nil
 	}
-	snaps := make([]snapshot.Snapshot, len(entries))
-	for i, pe := range entries {
-		snaps[i] = pe.entry.snap
+	snaps := b.snaps[:0]
+	for _, pe := range entries {
+		snaps = append(snaps, pe.snap)
 	}
+	defer func() {
+		clear(snaps) // hold no state until the next flush
+		b.snaps = snaps[:0]
+	}()
 	store := b.sn.store
 	var berr error
 	switch bs := store.(type) {
+	case encodedBatchSaver:
+		if b.sn.encBatch != nil {
+			saved, checkpointed, berr = b.saveEncoded(ctx, entries, snaps, cp)
+			break
+		}
+		// Not the store's own method (see encodedSaver): its other batch
+		// saves, if any.
+		switch bs := store.(type) {
+		case CheckpointBatchSaver:
+			saved, checkpointed, berr = bs.SaveBatchAt(ctx, snaps, cp.checkpoints(), cp.function(), cp.position())
+		case BatchSaver:
+			saved, berr = bs.SaveBatch(ctx, snaps)
+		default:
+			berr = errNoBatch
+		}
 	case CheckpointBatchSaver:
 		if cp != nil {
 			saved, checkpointed, berr = bs.SaveBatchAt(ctx, snaps, cp.store, cp.group, cp.pos)
@@ -264,10 +304,18 @@ func (b *batch) save(ctx context.Context, entries []*pendingEntry, cp *checkpoin
 	default:
 		berr = errNoBatch
 	}
+	fail := func(i int, err error) {
+		if err != nil && failed == nil {
+			failed = make([]error, len(snaps))
+		}
+		if err != nil {
+			failed[i] = err
+		}
+	}
 	if berr == nil && len(saved) == len(snaps) {
 		for i := range snaps {
 			if !saved[i] {
-				failed[i] = b.whyNotSaved(ctx, &snaps[i])
+				fail(i, b.whyNotSaved(ctx, &snaps[i]))
 			}
 		}
 		return saved, failed, checkpointed, nil
@@ -281,12 +329,44 @@ func (b *batch) save(ctx context.Context, entries []*pendingEntry, cp *checkpoin
 		case err == nil:
 			saved[i] = ok
 		case permanent(err):
-			failed[i] = err
+			fail(i, err)
 		default:
 			return nil, nil, false, fmt.Errorf("snapshotter: save snapshot of %s v%d: %w", snaps[i].AggregateID, snaps[i].Version, err)
 		}
 	}
 	return saved, failed, false, nil
+}
+
+// checkpoints, function and position are cp's, zero for a nil cp.
+func (cp *checkpointAt) checkpoints() event.CheckpointStore {
+	if cp == nil {
+		return nil
+	}
+	return cp.store
+}
+
+func (cp *checkpointAt) function() factum.Function {
+	if cp == nil {
+		return factum.Function{}
+	}
+	return cp.group
+}
+
+func (cp *checkpointAt) position() factum.Position {
+	if cp == nil {
+		return factum.Position{}
+	}
+	return cp.pos
+}
+
+// saveEncoded saves the entries' snapshots, snaps, by the store's
+// SaveBatchAtEncoded, which takes the executor's states as JSON unchecked.
+func (b *batch) saveEncoded(ctx context.Context, entries []*snapEntry, snaps []snapshot.Snapshot, cp *checkpointAt) ([]bool, bool, error) {
+	encoded := make([]bool, len(entries))
+	for i, pe := range entries {
+		encoded[i] = pe.encoded
+	}
+	return b.sn.encBatch.SaveBatchAtEncoded(ctx, snaps, encoded, cp.checkpoints(), cp.function(), cp.position(), built.EncodedState{})
 }
 
 // errNoBatch says the store has no batch fast path.
@@ -314,12 +394,14 @@ func permanent(err error) bool {
 
 // record records a snapshot the store refused for good as its last
 // stream's failure.
-func (b *batch) record(ctx context.Context, pe *pendingEntry, err error) error {
+func (b *batch) record(ctx context.Context, pe *snapEntry, err error) error {
 	if b.failures == nil {
 		return nil
 	}
-	s := &pe.stream
-	f := event.Failure{Function: pe.fn, Stage: factum.StageSnapshot, Stream: *s, Err: err, Attempts: 1, Time: b.sn.now()}
+	s := pe.stream
+	named := pe.snap.AggregateID.NamedAggregate
+	fn := factum.Function{Context: named.Context, Processor: Processor, Name: named.Aggregate}
+	f := event.Failure{Function: fn, Stage: factum.StageSnapshot, Stream: *s, Err: err, Attempts: 1, Time: b.sn.now()}
 	if len(s.Events) > 0 {
 		f.EventID = s.Events[0].ID
 	}
@@ -371,16 +453,4 @@ func (l batchLeases) SaveFencedCheckpoint(ctx context.Context, lease event.Lease
 		return err
 	}
 	return l.LeaseStore.SaveFencedCheckpoint(ctx, lease, pos)
-}
-
-// fold is what advance does with a stream's snapshot inside a batch: it
-// becomes the aggregate's pending entry.
-func (b *batch) fold(key factum.AggregateID, next snapEntry, cache *snapCache, typ aggregate.Type, s *factum.EventStream) error {
-	if err := next.snap.Validate(); err != nil {
-		return err
-	}
-	named := typ.Named()
-	b.put(key, &pendingEntry{entry: next, cache: cache, stream: *s,
-		fn: factum.Function{Context: named.Context, Processor: Processor, Name: named.Aggregate}})
-	return nil
 }

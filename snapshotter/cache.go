@@ -21,11 +21,24 @@ type snapCache struct {
 	m     map[string]*snapEntry // by aggregate ID; pointers, so that putting one back does not allocate
 }
 
-// snapEntry is what the snapshotter keeps of one aggregate.
+// snapEntry is what the snapshotter keeps of one aggregate. Inside a
+// batch the same entry, checked out, is the aggregate's pending snapshot
+// (see batch), so that a batch allocates nothing for an aggregate the
+// cache holds.
 type snapEntry struct {
 	snap  snapshot.Snapshot // its AggregateID's tenant is set
 	typed aggregate.Typed
 	out   bool // checked out; guarded by the cache's mutex
+
+	// While pending in a batch: the cache of its type, which takes it
+	// back once saved, the last stream folded into it (for the failure
+	// record, should the store refuse it), whether its state is the
+	// executor's, and whether it was begun at version 1 without a look at
+	// the store.
+	cache     *snapCache
+	stream    *factum.EventStream
+	encoded   bool
+	unchecked bool
 }
 
 func newSnapCache(limit int) *snapCache {
@@ -48,6 +61,16 @@ func (c *snapCache) checkout(id factum.AggregateID) *snapEntry {
 	}
 	e.out = true
 	return e
+}
+
+// release forgets e, checked out, unless another entry took its place.
+func (c *snapCache) release(e *snapEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key := e.snap.AggregateID.ID; c.m[key] == e {
+		delete(c.m, key)
+	}
+	e.out = false
 }
 
 // drop forgets id's entry.

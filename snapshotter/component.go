@@ -33,7 +33,10 @@ const (
 	// SaveAuto saves per batch when the store has a batch fast path
 	// (BatchSaver or CheckpointBatchSaver: the SQL stores), where one
 	// transaction for many snapshots is cheaper than one each, and per
-	// stream otherwise (the in-memory store, whose saves cost a lock).
+	// stream otherwise. The in-memory store saves per stream: its save
+	// costs a lock, and a stream's SNAPSHOT signal then goes out as soon
+	// as its snapshot is saved, so that its caller's next command overlaps
+	// the rest of the batch instead of waiting for the batch's save.
 	SaveAuto SaveMode = iota
 	// SavePerStream saves each stream's snapshot as the stream is handled.
 	SavePerStream

@@ -10,8 +10,8 @@ import (
 
 // BatchSaver is a snapshot store's fast path for the snapshots of one
 // consumer batch: the SQL stores implement it. Without it the snapshotter
-// saves each snapshot with Save (the in-memory store, whose saves cost a
-// lock each, has no need of it). A store that wraps another by embedding
+// saves each snapshot with Save (the in-memory store has a batch save of
+// its own that only the snapshotter calls, under SavePerBatch). A store that wraps another by embedding
 // it and overrides Save must override or hide the fast paths too, which
 // the embedding would otherwise promote past its Save.
 type BatchSaver interface {

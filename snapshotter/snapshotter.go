@@ -49,6 +49,7 @@ type Snapshotter struct {
 	limit    int                 // bounds each type's cache; <= 0 keeps nothing
 	hints    *stateHints         // the processor's states; nil for none
 	encoded  encodedSaver        // store, when it saves the executor's states unchecked; nil otherwise
+	encBatch encodedBatchSaver   // store, when it saves batches of them unchecked; nil otherwise
 	forget   aggregate.Forgetter // the processor's state cache; nil for none
 
 	// caches holds a cache per aggregate type, made by executors and
@@ -79,6 +80,9 @@ func New(cfg Config) (*Snapshotter, error) {
 		if es, ok := cfg.Store.(encodedSaver); ok && built.Owns(cfg.Store, es) {
 			sn.encoded = es
 		}
+		if es, ok := cfg.Store.(encodedBatchSaver); ok && built.Owns(cfg.Store, es) {
+			sn.encBatch = es
+		}
 	}
 	return sn, nil
 }
@@ -91,6 +95,15 @@ func New(cfg Config) (*Snapshotter, error) {
 type encodedSaver interface {
 	built.StateSaver
 	SaveEncoded(ctx context.Context, s snapshot.Snapshot, _ built.EncodedState) (bool, error)
+}
+
+// encodedBatchSaver is a snapshot store whose batch save takes states
+// the executor encoded without checking that they are JSON
+// (snapshot.BatchFront's SaveBatchAtEncoded), on the terms of
+// encodedSaver.
+type encodedBatchSaver interface {
+	built.StateSaver
+	SaveBatchAtEncoded(ctx context.Context, snaps []snapshot.Snapshot, encoded []bool, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position, _ built.EncodedState) (saved []bool, checkpointed bool, err error)
 }
 
 // States returns the observer the aggregate executor reports the states
@@ -148,21 +161,20 @@ func (sn *Snapshotter) processors(types []aggregate.Type) ([]*event.Processor, e
 // advance brings the aggregate's snapshot to the stream's version. Inside
 // a batch (a batched consumer's function) it starts from the aggregate's
 // pending entry, if any, and leaves the result pending for the batch's
-// save; elsewhere it saves at once. An entry it checked out of the cache
-// goes back only when it is what the store holds; on any other outcome it
-// is dropped (its typed state may be half folded), and the next stream
-// starts from the store.
+// save, in the same entry; elsewhere it saves at once. An entry it checked
+// out of the cache goes back only when it is what the store holds (or,
+// pending, once the batch saved it); on any other outcome it is dropped
+// (its typed state may be half folded), and the next stream starts from
+// the store.
 func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) (err error) {
 	b := batchOf(ctx)
 	key := pendingKey(s.AggregateID)
-	var pe *pendingEntry
+	var pe *snapEntry // the aggregate's pending entry
 	if b != nil {
 		pe = b.take(key)
 	}
-	var prev *snapEntry
-	if pe != nil {
-		prev = &pe.entry
-	} else {
+	prev := pe
+	if prev == nil {
 		prev = cache.checkout(s.AggregateID)
 	}
 	kept := false
@@ -172,12 +184,27 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		case pe != nil:
 			// Still the batch's to save; its typed state may be half
 			// folded, so the next fold decodes.
-			pe.entry.typed = aggregate.Typed{}
+			pe.typed = aggregate.Typed{}
 			b.put(key, pe)
 		default:
 			cache.drop(s.AggregateID)
 		}
 	}()
+	if pe != nil && pe.unchecked {
+		// Begun at version 1 without a load (below) and continued in the
+		// same batch: the streams may be a replay from before the
+		// checkpoint, which must not save over what the store holds at
+		// their versions (an equal version repairs): check the store now.
+		loaded, err := sn.store.Load(ctx, s.AggregateID)
+		switch {
+		case errors.Is(err, factum.ErrNotFound):
+		case err != nil:
+			return err
+		case loaded.Version >= pe.snap.Version:
+			pe.snap, pe.typed, pe.encoded = loaded, aggregate.Typed{}, false
+		}
+		pe.unchecked = false
+	}
 	if prev == nil {
 		prev = &snapEntry{}
 	}
@@ -234,12 +261,24 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		}
 	}
 	if b != nil {
-		if err := b.fold(key, next, cache, typ, s); err != nil {
+		// Refused now, the stream fails alone; in the batch's save it
+		// would hold the batch back. A state of the executor's is JSON,
+		// which the batch's save need not check either (encBatch); the
+		// other fields it checks as Validate does.
+		if encoded && sn.encBatch != nil {
+			err = next.snap.ValidateFields()
+		} else {
+			err = next.snap.Validate()
+		}
+		if err != nil {
 			return err
 		}
-		if pe == nil {
-			cache.drop(s.AggregateID) // superseded by the pending entry
-		}
+		// The entry becomes the aggregate's pending one: checked out of
+		// the cache, it stays there checked out until the batch's save.
+		prev.snap, prev.typed = next.snap, next.typed
+		prev.cache, prev.stream, prev.encoded = cache, s, encoded
+		prev.unchecked = s.Version == 1
+		b.put(key, prev)
 		kept = true
 		return nil
 	}
