@@ -26,10 +26,9 @@ type EventStoreOptions struct {
 	// Appends arriving while every writer is busy wait and are coalesced
 	// into the next statements: fewer writers make bigger statements and
 	// fewer commits, which is what raises throughput where the database's
-	// CPU or commit flushes are the limit (on 2 cores, 1 and 2 writers
-	// append over twice as many streams per second at 32 concurrent
-	// appends as 8 writers do; see docs/performance.md). Raise it when the
-	// database is far away or has many cores. Each writer keeps a
+	// CPU or commit flushes are the limit (BenchmarkAppendWriters compares
+	// writer counts on a given machine). Raise it when the database is far
+	// away or has many cores. Each writer keeps a
 	// connection of its own, outside the pool's MaxConns, for the store's
 	// life.
 	Writers int
