@@ -156,48 +156,64 @@ func shutdownWithACommandHeld(t *testing.T, c drainCase, late bool) {
 // does not hold it, even while delivered and unacknowledged here: it stays
 // on the stream for the partition's next owner.
 func TestShutdownDoesNotWaitForACommandStoredAfterTheDrainBegan(t *testing.T) {
-	for _, c := range drainCases() {
-		t.Run(c.name, func(t *testing.T) {
-			var (
-				holdLater sync.Once
-				holding   atomic.Bool // from the drain on
-				hold      = make(chan struct{})
-				draining  = make(chan struct{})
-				n         *node
-				w         *world
-			)
-			b, n, w, probe := drainBus(t, c, &busHooks{
-				pulled: func(ctx context.Context) bool {
-					if !holding.Load() {
-						return true
-					}
-					holdLater.Do(func() { close(hold) })
-					<-ctx.Done() // held until the consumer stops
-					return false
-				},
-				draining: func() {
-					close(draining)
-					holding.Store(true)
-					storeCommand(t, n, w, "after-the-drain-began")
-					<-hold
-				},
-			})
-			first := storeCommand(t, n, w, "before-shutdown")
-			waitFor(t, 30*time.Second, "the first command to be processed", func() bool { return len(probe.processed()) == 1 && b.Idle() })
+	for _, before := range []bool{true, false} {
+		for _, c := range drainCases() {
+			name := c.name + "/a-command-before"
+			if !before {
+				name = c.name + "/an-empty-stream" // nothing stored: the drain waits for nothing
+			}
+			t.Run(name, func(t *testing.T) { testShutdownIgnoresLaterCommands(t, c, before) })
+		}
+	}
+}
 
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := b.Shutdown(ctx); err != nil {
-				t.Fatalf("Shutdown: %v", err)
+// testShutdownIgnoresLaterCommands stores a command while the drain runs
+// and holds it unacknowledged; Shutdown must return without it, having
+// processed only the command stored before it (when before).
+func testShutdownIgnoresLaterCommands(t *testing.T, c drainCase, before bool) {
+	t.Helper()
+	var (
+		holdLater sync.Once
+		holding   atomic.Bool // from the drain on
+		hold      = make(chan struct{})
+		draining  = make(chan struct{})
+		n         *node
+		w         *world
+	)
+	b, n, w, probe := drainBus(t, c, &busHooks{
+		pulled: func(ctx context.Context) bool {
+			if !holding.Load() {
+				return true
 			}
-			select {
-			case <-draining:
-			default:
-				t.Fatal("the drain did not begin")
-			}
-			if got := probe.processed(); fmt.Sprint(got) != fmt.Sprint([]string{first.ID}) {
-				t.Fatalf("processed %v, want only the command stored before the drain (%s)", got, first.ID)
-			}
-		})
+			holdLater.Do(func() { close(hold) })
+			<-ctx.Done() // held until the consumer stops
+			return false
+		},
+		draining: func() {
+			close(draining)
+			holding.Store(true)
+			storeCommand(t, n, w, "after-the-drain-began")
+			<-hold
+		},
+	})
+	var want []string
+	if before {
+		first := storeCommand(t, n, w, "before-shutdown")
+		want = append(want, first.ID)
+		waitFor(t, 30*time.Second, "the first command to be processed", func() bool { return len(probe.processed()) == 1 && b.Idle() })
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	select {
+	case <-draining:
+	default:
+		t.Fatal("the drain did not begin")
+	}
+	if got := probe.processed(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("processed %v, want only the command stored before the drain %v", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package nats
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -77,18 +76,29 @@ func (b *Bus) Shutdown(ctx context.Context) error {
 // until ctx ends. Commands other instances keep sending meanwhile do not
 // hold it: they stay on the stream for the next owner.
 func (b *Bus) drain(ctx context.Context) error {
-	ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
-	info, err := b.stream.Info(ictx)
-	cancel()
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	// The stream's last sequence bounds what the drain waits for; without
+	// it, commands other instances keep sending could hold it forever, so
+	// it is read again until it is known or ctx ends.
 	var last uint64
-	if err == nil {
-		last = info.State.LastSeq
+	for {
+		ictx, cancel := context.WithTimeout(ctx, b.cfg.PublishTimeout)
+		info, err := b.stream.Info(ictx)
+		cancel()
+		if err == nil {
+			last = info.State.LastSeq
+			break
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("nats: command bus: the command stream's state could not be read before the shutdown deadline (%v): %w", err, ctx.Err())
+		}
 	}
 	if b.hooks != nil && b.hooks.draining != nil {
 		b.hooks.draining()
 	}
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
 	for {
 		if b.quiet(ctx, last) {
 			return nil
@@ -106,8 +116,7 @@ func (b *Bus) drain(ctx context.Context) error {
 
 // quiet reports whether the lanes are empty and every running consumer
 // has processed every command of its partition up to stream sequence last
-// (every command, when last is 0: the stream's state was not read): none
-// of them is in a lane, and the server counts each delivered and
+// (none when last is 0: the stream was empty): none of them is in a lane, and the server counts each delivered and
 // acknowledged. A command the server delivered may still sit in the
 // client's buffer, in no lane and not yet in flight here, so what the
 // server has left to deliver is not enough; what it waits to see
@@ -118,9 +127,6 @@ func (b *Bus) drain(ctx context.Context) error {
 func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 	if b.busy.Load() != 0 {
 		return false
-	}
-	if last == 0 {
-		last = math.MaxUint64
 	}
 	b.mu.Lock()
 	pcs := make([]*partConsumer, 0, len(b.consumers))

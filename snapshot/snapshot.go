@@ -60,11 +60,11 @@ func (s *Snapshot) Validate() error {
 	return nil
 }
 
-// validateFields makes the checks of Validate but the state's JSON.
 // ValidateFields is Validate without the check that the state is JSON,
 // for a state whose encoder is known to make JSON (encoding/json's).
 func (s *Snapshot) ValidateFields() error { return s.validateFields() }
 
+// validateFields makes the checks of Validate but the state's JSON.
 func (s *Snapshot) validateFields() error {
 	if err := s.AggregateID.Validate(); err != nil {
 		return err

@@ -194,13 +194,14 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		// Begun at version 1 without a load (below) and continued in the
 		// same batch: the streams may be a replay from before the
 		// checkpoint, which must not save over what the store holds at
-		// their versions (an equal version repairs): check the store now.
+		// their versions (a stored equal version is repaired by the save,
+		// as a stream saved alone would be): check the store now.
 		loaded, err := sn.store.Load(ctx, s.AggregateID)
 		switch {
 		case errors.Is(err, factum.ErrNotFound):
 		case err != nil:
 			return err
-		case loaded.Version >= pe.snap.Version:
+		case loaded.Version > pe.snap.Version:
 			pe.snap, pe.typed, pe.encoded = loaded, aggregate.Typed{}, false
 		}
 		pe.unchecked = false

@@ -19,9 +19,10 @@
 // factum_<context>_streams, one row per stream. Writes are serial (one write
 // connection; one writer per file across processes), and concurrent appends
 // share one transaction, with the snapshot saves, checkpoints and prepare
-// keys written beside them: the DB commits every write of its stores that
-// arrives while another transaction is in flight together in the next one
-// (each write atomic on its own: when one fails, the transaction is rolled
+// keys written beside them: the DB commits those writes that arrive while
+// another transaction is in flight together in the next one, up to 128 a
+// transaction (the idempotency, lease and projection stores write in
+// transactions of their own; each write atomic on its own: when one fails, the transaction is rolled
 // back and each write is written again in a transaction of its own), so a busy database pays about one
 // fsync per round of writes rather than one per store. The global log is gap-free: positions are the
 // AUTOINCREMENT key, handed out inside write transactions that run one at a

@@ -79,10 +79,12 @@ func (s *EventStore) flush(batch []*esRequest) {
 	}
 	s.stats.Batches.Add(1)
 	for i, r := range live {
+		// A conflict may have been read from a row written earlier in
+		// the same, now rolled back, transaction (another append batch
+		// shares it), so after an error no outcome stands: every request
+		// fails, retryable, and is classified again when retried.
 		res := esResult{Outcome: eventstore.Failed, Err: err}
-		if err == nil || results.out[i].Outcome != eventstore.Appended && results.out[i].Outcome != eventstore.Failed {
-			// Conflicts were read under the write lock from committed
-			// rows: they stand even if the commit failed.
+		if err == nil {
 			res = results.out[i]
 		}
 		if res.Outcome == eventstore.Appended {

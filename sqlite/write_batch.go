@@ -50,8 +50,10 @@ type batchWrite struct {
 // There is no background goroutine: the first writer to arrive leads,
 // writing a batch of what is queued; when it is done it hands the lead to
 // the oldest waiting writer, whose goroutine writes the next batch. Nobody
-// leads for longer than one batch, so every caller returns once its own
-// write is committed.
+// leads for longer than one batch (with its one-write re-runs after a
+// failed write). A batch runs with the values of its first write's
+// context (a trace span, say), never with its cancellation: its statements
+// belong to every write in it.
 //
 // Cancellation: a write whose context ends while it is queued leaves the
 // queue and returns the context's error at once, never written; once its

@@ -66,11 +66,12 @@ func (o *typeObs) context(parent context.Context) context.Context {
 }
 
 // sameContext reports whether a and b are the same context. Contexts are
-// pointers as a rule; one of a type that cannot be compared (a struct
-// holding a map, say), or nil, is never the same, rather than a panic.
+// pointers as a rule, and pointers compare without a panic; a context of
+// any other kind is never the same: a struct type can be comparable and
+// still panic when compared (an interface field holding a map, say).
 func sameContext(a, b context.Context) bool {
 	t := reflect.TypeOf(a)
-	return t != nil && t.Comparable() && a == b
+	return t != nil && t.Kind() == reflect.Pointer && a == b
 }
 
 // cmdObs observes one command's processing inside a trace: it counts as

@@ -32,6 +32,8 @@ func TestTheTypesObserverContextFollowsItsParent(t *testing.T) {
 	a := context.WithValue(context.Background(), key{}, "a")
 	b := context.WithValue(context.Background(), key{}, "b")
 	odd := valueContext{Context: context.Background(), values: map[any]any{key{}: "odd"}}
+	// Comparable by type, but comparing it panics: its field holds odd.
+	wrapped := struct{ context.Context }{odd}
 	first := o.context(a)
 	for _, tc := range []struct {
 		name   string
@@ -44,6 +46,8 @@ func TestTheTypesObserverContextFollowsItsParent(t *testing.T) {
 		{"the first parent again", a, "a", false},
 		{"a parent that cannot be compared", odd, "odd", false},
 		{"it again", odd, "odd", false},
+		{"a comparable struct holding one that cannot be compared", wrapped, "odd", false},
+		{"that again", wrapped, "odd", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prev := o.last.Load()

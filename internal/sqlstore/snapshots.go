@@ -164,6 +164,9 @@ type snapshotSave struct {
 // save runs the upsert through ex and, when it changes no row, reads the
 // stored tenant to say why.
 func (s *Snapshots) save(ctx context.Context, ex Executor, op *snapshotSave, id factum.AggregateID, args []any) error {
+	// A batched write runs again, alone, when another write of its batch
+	// fails: the outcome is this run's.
+	*op = snapshotSave{}
 	n, err := ex.Exec(ctx, s.UpsertSQL, args...)
 	if err != nil || n > 0 {
 		op.saved = n > 0
