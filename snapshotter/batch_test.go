@@ -79,21 +79,11 @@ func TestASaveThatFailsHoldsTheCheckpointAndTheSignalsAndLosesNothing(t *testing
 			}
 			return c
 		})
-		waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
-		if err := eng.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		cs.mu.Lock()
-		calls, bad := cs.calls, early
-		cs.mu.Unlock()
-		if calls <= 3 || len(bad) > 0 {
-			t.Fatalf("%d save calls; checkpoint moved while saves failed: %v", calls, bad)
-		}
-		if len(w.bad) > 0 {
-			t.Fatalf("bad signals: %v", w.bad)
-		}
-		checkFinal(t, st, n, per)
-		checkCheckpointAtEnd(t, st)
+		checkRecovered(t, st, eng, w, n, per, func() (int, []string) {
+			cs.mu.Lock()
+			defer cs.mu.Unlock()
+			return cs.calls, early
+		})
 	})
 }
 

@@ -289,3 +289,24 @@ func checkCheckpointAtEnd(t *testing.T, st engine.Storage) {
 		t.Fatalf("snapshotter checkpoint %s, log ends at %s", pos, end)
 	}
 }
+
+// checkRecovered checks a run whose first three saves failed: once every
+// stream's SNAPSHOT signal is out and eng is shut down, the saves were
+// tried again (more than three calls, read by calls with what went out
+// early while they failed: nothing may have), every signal was right, and
+// every stream is saved with the checkpoint at the log's end.
+func checkRecovered(t *testing.T, st engine.Storage, eng *engine.Engine, w *watcher, n, per int, calls func() (int, []string)) {
+	t.Helper()
+	waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
+	if err := eng.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c, early := calls(); c <= 3 || len(early) > 0 {
+		t.Fatalf("%d save calls; while saves failed: %v", c, early)
+	}
+	if len(w.bad) > 0 {
+		t.Fatalf("bad signals: %v", w.bad)
+	}
+	checkFinal(t, st, n, per)
+	checkCheckpointAtEnd(t, st)
+}

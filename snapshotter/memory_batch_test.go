@@ -154,21 +154,11 @@ func TestAFailedMemoryBatchHoldsTheCheckpointAndTheSignals(t *testing.T) {
 		}
 		return errors.New("the disk is on fire")
 	})
-	waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
-	if err := eng.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	om.mu.Lock()
-	calls, bad := om.calls, early
-	om.mu.Unlock()
-	if calls <= 3 || len(bad) > 0 {
-		t.Fatalf("%d save calls; while saves failed: %v", calls, bad)
-	}
-	if len(w.bad) > 0 {
-		t.Fatalf("bad signals: %v", w.bad)
-	}
-	checkFinal(t, st, n, per)
-	checkCheckpointAtEnd(t, st)
+	checkRecovered(t, st, eng, w, n, per, func() (int, []string) {
+		om.mu.Lock()
+		defer om.mu.Unlock()
+		return om.calls, early
+	})
 }
 
 // Commands sent one after another to a live engine over the memory store
