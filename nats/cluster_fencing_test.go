@@ -94,6 +94,11 @@ func TestAPartitionChangesHandsOnlyAfterItsCommandsEnded(t *testing.T) {
 			waitFor(t, 60*time.Second, "b to process the aggregate's commands", func() bool {
 				return f.probe.times("next", "b") == 1
 			})
+			// The probe counts a command as it enters the handler, before
+			// its append: wait for the store before checking it.
+			waitFor(t, 30*time.Second, "the aggregate's two commands to be stored", func() bool {
+				return len(f.streamsOf(t, id)) >= 2
+			})
 			free()
 			f.probe.check(t)
 			f.checkStored(map[string][]string{id: {"blocker", "next"}})

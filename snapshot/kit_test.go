@@ -122,7 +122,7 @@ var brokenStores = map[string]struct {
 	caughtBy []string
 }{
 	"lower overwrites higher": {func() snapshot.Store { return newNaive(func(n *naive) { n.noGuard = true }) }, []string{"VersionGuard"}},
-	"guard read then write":   {func() snapshot.Store { return newNaive(func(n *naive) { n.racyGuard = true }) }, []string{"ConcurrentSavesKeepHighest", "ConcurrentAggregates"}},
+	"guard read then write":   {func() snapshot.Store { return newNaive(func(n *naive) { n.racyGuard = true }) }, []string{"ConcurrentSavesKeepHighest", "ConcurrentAggregates", "ConcurrentTenantsOneWins"}},
 	"no tenant check":         {func() snapshot.Store { return newNaive(func(n *naive) { n.noTenant = true }) }, []string{"TenantMismatch"}},
 	"sub-millisecond times":   {func() snapshot.Store { return newNaive(func(n *naive) { n.keepNanos = true }) }, []string{"RoundTrip"}},
 	"retains the state":       {func() snapshot.Store { return newNaive(func(n *naive) { n.retain = true }) }, []string{"StateNotRetained"}},
