@@ -111,16 +111,7 @@ func (w *world) nodeAt(t testing.TB, name, url string, replicas int, cfg BusConf
 func dial(t testing.TB, url string, opts ...natsgo.Option) (*natsgo.Conn, jetstream.JetStream) {
 	t.Helper()
 	opts = append([]natsgo.Option{natsgo.MaxReconnects(-1), natsgo.ReconnectWait(50 * time.Millisecond)}, opts...)
-	nc, err := natsgo.Connect(url, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
+	return servicetest.JetStream(t, url, opts...)
 }
 
 // waitFor polls cond until it holds, failing the test after d.

@@ -155,6 +155,23 @@ func NATSNamespace(t testing.TB) (url, namespace string) {
 	return url, namespace
 }
 
+// JetStream connects to the NATS server at url with opts and returns the
+// connection and its JetStream API; the connection is closed when the
+// test ends, and a failure to connect fails the test.
+func JetStream(t testing.TB, url string, opts ...natsgo.Option) (*natsgo.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := natsgo.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
 // deleteNamespace deletes the command stream and the lease bucket of
 // namespace; either may never have been made.
 func deleteNamespace(url, namespace string) error {

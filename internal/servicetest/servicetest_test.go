@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/factum-go/factum/internal/servicetest"
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -34,7 +33,7 @@ func TestNATSNamespaceIsDeletedAtTheEnd(t *testing.T) {
 		if _, other := servicetest.NATSNamespace(t); other == ns {
 			t.Fatalf("two namespaces are both %q", ns)
 		}
-		js := jetStream(t, url)
+		_, js := servicetest.JetStream(t, url)
 		ctx := context.Background()
 		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: strings.ToUpper(ns) + "_COMMANDS", Subjects: []string{ns + ".cmd.>"}}); err != nil {
 			t.Fatal(err)
@@ -43,7 +42,7 @@ func TestNATSNamespaceIsDeletedAtTheEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	js := jetStream(t, url)
+	_, js := servicetest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := js.Stream(ctx, strings.ToUpper(ns)+"_COMMANDS"); !errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -52,18 +51,4 @@ func TestNATSNamespaceIsDeletedAtTheEnd(t *testing.T) {
 	if _, err := js.KeyValue(ctx, ns+"_leases"); !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Errorf("the bucket after the test: %v", err)
 	}
-}
-
-func jetStream(t *testing.T, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := natsgo.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
 }
