@@ -47,21 +47,9 @@ func sqliteBackend() backend {
 			t.Fatal(err)
 		}
 		st, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{PollInterval: 20 * time.Millisecond})
-		if err != nil {
-			db.Close()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			st.Close()
-			db.Close()
-		})
-		return st
+		return kept(t, st, err, func() { _ = db.Close() })
 	}
-	return backend{
-		name:   "sqlite",
-		open:   func(t testing.TB) eventstore.Store { return open(t, true) },
-		reopen: func(t testing.TB) eventstore.Store { return open(t, false) },
-	}
+	return reopenable("sqlite", open)
 }
 
 // postgresBackend opens stores over one schema per test.
@@ -88,21 +76,38 @@ func postgresBackend() backend {
 			t.Fatal(err)
 		}
 		st, err := postgres.NewEventStore(ctx, db, "shop", postgres.EventStoreOptions{})
-		if err != nil {
-			db.Close()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			st.Close()
-			db.Close()
-		})
-		return st
+		return kept(t, st, err, db.Close)
 	}
+	return reopenable("postgres", open)
+}
+
+// reopenable is the backend whose open makes a fresh database for the
+// test and whose reopen opens the test's last one again.
+func reopenable(name string, open func(t testing.TB, fresh bool) eventstore.Store) backend {
 	return backend{
-		name:   "postgres",
+		name:   name,
 		open:   func(t testing.TB) eventstore.Store { return open(t, true) },
 		reopen: func(t testing.TB) eventstore.Store { return open(t, false) },
 	}
+}
+
+// kept returns the store opened over a database, closing both when the
+// test ends, or fails the test (closing the database) when opening
+// failed.
+func kept[S interface {
+	eventstore.Store
+	Close() error
+}](t testing.TB, st S, err error, closeDB func()) eventstore.Store {
+	t.Helper()
+	if err != nil {
+		closeDB()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = st.Close()
+		closeDB()
+	})
+	return st
 }
 
 // forEachBackend runs fn on memory and SQLite.

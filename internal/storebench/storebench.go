@@ -46,8 +46,8 @@ func ReportCPU(b *testing.B, start time.Duration) {
 	}
 }
 
-// Order is a snapshot of an order of a realistic size, the shape of
-// the memory store's benchmarks (snapshot/bench_test.go).
+// Order is a snapshot of an order of a realistic size: what every
+// snapshot store's benchmarks save (snapshot/bench_test.go for memory).
 func Order(i, version int) snapshot.Snapshot {
 	statuses := []string{"open", "paid", "shipped", "cancelled"}
 	customers := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace"}
