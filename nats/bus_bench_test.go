@@ -187,10 +187,13 @@ func todayEngine(b *testing.B, store eventstore.Store) *engine.Engine {
 // instances on the NATS bus, so that half of them cross to the owner. It
 // reports the round's commands/s, the p50 and p99 latencies of its
 // commands, the CPU per command and the event store's version conflicts
-// per round: zero means one writer, no retry storm. It runs on a memory
-// event store and on PostgreSQL (in a schema of its own; skipped unless
-// FACTUM_POSTGRES_URL is set). Run the cases in one run and compare
-// ratios: the machine is shared.
+// per round: zero means one writer, no retry storm. "paired" runs one
+// round on one instance and one on two per op, in turns, each fleet on a
+// store of its own, and reports both rates and two÷one: rounds side by
+// side see the same load, where separate cases see the load of their own
+// seconds. It runs on a memory event store and on PostgreSQL (in a
+// schema of its own; skipped unless FACTUM_POSTGRES_URL is set). Run the
+// cases in one run and compare ratios: the machine is shared.
 func BenchmarkContendedAggregate(b *testing.B) {
 	for _, backend := range []string{"memory", "postgresql"} {
 		b.Run(backend, func(b *testing.B) {
@@ -218,8 +221,88 @@ func BenchmarkContendedAggregate(b *testing.B) {
 					benchContended(b, f.store, es[0], es[1])
 				})
 			}
+			b.Run("paired", func(b *testing.B) {
+				var one, two [2]gatewayer
+				for i, k := range []int{1, 2} {
+					f := newFleet(b, benchWorld(b), LocalFirst)
+					f.store = &countingStore{Store: contendedStore(b, backend)}
+					f.noProbe = true
+					for j := range k {
+						two[j] = f.start(fmt.Sprintf("i%d", j))
+					}
+					f.balanced()
+					if i == 0 {
+						one = [2]gatewayer{two[0], two[0]}
+					}
+				}
+				benchPaired(b, one, two)
+			})
 		})
 	}
+}
+
+// benchPaired runs b.N pairs of contended rounds, one through one (one
+// instance: both of its gateways are that instance's) and one through two
+// (two instances), the first of each pair taking turns, and reports the
+// commands/s of each and their ratio, two÷one.
+func benchPaired(b *testing.B, one, two [2]gatewayer) {
+	var took [2]time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range 2 {
+			at := (i + k) % 2 // 0: one, 1: two
+			gw := one
+			if at == 1 {
+				gw = two
+			}
+			d, err := contendedRound(gw[0], gw[1], nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			took[at] += d
+		}
+	}
+	b.StopTimer()
+	cmds := float64(b.N * 2 * contendedPer)
+	b.ReportMetric(cmds/took[0].Seconds(), "one-cmd/s")
+	b.ReportMetric(cmds/took[1].Seconds(), "two-cmd/s")
+	b.ReportMetric(took[0].Seconds()/took[1].Seconds(), "two÷one")
+}
+
+// contendedPer is how many commands each gateway of a contended round
+// sends.
+const contendedPer = 200
+
+// contendedRound sends contendedPer concurrent commands through each of a
+// and c to one aggregate, each waiting for PROCESSED, and returns how long
+// the round took; with mu set, each command's latency is appended to lat.
+func contendedRound(a, c gatewayer, mu *sync.Mutex, lat *[]time.Duration) (time.Duration, error) {
+	id := factum.NamedAggregate{Context: "shop", Aggregate: "tally"}.WithID("hot")
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, e := range []gatewayer{a, c} {
+		for range contendedPer {
+			wg.Go(func() {
+				cmd := factum.NewCommand(id, addN{N: 1})
+				t0 := time.Now()
+				if _, err := e.Gateway().SendAndWait(context.Background(), cmd, command.Wait(factum.StageProcessed)); err != nil {
+					failed.Store(err)
+					return
+				}
+				if mu != nil {
+					d := time.Since(t0)
+					mu.Lock()
+					*lat = append(*lat, d)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	took := time.Since(start)
+	err, _ := failed.Load().(error)
+	return took, err
 }
 
 // contendedStore returns a fresh event store of the context shop on
@@ -248,12 +331,9 @@ func contendedStore(b *testing.B, backend string) eventstore.Store {
 	return store
 }
 
-// benchContended runs b.N rounds of 200 concurrent commands through each
-// of a and c on one aggregate.
+// benchContended runs b.N contended rounds through a and c.
 func benchContended(b *testing.B, store *countingStore, a, c gatewayer) {
-	const per = 200
-	id := factum.NamedAggregate{Context: "shop", Aggregate: "tally"}.WithID("hot")
-	lat := make([]time.Duration, 0, b.N*2*per)
+	lat := make([]time.Duration, 0, b.N*2*contendedPer)
 	var mu sync.Mutex
 	var failed atomic.Value
 	conflicts0 := store.conflicts.Load()
@@ -262,26 +342,12 @@ func benchContended(b *testing.B, store *countingStore, a, c gatewayer) {
 	cpu0 := cpuTime()
 	start := time.Now()
 	for range b.N {
-		var wg sync.WaitGroup
-		for _, e := range []gatewayer{a, c} {
-			for range per {
-				wg.Go(func() {
-					cmd := factum.NewCommand(id, addN{N: 1})
-					t0 := time.Now()
-					if _, err := e.Gateway().SendAndWait(context.Background(), cmd, command.Wait(factum.StageProcessed)); err != nil {
-						failed.Store(err)
-						return
-					}
-					d := time.Since(t0)
-					mu.Lock()
-					lat = append(lat, d)
-					mu.Unlock()
-				})
-			}
+		if _, err := contendedRound(a, c, &mu, &lat); err != nil {
+			failed.Store(err)
+			break
 		}
-		wg.Wait()
 	}
-	endTimed(b, start, cpu0, &failed, float64(b.N*2*per), "cpu-ns/cmd", lat)
+	endTimed(b, start, cpu0, &failed, float64(b.N*2*contendedPer), "cpu-ns/cmd", lat)
 	b.ReportMetric(float64(store.conflicts.Load()-conflicts0)/float64(b.N), "conflicts/op")
 }
 

@@ -94,8 +94,17 @@ func encodeCommand(prefix string, cmd *factum.Command, n int) (*natsgo.Msg, erro
 	if err != nil {
 		return nil, factum.Errorf(factum.CodeIllegalArgument, "nats: command %s does not encode: %w", cmd.ID, err)
 	}
-	vals := make([]string, 0, 7+len(traceHeaders))
-	h := make(natsgo.Header, 8+len(traceHeaders))
+	traced := 0
+	for _, t := range traceHeaders {
+		if cmd.Header[t.key] != "" {
+			traced++
+		}
+	}
+	// Sized exactly (the identities, the trace headers present, and the
+	// expected stream that store adds): a header of at most eight keys
+	// is a map of one group, half the allocation of a larger hint.
+	vals := make([]string, 0, 7+traced)
+	h := make(natsgo.Header, 8+traced)
 	set := func(k, v string) {
 		vals = append(vals, v)
 		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]

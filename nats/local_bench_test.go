@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 )
@@ -16,8 +17,10 @@ import (
 // the in-process dispatcher) with one instance on the NATS bus owning
 // every partition (LocalFirst): "all-local" with Signals as the engine's
 // sink, "all-local-serve" wired as factum serve wires it (Signals.Bus
-// around the bus, which stamps the origin header first). Both sides use
-// the default lanes. Run the cases in one run, several runs interleaved,
+// around the bus, which stamps the origin header first), timed once every
+// claim caught up with the stream (before that, a command of a claim whose
+// consumers are being made travels through JetStream). Both sides use the
+// default lanes. Run the cases in one run, several runs interleaved,
 // and compare the ratios of cmd/s and cpu-ns/op: the machine is shared.
 func BenchmarkAllLocal(b *testing.B) {
 	for _, clients := range []int{1, 16} {
@@ -49,12 +52,21 @@ func allLocalEngine(b *testing.B, serve bool) *engine.Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var nb engine.NewBus = n.newBus
+	var bus *Bus
+	var nb engine.NewBus = func(proc command.Executor, sink command.Sink) (engine.Bus, error) {
+		eb, err := n.newBus(proc, sink)
+		bus, _ = eb.(*Bus)
+		return eb, err
+	}
 	if serve {
 		nb = sig.Bus(nb)
 	}
 	b.Cleanup(func() { _ = sig.Close() }) // after the engine's shutdown
-	return startOwning(b, w, n, engine.Config{Store: eventstore.NewMemory(), Bus: nb, Signals: sig.Sink}, tallyType(w.context))
+	e := startOwning(b, w, n, engine.Config{Store: eventstore.NewMemory(), Bus: nb, Signals: sig.Sink}, tallyType(w.context))
+	// Timed from the steady state: until a claim's consumers are made,
+	// its partition's commands travel through JetStream (catching up).
+	waitFor(b, 30*time.Second, "the claims to catch up", func() bool { return settledBus(bus) })
+	return e
 }
 
 // startOwning starts an engine of cfg on node n and waits until n owns
