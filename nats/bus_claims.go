@@ -52,6 +52,12 @@ type partState struct {
 	// Cleared by a new claim, whose consumer delivers them before the
 	// claim admits commands here.
 	handed map[uint64]struct{}
+	// handedMax is the highest stream sequence a command of the partition
+	// was handed over at here, under any claim, never cleared: the drain
+	// (see quiet) waits for the handed subjects' consumer up to it, since a
+	// command accepted before the drain and handed over during it is
+	// stored beyond the stream's last sequence the drain read.
+	handedMax uint64
 	// stored counts the partition's other jobs in the lanes (delivered
 	// commands, LocalDurable's copies). While queued or stored is not
 	// zero when the claim ends, the claim's lease is held (hold, taken

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
 )
 
 // drainCase is one bus of the drain tests: a local mode on a server.
@@ -36,11 +37,23 @@ func drainCases() []drainCase {
 // node's connection is the bus's.
 func drainBus(t *testing.T, c drainCase, hooks *busHooks) (*Bus, *node, *world, *orderProbe) {
 	t.Helper()
-	w := c.world(t, 1, 30*time.Second)
-	n := w.node(t, "a", BusConfig{Local: c.local})
-	n.waitOwns(t, 1)
 	probe := &orderProbe{}
-	eb, err := n.newBus(probe, probe)
+	b, n, w := drainBusWith(t, c, BusConfig{}, hooks, probe)
+	return b, n, w, probe
+}
+
+// drainBusWith is drainBus with the bus configured by cfg (its Local set
+// from c) and processing with exec.
+func drainBusWith(t *testing.T, c drainCase, cfg BusConfig, hooks *busHooks, exec interface {
+	command.Executor
+	command.Sink
+}) (*Bus, *node, *world) {
+	t.Helper()
+	w := c.world(t, 1, 30*time.Second)
+	cfg.Local = c.local
+	n := w.node(t, "a", cfg)
+	n.waitOwns(t, 1)
+	eb, err := n.newBus(exec, exec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +62,7 @@ func drainBus(t *testing.T, c drainCase, hooks *busHooks) (*Bus, *node, *world, 
 	b.Start(context.Background())
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	waitFor(t, 30*time.Second, "the claim to catch up", func() bool { return b.claimOf(0) != 0 && settledBus(b) })
-	return b, n, w, probe
+	return b, n, w
 }
 
 // storeCommand stores a command for partition 0 on the stream, as another

@@ -60,7 +60,9 @@ func (b *Bus) publishHanded(ctx context.Context, cmd *factum.Command, n int, id 
 // command subject. The publish counts as a forward of the partition's
 // claim, so that a claim catching up waits for its delivery (see
 // caughtUp), and a command queued here later for its processing here (see
-// enter). It reports whether JetStream stored the command.
+// enter), and its stream sequence bounds what Shutdown's drain waits for
+// on the partition (see quiet). It reports whether JetStream stored the
+// command.
 func (b *Bus) handOver(j *job) bool {
 	st := &b.state[j.n]
 	st.mu.Lock()
@@ -75,6 +77,7 @@ func (b *Bus) handOver(j *job) bool {
 	st.fwdInflight--
 	if err == nil {
 		st.fwdSeq = max(st.fwdSeq, seq)
+		st.handedMax = max(st.handedMax, seq)
 		if st.handed == nil {
 			st.handed = map[uint64]struct{}{}
 		}

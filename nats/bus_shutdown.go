@@ -116,14 +116,19 @@ func (b *Bus) drain(ctx context.Context) error {
 
 // quiet reports whether the lanes are empty and every running consumer
 // has processed every command of its partition up to stream sequence last
-// (none when last is 0: the stream was empty): none of them is in a lane, and the server counts each delivered and
-// acknowledged. A command the server delivered may still sit in the
-// client's buffer, in no lane and not yet in flight here, so what the
-// server has left to deliver is not enough; what it waits to see
-// acknowledged is. Commands stored after last, which other instances may
-// keep sending, do not hold it: the acknowledgement floor passes last once
-// every command of the partition up to last is acknowledged, whatever
-// waits beyond it.
+// (none when last is 0: the stream was empty): none of them is in a lane,
+// and the server counts each delivered and acknowledged. A command the
+// server delivered may still sit in the client's buffer, in no lane and
+// not yet in flight here, so what the server has left to deliver is not
+// enough; what it waits to see acknowledged is. Commands stored after
+// last, which other instances may keep sending, do not hold it: the
+// acknowledgement floor passes last once every command of the partition
+// up to last is acknowledged, whatever waits beyond it. The commands this
+// instance handed over to the stream (see handOver) do, wherever they
+// were stored: a command accepted here before the drain may be handed
+// over during it, behind an earlier one of its partition, to be
+// processed here; the handed subjects' consumer is waited for up to the
+// highest of them.
 func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 	if b.busy.Load() != 0 {
 		return false
@@ -150,13 +155,23 @@ func (b *Bus) quiet(ctx context.Context, last uint64) bool {
 				return false
 			}
 		}
+		// Read after busy: a hand-over raises it before its job leaves
+		// the lanes.
+		handedUpTo := max(last, st.handedMax)
 		st.mu.Unlock()
 		conss, ok := pc.drained(b.cfg.Local)
 		if !ok {
 			return false // not made yet
 		}
+		pc.mu.Lock()
+		handed := pc.handed
+		pc.mu.Unlock()
 		for _, cons := range conss {
-			if !b.settledUpTo(ctx, cons, last) {
+			upTo := last
+			if handed != nil && cons == handed {
+				upTo = handedUpTo
+			}
+			if !b.settledUpTo(ctx, cons, upTo) {
 				return false
 			}
 		}
