@@ -46,7 +46,7 @@ func TestSaveEncodedNextContinuesTheStoredSnapshot(t *testing.T) {
 		{name: "lower version", stored: []snapshot.Snapshot{snap(4, "alice", first)}, save: snap(3, "bob", later),
 			based: true, wantVer: 4, wantFirst: "alice"},
 		{name: "another tenant's aggregate", stored: []snapshot.Snapshot{snap(1, "alice", first)},
-			save: func() snapshot.Snapshot { s := snap(2, "bob", later); s.AggregateID = other; return s }(),
+			save:  func() snapshot.Snapshot { s := snap(2, "bob", later); s.AggregateID = other; return s }(),
 			based: true, code: factum.CodeTenantMismatch, wantVer: 1, wantFirst: "alice"},
 		{name: "invalid snapshot", save: snap(0, "bob", later), code: factum.CodeIllegalArgument},
 	}
