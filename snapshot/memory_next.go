@@ -56,5 +56,6 @@ func (t *memoryType) saveNext(s Snapshot) (o Outcome, based bool) {
 		return Stale, true
 	}
 	s.FirstOperator, s.FirstEventTime = old.FirstOperator, old.FirstEventTime
-	return t.save(s), true
+	t.replace(i, old, s)
+	return Saved, true
 }
