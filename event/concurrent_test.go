@@ -159,3 +159,60 @@ func TestConcurrentConsumerDoesNotAdvancePastUnrecordedFailure(t *testing.T) {
 		t.Fatalf("the failing stream was handled %d times, want again once its failure could be recorded", vt.count[failing.ID])
 	}
 }
+
+// Batches after batches, some of one aggregate only (every lane but one
+// idle) and some spread over many, are each handled whole: a lane's work
+// from one batch never counts in the next, so every stream is handled
+// once, in order, and the checkpoint ends at the log's end.
+func TestConcurrentConsumerBatchesOfFewAndManyAggregates(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		layout []int // aggregates per run of 8 streams
+	}{
+		{"one aggregate, then many", []int{1, 1, 8, 8, 1, 8}},
+		{"many, then one aggregate", []int{8, 8, 1, 1, 8, 1}},
+		{"two aggregates", []int{2, 2, 2, 2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := eventstore.NewMemory()
+			cps := event.NewMemoryCheckpoints()
+			vt := newVersionTracker()
+			p := event.MustProcessor("shop", "lanes", factum.StageEventHandled,
+				event.OnStream("item_added", func(ctx context.Context, s *factum.EventStream) error {
+					vt.see(s, false)
+					return nil
+				}, nil))
+			con, err := event.NewConsumer(p, event.Config{Log: st, Checkpoints: cps, BatchSize: 8, Concurrency: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			versions := map[string]int{}
+			total := 0
+			var last *factum.EventStream
+			for r, n := range c.layout {
+				for i := range 8 {
+					id := fmt.Sprintf("r%d-a%d", r, i%n)
+					versions[id]++
+					last = appendStream(t, st, id, versions[id], "item_added")
+					total++
+				}
+			}
+			start(t, con)
+			waitFor(t, "every stream", func() bool { return vt.delivered() == total })
+			waitFor(t, "the checkpoint at the end", func() bool {
+				pos, _ := cps.Checkpoint(context.Background(), p.Name())
+				return pos == last.Position
+			})
+			vt.mu.Lock()
+			defer vt.mu.Unlock()
+			if len(vt.bad) > 0 {
+				t.Fatalf("out of order: %v", vt.bad)
+			}
+			for id, n := range vt.count {
+				if n != 1 {
+					t.Fatalf("stream %s handled %d times", id, n)
+				}
+			}
+		})
+	}
+}

@@ -259,6 +259,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 	}
 	defer release()
 	deadlines := &lanes[0]
+	var lw laneWork // a concurrent batch's, reused
 	failures := 0
 	// The consumer reads on from its last position, so it may share a read
 	// of the log's end with the other groups (see eventstore.Following).
@@ -297,7 +298,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			continue
 		}
 		if c.cfg.Concurrency > 1 && len(batch) >= 2*c.cfg.Concurrency {
-			done, err := c.handleConcurrently(ctx, work, lanes, batch)
+			done, err := c.handleConcurrently(ctx, work, lanes, &lw, batch)
 			if done > 0 {
 				ck.handled(done, time.Now())
 				pos = batch[done-1].Position

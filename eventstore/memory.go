@@ -47,10 +47,18 @@ const logChunk = 4096
 
 func (l *memoryLog) len() uint64 { return l.n }
 
-// at returns the stream with Position.Seq == seq (1-based).
-func (l *memoryLog) at(seq uint64) *factum.EventStream {
-	i := seq - 1
-	return l.chunks[i/logChunk][i%logChunk]
+// span appends to dst the pieces of the chunks that hold the streams with
+// Position.Seq in (from, to], to at most len(); the pieces stay valid
+// after the lock is released, as appends only write past them.
+func (l *memoryLog) span(from, to uint64, dst [][]*factum.EventStream) [][]*factum.EventStream {
+	for from < to {
+		c := l.chunks[from/logChunk]
+		i := from % logChunk
+		j := min(logChunk, i+(to-from))
+		dst = append(dst, c[i:j:j])
+		from += j - i
+	}
+	return dst
 }
 
 func (l *memoryLog) append(s *factum.EventStream) {
@@ -251,18 +259,30 @@ func (m *memoryBackend) ScanAggregateIDs(_ context.Context, named factum.NamedAg
 }
 
 // ReadLog implements Backend. The memory log commits in sequence order, so
-// Position.Tx is always zero.
+// Position.Tx is always zero. Under the log's lock it only takes the
+// pieces of the chunks that hold the streams; it copies the streams after
+// releasing it, so that a read of a whole page holds no append up (stored
+// streams never change, and a chunk's array never moves).
 func (m *memoryBackend) ReadLog(_ context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	m.logMu.RLock()
-	defer m.logMu.RUnlock()
 	start := after.Seq
-	if after.Tx > 0 || start >= m.log.len() {
+	if after.Tx > 0 {
 		return []factum.EventStream{}, nil
 	}
-	end := min(start+uint64(limit), m.log.len())
+	var buf [2][]*factum.EventStream // a page spans two chunks at most, unless limit exceeds one
+	m.logMu.RLock()
+	n := m.log.len()
+	if start >= n {
+		m.logMu.RUnlock()
+		return []factum.EventStream{}, nil
+	}
+	end := min(start+uint64(limit), n)
+	pieces := m.log.span(start, end, buf[:0])
+	m.logMu.RUnlock()
 	out := make([]factum.EventStream, 0, end-start)
-	for q := start + 1; q <= end; q++ {
-		out = append(out, *m.log.at(q))
+	for _, p := range pieces {
+		for _, s := range p {
+			out = append(out, *s)
+		}
 	}
 	return out, nil
 }

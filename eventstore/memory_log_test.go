@@ -122,3 +122,45 @@ func TestMemoryRefusedAppendLeavesStream(t *testing.T) {
 		t.Fatalf("refused append changed the stream: %+v", s)
 	}
 }
+
+// A read returns the streams after its position in order, whatever the
+// page's size and wherever it starts and ends among the log's chunks.
+func TestMemoryReadLogAcrossChunks(t *testing.T) {
+	ctx := context.Background()
+	st := eventstore.NewMemory()
+	named := factum.NamedAggregate{Context: "mem", Aggregate: "chunks"}
+	const total = 9000 // more than two chunks of 4,096
+	for i := range total {
+		if err := st.Append(ctx, memStream(named.WithID(fmt.Sprint("a", i)), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name         string
+		after, limit int
+		want         int
+	}{
+		{"all at once", 0, total + 10, total},
+		{"within a chunk", 10, 20, 20},
+		{"to a chunk's end", 4000, 96, 96},
+		{"across one boundary", 4090, 20, 20},
+		{"across two boundaries", 4000, 4300, 4300},
+		{"the log's tail", total - 5, 100, 5},
+		{"at the end", total, 10, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			page, err := st.ReadLog(ctx, factum.Position{Seq: uint64(c.after)}, c.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) != c.want {
+				t.Fatalf("%d streams, want %d", len(page), c.want)
+			}
+			for i, s := range page {
+				if want := uint64(c.after + i + 1); s.Position.Seq != want || s.AggregateID.ID != fmt.Sprint("a", want-1) {
+					t.Fatalf("stream %d at position %d of %s, want %d of a%d", i, s.Position.Seq, s.AggregateID.ID, want, want-1)
+				}
+			}
+		})
+	}
+}

@@ -216,13 +216,18 @@ func (t *memoryType) save(s Snapshot) Outcome {
 	if old.Version > s.Version {
 		return Stale
 	}
+	t.replace(i, old, s)
+	return Saved
+}
+
+// replace puts s in place of old, the i-th snapshot, with t write-locked.
+func (t *memoryType) replace(i int, old *Snapshot, s Snapshot) {
 	if t.docs[i] != nil {
 		t.docs[i] = nil
 		t.stale++
 	}
 	s.State = reuse(old.State, s.State)
 	*old = s
-	return Saved
 }
 
 // reuse returns a copy of state, written over buf, the replaced snapshot's

@@ -50,6 +50,7 @@ type Snapshotter struct {
 	hints    *stateHints         // the processor's states; nil for none
 	encoded  encodedSaver        // store, when it saves the executor's states unchecked; nil otherwise
 	encBatch encodedBatchSaver   // store, when it saves batches of them unchecked; nil otherwise
+	next     nextSaver           // store, when it saves them after whatever it holds; nil otherwise
 	forget   aggregate.Forgetter // the processor's state cache; nil for none
 
 	// caches holds a cache per aggregate type, made by executors and
@@ -83,6 +84,9 @@ func New(cfg Config) (*Snapshotter, error) {
 		if es, ok := cfg.Store.(encodedBatchSaver); ok && built.Owns(cfg.Store, es) {
 			sn.encBatch = es
 		}
+		if ns, ok := cfg.Store.(nextSaver); ok && built.Owns(cfg.Store, ns) {
+			sn.next = ns
+		}
 	}
 	return sn, nil
 }
@@ -104,6 +108,17 @@ type encodedSaver interface {
 type encodedBatchSaver interface {
 	built.StateSaver
 	SaveBatchAtEncoded(ctx context.Context, snaps []snapshot.Snapshot, encoded []bool, checkpoints event.CheckpointStore, group factum.Function, pos factum.Position, _ built.EncodedState) (saved []bool, checkpointed bool, err error)
+}
+
+// nextSaver is a snapshot store that saves a state the executor encoded
+// as the snapshot following whatever version it holds, taking the stored
+// snapshot's first fields (snapshot.Memory's SaveEncodedNext), on the
+// terms of encodedSaver. The snapshotter then saves an executor's state
+// without the cache's entry of the aggregate (a checkout and a keep, each
+// under the type's lock, per stream).
+type nextSaver interface {
+	built.StateSaver
+	SaveEncodedNext(ctx context.Context, s snapshot.Snapshot, _ built.EncodedState) (saved, based bool, err error)
 }
 
 // States returns the observer the aggregate executor reports the states
@@ -168,6 +183,11 @@ func (sn *Snapshotter) processors(types []aggregate.Type) ([]*event.Processor, e
 // the store.
 func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *snapCache, s *factum.EventStream) (err error) {
 	b := batchOf(ctx)
+	if b == nil && sn.next != nil {
+		if done, err := sn.advanceNext(ctx, s); done {
+			return err
+		}
+	}
 	key := pendingKey(s.AggregateID)
 	var pe *snapEntry // the aggregate's pending entry
 	if b != nil {
@@ -299,6 +319,29 @@ func (sn *Snapshotter) advance(ctx context.Context, typ aggregate.Type, cache *s
 		kept = true
 	} // else the store holds a newer one: load it next time
 	return nil
+}
+
+// advanceNext saves the state the executor reported for s, when there is
+// one, as the snapshot following the stored one (sn.next), which supplies
+// the first operator and time: the cache's entry, whose fields a save
+// would otherwise continue, is neither read nor updated. An entry left
+// there falls behind the store, which is harmless (see snapCache). It
+// reports false, having saved nothing, when there is no such state or
+// nothing stored to continue (s is not the aggregate's first stream), for
+// advance to carry on as without it.
+func (sn *Snapshotter) advanceNext(ctx context.Context, s *factum.EventStream) (bool, error) {
+	st, ok := sn.hints.take(s.AggregateID, s.Version)
+	if !ok || st.ID.TenantOrDefault() != s.AggregateID.TenantOrDefault() {
+		return false, nil
+	}
+	var none snapshot.Snapshot
+	_, based, err := sn.next.SaveEncodedNext(ctx, sn.snapshotOf(&none, st, s, s), built.EncodedState{})
+	if err != nil {
+		return true, err
+	}
+	// Not saved though based: the store holds this version or a later
+	// one already (a redelivery, or a repair).
+	return based, nil
 }
 
 // typedFolder is a fast path of aggregate.Type that aggregate.Definition

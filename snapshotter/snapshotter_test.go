@@ -67,5 +67,8 @@ func TestEncodedStatesOnlyThroughTheStoresOwnMethod(t *testing.T) {
 		if got := sn.encBatch != nil; got != c.unchecked {
 			t.Errorf("%s: saves batches of the executor's states by SaveBatchAtEncoded: %v, want %v", c.name, got, c.unchecked)
 		}
+		if got := sn.next != nil; got != c.unchecked {
+			t.Errorf("%s: saves the executor's states by SaveEncodedNext: %v, want %v", c.name, got, c.unchecked)
+		}
 	}
 }
