@@ -36,7 +36,7 @@ type DB struct {
 	reader *sql.DB
 	// batch commits the writes of every store of the database that
 	// arrive together in one transaction (write_batch.go).
-	batch    *writeBatcher
+	batch *writeBatcher
 	// readStmts and writeStmts keep the stores' statements prepared on
 	// each pool (dialect.go): parsing a statement costs SQLite about as
 	// much as running a point read. The reader's are prepared on first
