@@ -32,7 +32,7 @@ type CheckpointStore struct {
 	checkpointStore // the shared implementation
 	db              *DB
 	context         string
-	upsert          *sql.Stmt // prepared on the write connection
+	upsert          *sql.Stmt // prepared on the write connection, owned by db
 	now             func() time.Time
 }
 
@@ -41,23 +41,22 @@ type CheckpointStore struct {
 // "checkpoint:<context>", table factum_<context>_checkpoints) if they are
 // not applied yet.
 func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*CheckpointStore, error) {
-	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), db.writes(prepared))
+	core, err := sqlstore.NewCheckpoints(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), db.writes())
 	if err != nil {
 		return nil, err
 	}
-	s := &CheckpointStore{checkpointStore: core, db: db, context: boundedContext, now: time.Now}
-	if s.upsert, err = db.Writer().PrepareContext(ctx, core.Upsert); err != nil {
+	// Prepared on the DB's write connection for every transaction there,
+	// the snapshot saves' that carry a checkpoint included.
+	upsert, err := db.writeStmts.Prepare(ctx, core.Upsert)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint store %s: prepare save: %w", boundedContext, err)
 	}
-	prepared[core.Upsert] = s.upsert
-	return s, nil
+	return &CheckpointStore{checkpointStore: core, db: db, context: boundedContext, upsert: upsert, now: time.Now}, nil
 }
 
 // Context returns the bounded context whose consumers the store serves.
 func (s *CheckpointStore) Context() string { return s.context }
 
-// Close releases the store's prepared statement. It does not close the
-// DB. A store used after Close still works, preparing its statement on
-// every save.
-func (s *CheckpointStore) Close() error { return s.upsert.Close() }
+// Close does nothing: the store's prepared statement belongs to its DB,
+// which closes it. It is there for owners that close what they make.
+func (s *CheckpointStore) Close() error { return nil }

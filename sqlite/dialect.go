@@ -35,12 +35,14 @@ var dialect = sqlstore.Dialect{
 }
 
 // reads is the shared code's Executor over db's reader pool, nil for a
-// nil db.
+// nil db. Its statements are prepared on first use and kept (DB's
+// readStmts). Every call returns an equal Executor, which tells the shared
+// code that two stores are of one database.
 func (d *DB) reads() sqlstore.Executor {
 	if d == nil {
 		return nil
 	}
-	return sqlstore.StdDB(d.reader)
+	return sqlstore.StdDBCached(d.reader, d.readStmts)
 }
 
 // migrator is db as the shared set-up takes it, nil for a nil db.
@@ -52,14 +54,27 @@ func (d *DB) migrator() sqlstore.Migrator {
 }
 
 // writes runs fn in a write transaction of the DB's batcher, shared with
-// the writes queued with it; prepared are the statements prepared on the
-// write connection.
-func (d *DB) writes(prepared map[string]*sql.Stmt) sqlstore.WriteFunc {
+// the writes queued with it. A statement prepared on the write connection
+// by prepareWrites, by any store of the DB, runs prepared.
+func (d *DB) writes() sqlstore.WriteFunc {
 	return func(ctx context.Context, fn func(context.Context, sqlstore.Executor) error) error {
 		return d.batch.do(&batchWrite{ctx: ctx, apply: func(ctx context.Context, tx *sql.Tx) error {
-			return fn(ctx, sqlstore.StdTx(tx, prepared))
+			return fn(ctx, sqlstore.StdTxCached(tx, d.writeStmts))
 		}})
 	}
+}
+
+// prepareWrites prepares queries on the write connection for every
+// transaction of the DB (writes, projections). It is called when a store
+// is made, outside any transaction: inside one, the writer's only
+// connection is taken.
+func (d *DB) prepareWrites(ctx context.Context, queries ...string) error {
+	for _, q := range queries {
+		if _, err := d.writeStmts.Prepare(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // The shared implementations, embedded in the stores under names of their

@@ -29,7 +29,11 @@
 // time and commit in the order they took the write lock, so a reader's
 // snapshot always holds every stream up to its newest and nothing can appear
 // later below a position already read (Position.Tx is zero). WaitLog wakes at
-// once for this store's appends and polls for other processes'.
+// once for this store's appends and polls for other processes'. A read of
+// the log right after the store's own appends is answered from the rows it
+// committed last, as the table would answer it; other reads go to the
+// table. The stores' statements are prepared once per connection and kept
+// until the DB closes.
 //
 // Next to the events, NewSnapshotStore keeps every aggregate's latest
 // snapshot (factum_<context>_snapshots; version-guarded upserts, queries

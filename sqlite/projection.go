@@ -27,13 +27,13 @@ type ProjectionStore = sqlstore.Projections
 // not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
 	return sqlstore.OpenProjections(ctx, &dialect, db.migrator(), migrations, boundedContext, sqlstore.ProjectionsConfig{
-		Reader: sqlstore.StdDB(db.Reader()),
+		Reader: db.reads(),
 		Begin: func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
 			tx, err := db.Writer().BeginTx(ctx, nil)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			return sqlstore.StdTx(tx, nil), tx, func(_ context.Context, commit bool) error {
+			return sqlstore.StdTxCached(tx, db.writeStmts), tx, func(_ context.Context, commit bool) error {
 				if commit {
 					return tx.Commit()
 				}

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/factum-go/factum/event"
@@ -84,40 +82,28 @@ import (
 type SnapshotStore struct {
 	*snapshot.BatchFront // the checks, over the shared backend
 	core                 *sqlstore.Snapshots
-	upsert               *sql.Stmt // prepared on the write connection
-	tenant               *sql.Stmt
 }
 
 // NewSnapshotStore returns the snapshot store of boundedContext in db,
 // applying its schema migrations (component "snapshot:<context>", table
 // factum_<context>_snapshots) if they are not applied yet.
 func NewSnapshotStore(ctx context.Context, db *DB, boundedContext string) (*SnapshotStore, error) {
-	prepared := map[string]*sql.Stmt{}
-	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), db.writes(prepared),
+	core, err := sqlstore.NewSnapshots(ctx, &dialect, db.migrator(), migrations, boundedContext, db.reads(), db.writes(),
 		sqlstore.CheckpointsOf(func(c *CheckpointStore) event.CheckpointStore { return c.checkpointStore }))
 	if err != nil {
 		return nil, err
 	}
-	s := &SnapshotStore{BatchFront: core.Front, core: core}
 	// Prepared once on the single write connection, so that a save does
-	// not parse its statement again.
-	if s.upsert, err = db.Writer().PrepareContext(ctx, s.core.UpsertSQL); err != nil {
+	// not parse its statements again.
+	if err := db.prepareWrites(ctx, core.UpsertSQL, core.TenantSQL); err != nil {
 		return nil, fmt.Errorf("sqlite: snapshot store %s: prepare save: %w", boundedContext, err)
 	}
-	if s.tenant, err = db.Writer().PrepareContext(ctx, s.core.TenantSQL); err != nil {
-		s.upsert.Close()
-		return nil, fmt.Errorf("sqlite: snapshot store %s: prepare save: %w", boundedContext, err)
-	}
-	prepared[s.core.UpsertSQL], prepared[s.core.TenantSQL] = s.upsert, s.tenant
-	return s, nil
+	return &SnapshotStore{BatchFront: core.Front, core: core}, nil
 }
 
 // Context returns the bounded context the store serves.
 func (s *SnapshotStore) Context() string { return s.core.Context() }
 
-// Close releases the store's prepared statements. It does not close the
-// DB. A store used after Close still works, preparing its statements on
-// every save.
-func (s *SnapshotStore) Close() error {
-	return errors.Join(s.upsert.Close(), s.tenant.Close())
-}
+// Close does nothing: the store's prepared statements belong to its DB,
+// which closes them. It is there for owners that close what they make.
+func (s *SnapshotStore) Close() error { return nil }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"slices"
+	"sync"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
@@ -194,6 +196,18 @@ type Projections struct {
 
 	stateLoad, stateEnsure, stateSave string
 	markInsert, markDelete            string
+
+	// decoded is the last state document read per projection and its
+	// decoding: a runner reads its state every round, and the document
+	// rarely changes, so decoding it again would be most of the read.
+	decodedMu sync.Mutex
+	decoded   map[string]decodedState
+}
+
+// decodedState is a state document and what it decodes to.
+type decodedState struct {
+	doc   string
+	state projection.State
 }
 
 var _ projection.Store = (*Projections)(nil)
@@ -274,12 +288,42 @@ func (p *Projections) loadStateRow(ctx context.Context, ex Executor, q, name str
 	if err != nil {
 		return projection.State{}, false, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
 	}
+	if s, ok := p.decodedState(name, doc); ok {
+		return s, true, nil
+	}
 	var s projection.State
 	if err := json.Unmarshal([]byte(doc), &s); err != nil {
 		return projection.State{}, false, fmt.Errorf("%s: projection state of %s: %w", p.cps.d.Name, name, err)
 	}
 	s.Name = name
+	p.decodedMu.Lock()
+	if p.decoded == nil {
+		p.decoded = map[string]decodedState{}
+	}
+	p.decoded[name] = decodedState{doc: doc, state: cloneState(s)}
+	p.decodedMu.Unlock()
 	return s, true, nil
+}
+
+// decodedState returns the decoding of doc, the state document of
+// projection name, if it is the last one decoded.
+func (p *Projections) decodedState(name, doc string) (projection.State, bool) {
+	p.decodedMu.Lock()
+	defer p.decodedMu.Unlock()
+	d, ok := p.decoded[name]
+	if !ok || d.doc != doc {
+		return projection.State{}, false
+	}
+	return cloneState(d.state), true
+}
+
+// cloneState returns a copy of s sharing nothing with it: the caller may
+// change the builds' table lists.
+func cloneState(s projection.State) projection.State {
+	for _, b := range []*projection.Build{&s.Live, &s.Next, &s.Retired} {
+		b.Tables = slices.Clone(b.Tables)
+	}
+	return s
 }
 
 // Query implements projection.Store.

@@ -1,0 +1,132 @@
+package sqlite
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
+)
+
+// esRecentMax is how many of its latest committed rows an event store
+// keeps for the log's readers.
+const esRecentMax = 1024
+
+// esRecent holds the rows the store itself committed most recently, by
+// position, so that ReadLog answers a read at the log's end, right after
+// an append woke the consumers, from memory: each consumer group's read
+// of the few new streams otherwise starts a read transaction, reads the
+// pages the commit changed again and scans the rows back.
+//
+// A page from it is what the table holds, and as complete: it answers
+// only a run of consecutive positions starting right after the reader's.
+// Positions are handed out in commit order (see EventStore), so no stream
+// of another process, or of another store over the same table, can sit
+// inside such a run: it would have taken one of its positions. And it
+// answers a run shorter than the reader's limit only when the run reaches
+// the highest position the store had reported appended when the read
+// began: the page then holds every append through the store that returned
+// before the read, as a read of the table would, and what others appended
+// after the run is found by the next read, from the table, as a read that
+// began before them would miss it too. Otherwise the read goes to the
+// table.
+type esRecent struct {
+	mu   sync.Mutex
+	rows []esRecentRow // ascending by seq, at most esRecentMax
+}
+
+// esRecentRow is one committed row and its position.
+type esRecentRow struct {
+	seq int64
+	row sqlstore.EventRow
+}
+
+// add keeps committed rows; the caller adds them before it reports them
+// appended (raising lastSeq). Batches of one transaction may be added in
+// any order.
+func (r *esRecent) add(rows []esRecentRow) {
+	if len(rows) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range rows {
+		n := len(r.rows)
+		if n == 0 || r.rows[n-1].seq < x.seq {
+			r.rows = append(r.rows, x)
+			continue
+		}
+		i := sort.Search(n, func(i int) bool { return r.rows[i].seq >= x.seq })
+		if r.rows[i].seq == x.seq {
+			continue
+		}
+		r.rows = append(r.rows, esRecentRow{})
+		copy(r.rows[i+1:], r.rows[i:])
+		r.rows[i] = x
+	}
+	if drop := len(r.rows) - esRecentMax; drop > 0 {
+		// Copy to a fresh array now and then, so that the dropped rows
+		// are not held by the old one.
+		if cap(r.rows) > 4*esRecentMax {
+			r.rows = append([]esRecentRow(nil), r.rows[drop:]...)
+		} else {
+			r.rows = r.rows[drop:]
+		}
+	}
+}
+
+// rowsAfter returns up to limit held rows with consecutive positions
+// starting at after+1, if they answer the read (see esRecent): limit of
+// them, or a shorter run reaching last, the highest position reported
+// appended when the read began. ok is false when the read must go to the
+// table.
+func (r *esRecent) rowsAfter(after uint64, limit int, last uint64) (rows []esRecentRow, ok bool) {
+	if limit <= 0 || last <= after {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := sort.Search(len(r.rows), func(i int) bool { return uint64(r.rows[i].seq) > after })
+	if i == len(r.rows) || uint64(r.rows[i].seq) != after+1 {
+		return nil, false
+	}
+	j := i + 1
+	for j < len(r.rows) && j-i < limit && r.rows[j].seq == r.rows[j-1].seq+1 {
+		j++
+	}
+	if j-i < limit && uint64(r.rows[j-1].seq) < last {
+		return nil, false
+	}
+	return append([]esRecentRow(nil), r.rows[i:j]...), true
+}
+
+// decodeRecent decodes rows as a read of the table would return them.
+func decodeRecent(boundedContext string, rows []esRecentRow) ([]factum.EventStream, error) {
+	out := make([]factum.EventStream, 0, len(rows))
+	for i := range rows {
+		x := &rows[i]
+		sr := sqlstore.ScannedRow{
+			Seq:         x.seq,
+			Aggregate:   x.row.Aggregate,
+			AggregateID: x.row.AggregateID,
+			Tenant:      x.row.Tenant,
+			Version:     x.row.Version,
+			StreamID:    x.row.StreamID,
+			CommandID:   x.row.CommandID,
+			RequestID:   x.row.RequestID,
+			Owner:       x.row.Owner,
+			Events:      []byte(x.row.Events),
+			// Stored to the microsecond, read back in UTC.
+			CreateTime: sqlstore.FromMicros(x.row.CreateTime.UnixMicro()),
+		}
+		if x.row.Header != "" {
+			sr.Header = []byte(x.row.Header)
+		}
+		st, err := sqlstore.DecodeStream(&dialect, boundedContext, &sr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,162 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
+)
+
+// The held rows answer a read only with a run of consecutive positions
+// right after the reader's: limit of them, or a shorter run reaching the
+// highest position reported appended.
+func TestRecentRowsAnswer(t *testing.T) {
+	held := func(seqs ...int64) *esRecent {
+		r := &esRecent{}
+		for _, s := range seqs {
+			r.add([]esRecentRow{{seq: s}})
+		}
+		return r
+	}
+	seqs := func(rows []esRecentRow) []int64 {
+		var out []int64
+		for _, x := range rows {
+			out = append(out, x.seq)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name         string
+		r            *esRecent
+		after        uint64
+		limit        int
+		last         uint64
+		want         []int64
+		fromTheTable bool
+	}{
+		{"a run up to the last append", held(3, 4, 5), 3, 10, 5, []int64{4, 5}, false},
+		{"limit rows of a longer run", held(3, 4, 5, 6), 2, 2, 6, []int64{3, 4}, false},
+		{"nothing after the last append", held(3, 4, 5), 5, 10, 5, nil, true},
+		{"the next position is not held", held(3, 4, 5), 1, 10, 5, nil, true},
+		{"a gap before the last append", held(3, 4, 6), 2, 10, 6, nil, true},
+		{"a gap after limit rows", held(3, 4, 6), 2, 2, 6, []int64{3, 4}, false},
+		{"added out of order", held(5, 3, 4), 2, 10, 5, []int64{3, 4, 5}, false},
+		{"an append reported but not held yet", held(3, 4), 2, 10, 6, nil, true},
+		{"nothing held", held(), 0, 10, 3, nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows, ok := c.r.rowsAfter(c.after, c.limit, c.last)
+			if ok == c.fromTheTable {
+				t.Fatalf("answered from memory: %v, want %v", ok, !c.fromTheTable)
+			}
+			if got := seqs(rows); !slices.Equal(got, c.want) {
+				t.Errorf("positions %v, want %v", got, c.want)
+			}
+		})
+	}
+	r := &esRecent{}
+	for s := range int64(esRecentMax + 10) {
+		r.add([]esRecentRow{{seq: s + 1}})
+	}
+	if _, ok := r.rowsAfter(5, 1, esRecentMax+10); ok {
+		t.Error("a dropped row answered a read")
+	}
+	if rows, ok := r.rowsAfter(esRecentMax+8, 5, esRecentMax+10); !ok || len(rows) != 2 {
+		t.Errorf("the newest rows: %d, %v", len(rows), ok)
+	}
+}
+
+// Every read of the log answers what the table holds, exactly, while two
+// stores over the same table (as two processes would) append side by side
+// and readers read on from their positions with small pages; and reads at
+// the log's end are answered from memory.
+func TestReadLogAnswersWhatTheTableHolds(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t, Options{Synchronous: "NORMAL"})
+	a := newTestEventStore(t, db, "shop", EventStoreOptions{})
+	b := newTestEventStore(t, db, "shop", EventStoreOptions{})
+	table := func(after factum.Position, limit int) []factum.EventStream {
+		t.Helper()
+		page, err := a.reads.Query(ctx, a.q.readLog, sqlstore.SeqArg(after.Seq), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page
+	}
+
+	var appends sync.WaitGroup
+	for w, st := range []*EventStore{a, a, b} {
+		appends.Go(func() {
+			for i := range 40 {
+				id := esShopCart.WithID(fmt.Sprintf("cart-%d-%d", w, i%8))
+				if err := st.Append(ctx, sqlstoretest.Stream(id, i/8+1, factum.NewID())); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var readers sync.WaitGroup
+	done := make(chan struct{})
+	for _, limit := range []int{1, 3, 256} {
+		readers.Go(func() {
+			var pos factum.Position
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				page, err := (*esLog)(a).ReadLog(ctx, pos, limit)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(page) == 0 {
+					continue
+				}
+				// What the table holds at the page's positions, now.
+				if want := table(pos, len(page)); !reflect.DeepEqual(page, want) {
+					t.Errorf("after %v (limit %d): %d streams differing from the table's %d", pos, limit, len(page), len(want))
+					return
+				}
+				pos = page[len(page)-1].Position
+			}
+		})
+	}
+	appends.Wait()
+	close(done)
+	readers.Wait()
+	if a.recentReads.Load() == 0 {
+		t.Error("no read was answered from memory")
+	}
+	// The whole log, read on from the start in pages, is the table's. A
+	// page may stop short at the reading store's own last append, before
+	// the other store's later ones, as a read that began before those
+	// would: the next read finds them.
+	var pos factum.Position
+	n := 0
+	for {
+		page, err := (*esLog)(a).ReadLog(ctx, pos, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		if want := table(pos, len(page)); !reflect.DeepEqual(page, want) {
+			t.Fatalf("after %v: the page differs from the table's", pos)
+		}
+		n += len(page)
+		pos = page[len(page)-1].Position
+	}
+	if n != 120 {
+		t.Errorf("%d streams in the log, want 120", n)
+	}
+}

@@ -1,0 +1,136 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/factum-go/factum/internal/sqlstore"
+)
+
+// The DB's reads run through statements prepared once and kept: the same
+// statement again adds nothing to the cache, a new one adds one, up to
+// MaxCachedStmts; past the bound, and after Close, statements still run,
+// unprepared. The writer's cache prepares nothing on first use: its
+// statements are the stores' own, prepared when the store is made.
+func TestStatementCaches(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t, Options{})
+	if _, err := NewSnapshotStore(ctx, db, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewCheckpointStore(ctx, db, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	cps, err := NewCheckpointStore(ctx, db, "shop") // a second store of the context shares the statements
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The snapshot saves' transactions carry the checkpoint's upsert too:
+	// it runs prepared there, from the checkpoint store's preparation.
+	if db.writeStmts.Stmt(ctx, cps.checkpointStore.(*sqlstore.Checkpoints).Upsert) == nil {
+		t.Error("the checkpoint upsert is not prepared on the write connection")
+	}
+	writes := db.writeStmts.Len()
+	if writes != 3 {
+		t.Errorf("the writer holds %d statements, want 3 (snapshot upsert and tenant check, checkpoint upsert)", writes)
+	}
+
+	scalar := func(ex sqlstore.Executor, q string, arg int) int {
+		t.Helper()
+		var n int
+		if err := ex.QueryRow(ctx, q, arg).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	reads := db.reads()
+	base := db.readStmts.Len()
+	for range 3 {
+		if got := scalar(reads, "SELECT ?1 + 1", 41); got != 42 {
+			t.Fatalf("read %d, want 42", got)
+		}
+	}
+	if got := db.readStmts.Len(); got != base+1 {
+		t.Errorf("after one statement run three times the reader holds %d statements, want %d", got, base+1)
+	}
+	for i := db.readStmts.Len(); i < sqlstore.MaxCachedStmts+10; i++ {
+		if got := scalar(reads, fmt.Sprintf("SELECT ?1 + %d", i), 1); got != i+1 {
+			t.Fatalf("read %d, want %d", got, i+1)
+		}
+	}
+	if got := db.readStmts.Len(); got != sqlstore.MaxCachedStmts {
+		t.Errorf("the reader holds %d statements, want the bound %d", got, sqlstore.MaxCachedStmts)
+	}
+	if st := db.writeStmts.Stmt(ctx, "SELECT 1"); st != nil || db.writeStmts.Len() != writes {
+		t.Error("the writer's cache prepared a statement on first use")
+	}
+
+	if err := db.readStmts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := scalar(reads, "SELECT ?1 + 1", 1); got != 2 {
+		t.Errorf("after Close the read gives %d, want 2", got)
+	}
+	if _, err := db.readStmts.Prepare(ctx, "SELECT 2"); err == nil {
+		t.Error("Prepare after Close: no error")
+	}
+}
+
+// Concurrent first uses of the same statements keep one statement each,
+// and every read gets its own answer (run with -race).
+func TestStatementCacheConcurrentFirstUse(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t, Options{})
+	reads := db.reads()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				q := fmt.Sprintf("SELECT ?1 * %d", i%5)
+				var n int
+				if err := reads.QueryRow(ctx, q, g).Scan(&n); err != nil {
+					t.Error(err)
+					return
+				}
+				if n != g*(i%5) {
+					t.Errorf("%s with %d: %d", q, g, n)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := db.readStmts.Len(); got != 5 {
+		t.Errorf("the reader holds %d statements, want 5", got)
+	}
+}
+
+// The readers stay open between reads: none is closed as a surplus idle
+// connection when concurrent reads return them to the pool (a connection
+// opened again costs its pragmas, its prepared statements and its page
+// cache).
+func TestReadersStayOpen(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t, Options{MaxReaders: 4})
+	reads := db.reads()
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 50 {
+				rows, err := reads.Query(ctx, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) SELECT i FROM n")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for rows.Next() {
+				}
+				rows.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if s := db.Reader().Stats(); s.MaxIdleClosed > 0 {
+		t.Errorf("%d reader connections closed as surplus idle (%d opened)", s.MaxIdleClosed, s.OpenConnections)
+	}
+}
