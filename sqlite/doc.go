@@ -32,8 +32,11 @@
 // once for this store's appends and polls for other processes'. A read of
 // the log right after the store's own appends is answered from the rows it
 // committed last, as the table would answer it; other reads go to the
-// table. The stores' statements are prepared once per connection and kept
-// until the DB closes.
+// table. The snapshot and checkpoint stores' statements, and the reads of
+// the DB's readers, are prepared once per connection and kept until the DB
+// closes (translated snapshot queries, whose text is built per call, run
+// unprepared); the event store's own statements close with the event
+// store.
 //
 // Next to the events, NewSnapshotStore keeps every aggregate's latest
 // snapshot (factum_<context>_snapshots; version-guarded upserts, queries

@@ -8,9 +8,14 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
-// esRecentMax is how many of its latest committed rows an event store
-// keeps for the log's readers.
-const esRecentMax = 1024
+// esRecentMax and esRecentBytes bound the latest committed rows an event
+// store keeps for the log's readers: by count, and by the bytes of their
+// events and headers, so that large streams cost a bounded amount of
+// memory (a read the kept rows cannot answer goes to the table).
+const (
+	esRecentMax   = 1024
+	esRecentBytes = 8 << 20
+)
 
 // esRecent holds the rows the store itself committed most recently, by
 // position, so that ReadLog answers a read at the log's end, right after
@@ -31,8 +36,9 @@ const esRecentMax = 1024
 // began before them would miss it too. Otherwise the read goes to the
 // table.
 type esRecent struct {
-	mu   sync.Mutex
-	rows []esRecentRow // ascending by seq, at most esRecentMax
+	mu    sync.Mutex
+	rows  []esRecentRow // ascending by seq, at most esRecentMax
+	bytes int           // the rows' size, at most esRecentBytes
 }
 
 // esRecentRow is one committed row and its position.
@@ -40,6 +46,10 @@ type esRecentRow struct {
 	seq int64
 	row sqlstore.EventRow
 }
+
+// size is what the row counts against esRecentBytes: its events and
+// header, and a fixed share for the rest.
+func (x *esRecentRow) size() int { return len(x.row.Events) + len(x.row.Header) + 256 }
 
 // add keeps committed rows; the caller adds them before it reports them
 // appended (raising lastSeq). Batches of one transaction may be added in
@@ -54,6 +64,7 @@ func (r *esRecent) add(rows []esRecentRow) {
 		n := len(r.rows)
 		if n == 0 || r.rows[n-1].seq < x.seq {
 			r.rows = append(r.rows, x)
+			r.bytes += x.size()
 			continue
 		}
 		i := sort.Search(n, func(i int) bool { return r.rows[i].seq >= x.seq })
@@ -63,15 +74,24 @@ func (r *esRecent) add(rows []esRecentRow) {
 		r.rows = append(r.rows, esRecentRow{})
 		copy(r.rows[i+1:], r.rows[i:])
 		r.rows[i] = x
+		r.bytes += x.size()
 	}
-	if drop := len(r.rows) - esRecentMax; drop > 0 {
-		// Copy to a fresh array now and then, so that the dropped rows
-		// are not held by the old one.
-		if cap(r.rows) > 4*esRecentMax {
-			r.rows = append([]esRecentRow(nil), r.rows[drop:]...)
-		} else {
-			r.rows = r.rows[drop:]
-		}
+	drop := 0
+	for drop < len(r.rows) && (len(r.rows)-drop > esRecentMax || r.bytes > esRecentBytes) {
+		r.bytes -= r.rows[drop].size()
+		drop++
+	}
+	if drop == 0 {
+		return
+	}
+	// The dropped rows are cleared, so that the array does not hold their
+	// events, and the rows are copied to a fresh array now and then, so
+	// that the array does not grow without end.
+	clear(r.rows[:drop])
+	if cap(r.rows) > 4*esRecentMax {
+		r.rows = append([]esRecentRow(nil), r.rows[drop:]...)
+	} else {
+		r.rows = r.rows[drop:]
 	}
 }
 

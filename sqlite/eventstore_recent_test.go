@@ -72,6 +72,35 @@ func TestRecentRowsAnswer(t *testing.T) {
 	}
 }
 
+// Large rows are kept up to esRecentBytes: the oldest are dropped once
+// the rows' size passes it, and a row larger than the bound is not kept.
+func TestRecentRowsAreBoundedByBytes(t *testing.T) {
+	big := string(make([]byte, 1<<20)) // 1 MiB of events
+	r := &esRecent{}
+	for s := range int64(20) {
+		r.add([]esRecentRow{{seq: s + 1, row: sqlstore.EventRow{Events: big}}})
+		if r.bytes > esRecentBytes {
+			t.Fatalf("after %d rows the kept rows hold %d bytes, more than %d", s+1, r.bytes, esRecentBytes)
+		}
+	}
+	if n := len(r.rows); n == 0 || n > esRecentBytes>>20 {
+		t.Errorf("%d rows of 1 MiB kept, want 1 to %d", n, esRecentBytes>>20)
+	}
+	if _, ok := r.rowsAfter(19, 1, 20); !ok {
+		t.Error("the newest row does not answer a read")
+	}
+	if _, ok := r.rowsAfter(2, 1, 20); ok {
+		t.Error("a dropped row answered a read")
+	}
+	r.add([]esRecentRow{{seq: 21, row: sqlstore.EventRow{Events: string(make([]byte, esRecentBytes))}}})
+	if r.bytes > esRecentBytes {
+		t.Errorf("a row over the bound is kept: %d bytes", r.bytes)
+	}
+	if _, ok := r.rowsAfter(20, 1, 21); ok {
+		t.Error("a row over the bound answered a read")
+	}
+}
+
 // Every read of the log answers what the table holds, exactly, while two
 // stores over the same table (as two processes would) append side by side
 // and readers read on from their positions with small pages; and reads at

@@ -2,11 +2,15 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
 
+	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
+	"github.com/factum-go/factum/query"
+	"github.com/factum-go/factum/snapshot"
 )
 
 // The DB's reads run through statements prepared once and kept: the same
@@ -132,5 +136,41 @@ func TestReadersStayOpen(t *testing.T) {
 	wg.Wait()
 	if s := db.Reader().Stats(); s.MaxIdleClosed > 0 {
 		t.Errorf("%d reader connections closed as surplus idle (%d opened)", s.MaxIdleClosed, s.OpenConnections)
+	}
+}
+
+// Translated queries build their text per call: they run unprepared, so
+// that a service answering many query shapes does not fill the readers'
+// statement cache and leave the stores' fixed reads unprepared.
+func TestTranslatedQueriesAreNotCached(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t, Options{})
+	st, err := NewSnapshotStore(ctx, db, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	carts := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+	if _, err := st.Save(ctx, snapshot.Snapshot{AggregateID: carts.WithID("c1"), Version: 1, State: json.RawMessage(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := snapshot.NewQueryService(st, carts, query.Planner{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := db.readStmts.Len()
+	for i := range 20 {
+		vals := make([]any, i+1) // an IN list of another length: another text
+		for j := range vals {
+			vals[j] = j
+		}
+		if _, err := svc.List(ctx, query.Query{Condition: query.In("state.n", vals...), Limit: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Count(ctx, query.In("state.n", vals...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := db.readStmts.Len(); got != before {
+		t.Errorf("the readers' cache holds %d statements after 40 translated queries, %d before: translated queries were cached", got, before)
 	}
 }

@@ -38,6 +38,7 @@ type Snapshots struct {
 	context string
 	table   string
 	read    Executor
+	dynamic Executor // read, unprepared: for translated queries
 	write   WriteFunc
 	tr      *sqlquery.Translator
 
@@ -92,7 +93,7 @@ func newSnapshots(d *Dialect, boundedContext, table string, read Executor, write
 	p := d.Param
 	key := ` WHERE aggregate = ` + p(1) + ` AND aggregate_id = ` + p(2)
 	return &Snapshots{
-		d: d, context: boundedContext, table: table, read: read, write: write, tr: tr,
+		d: d, context: boundedContext, table: table, read: read, dynamic: Unprepared(read), write: write, tr: tr,
 		// The WHERE keeps a lower version from overwriting a higher one,
 		// lets an equal version repair, and never moves a snapshot to
 		// another tenant.
@@ -214,7 +215,7 @@ func (s *Snapshots) Load(ctx context.Context, id factum.AggregateID) (snapshot.S
 // Scan implements snapshot.Backend. The columns compare in byte order
 // (BINARY, COLLATE "C").
 func (s *Snapshots) Scan(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]snapshot.Snapshot, error) {
-	return s.query(ctx, "scan", named, sqlquery.Statement{SQL: s.scanSQL, Args: []any{named.Aggregate, afterID, limit}}, min(limit, 64))
+	return s.query(ctx, s.read, "scan", named, sqlquery.Statement{SQL: s.scanSQL, Args: []any{named.Aggregate, afterID, limit}}, min(limit, 64))
 }
 
 // scope restricts a statement to one aggregate type.
@@ -228,12 +229,13 @@ func (s *Snapshots) Find(ctx context.Context, named factum.NamedAggregate, plan 
 	if err != nil {
 		return nil, err
 	}
-	return s.query(ctx, "find", named, st, min(plan.Limit, 64))
+	return s.query(ctx, s.dynamic, "find", named, st, min(plan.Limit, 64))
 }
 
-// query runs a SELECT of SnapshotColumns; what names it in errors.
-func (s *Snapshots) query(ctx context.Context, what string, named factum.NamedAggregate, st sqlquery.Statement, capacity int) ([]snapshot.Snapshot, error) {
-	rows, err := s.read.Query(ctx, st.SQL, st.Args...)
+// query runs a SELECT of SnapshotColumns through ex; what names it in
+// errors.
+func (s *Snapshots) query(ctx context.Context, ex Executor, what string, named factum.NamedAggregate, st sqlquery.Statement, capacity int) ([]snapshot.Snapshot, error) {
+	rows, err := ex.Query(ctx, st.SQL, st.Args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s snapshots of %s: %w", s.d.Name, what, named, err)
 	}
@@ -264,7 +266,7 @@ func (s *Snapshots) Count(ctx context.Context, named factum.NamedAggregate, cond
 		return 0, err
 	}
 	var n int64
-	if err := s.read.QueryRow(ctx, st.SQL, st.Args...).Scan(&n); err != nil {
+	if err := s.dynamic.QueryRow(ctx, st.SQL, st.Args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("%s: count snapshots of %s: %w", s.d.Name, named, err)
 	}
 	return n, nil

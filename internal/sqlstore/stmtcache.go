@@ -138,6 +138,25 @@ type stdDBCached struct {
 	cache *StmtCache
 }
 
+// uncached is implemented by executors that keep statements prepared,
+// returning the same executor running every statement unprepared.
+type uncached interface {
+	uncached() Executor
+}
+
+func (e stdDBCached) uncached() Executor { return e.stdDB }
+
+// Unprepared returns e running every statement unprepared, or e itself
+// when it keeps no statements: for statements whose text is built per
+// call (translated queries), which would fill a statement cache with
+// texts that may never run again.
+func Unprepared(e Executor) Executor {
+	if u, ok := e.(uncached); ok {
+		return u.uncached()
+	}
+	return e
+}
+
 func (e stdDBCached) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	if st := e.cache.Stmt(ctx, query); st != nil {
 		return affected(st.ExecContext(ctx, args...))
