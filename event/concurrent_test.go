@@ -45,6 +45,28 @@ func (v *versionTracker) delivered() int {
 	return len(v.count)
 }
 
+// handledOnceInOrder waits until total streams were delivered and the
+// group's checkpoint reached last, then fails the test unless every
+// aggregate's streams came in version order, each once.
+func (v *versionTracker) handledOnceInOrder(t *testing.T, total int, cps *event.MemoryCheckpoints, group factum.Function, last factum.Position) {
+	t.Helper()
+	waitFor(t, "every stream", func() bool { return v.delivered() == total })
+	waitFor(t, "the checkpoint at the end", func() bool {
+		pos, _ := cps.Checkpoint(context.Background(), group)
+		return pos == last
+	})
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.bad) > 0 {
+		t.Fatalf("out of order: %v", v.bad)
+	}
+	for id, n := range v.count {
+		if n != 1 {
+			t.Fatalf("stream %s handled %d times", id, n)
+		}
+	}
+}
+
 // With Concurrency, streams of different aggregates are handled at once,
 // but each aggregate's in version order, each exactly once when nothing
 // fails, and the checkpoint ends at the log's end.
@@ -75,21 +97,7 @@ func TestConcurrentConsumerKeepsAggregateOrder(t *testing.T) {
 		}
 	}
 	start(t, c)
-	waitFor(t, "every stream", func() bool { return vt.delivered() == aggregates*versions })
-	waitFor(t, "the checkpoint at the end", func() bool {
-		pos, _ := cps.Checkpoint(context.Background(), p.Name())
-		return pos == last.Position
-	})
-	vt.mu.Lock()
-	defer vt.mu.Unlock()
-	if len(vt.bad) > 0 {
-		t.Fatalf("out of order: %v", vt.bad)
-	}
-	for id, n := range vt.count {
-		if n != 1 {
-			t.Fatalf("stream %s handled %d times", id, n)
-		}
-	}
+	vt.handledOnceInOrder(t, aggregates*versions, cps, p.Name(), last.Position)
 	if most.Load() < 2 {
 		t.Fatalf("at most %d streams were handled at once, want several", most.Load())
 	}
@@ -198,21 +206,7 @@ func TestConcurrentConsumerBatchesOfFewAndManyAggregates(t *testing.T) {
 				}
 			}
 			start(t, con)
-			waitFor(t, "every stream", func() bool { return vt.delivered() == total })
-			waitFor(t, "the checkpoint at the end", func() bool {
-				pos, _ := cps.Checkpoint(context.Background(), p.Name())
-				return pos == last.Position
-			})
-			vt.mu.Lock()
-			defer vt.mu.Unlock()
-			if len(vt.bad) > 0 {
-				t.Fatalf("out of order: %v", vt.bad)
-			}
-			for id, n := range vt.count {
-				if n != 1 {
-					t.Fatalf("stream %s handled %d times", id, n)
-				}
-			}
+			vt.handledOnceInOrder(t, total, cps, p.Name(), last.Position)
 		})
 	}
 }
