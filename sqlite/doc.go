@@ -30,13 +30,12 @@
 // snapshot always holds every stream up to its newest and nothing can appear
 // later below a position already read (Position.Tx is zero). WaitLog wakes at
 // once for this store's appends and polls for other processes'. A read of
-// the log right after the store's own appends is answered from the rows it
-// committed last, as the table would answer it; other reads go to the
-// table. The snapshot and checkpoint stores' statements, and the reads of
-// the DB's readers, are prepared once per connection and kept until the DB
-// closes (translated snapshot queries, whose text is built per call, run
-// unprepared); the event store's own statements close with the event
-// store.
+// the log whose whole page the store itself committed last is answered from
+// those rows, as the table would answer it; other reads go to the table.
+// The stores' reads and the snapshot and checkpoint stores' writes are
+// prepared once per connection and kept until the DB closes (translated
+// snapshot queries, whose text is built per call, run unprepared); the
+// event store's appends' statements close with the event store.
 //
 // Next to the events, NewSnapshotStore keeps every aggregate's latest
 // snapshot (factum_<context>_snapshots; version-guarded upserts, queries

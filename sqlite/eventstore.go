@@ -66,10 +66,6 @@ type EventStore struct {
 	insert   *sql.Stmt // prepared on the write connection
 	classify *sql.Stmt
 	q        esQueries
-	// readStmts are the consumers' and the processors' hot reads,
-	// prepared on the read pool: parsing them again on every call was
-	// a sixth of serve's CPU under load.
-	readStmts map[string]*sql.Stmt
 
 	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
@@ -119,13 +115,16 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		poll:    opts.PollInterval,
 	}
 	s.q = esBuildQueries(s.table)
-	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, nil, esScan)
-	if s.readStmts, err = sqlstore.PrepareAll(ctx, db.Reader(), s.q.readLog, s.q.logHasAfter,
-		s.reads.LoadSQL, s.reads.LookupSQL, s.reads.RequestExistsSQL); err != nil {
-		return nil, fmt.Errorf("sqlite: event store %s: prepare reads: %w", boundedContext, err)
+	// The consumers' and the processors' hot reads, prepared on the read
+	// pool now and kept by the DB (parsing them on every call was a sixth
+	// of serve's CPU under load), outside the bound of its lazily
+	// prepared statements.
+	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns, db.reads(), esScan)
+	for _, q := range []string{s.q.readLog, s.q.logHasAfter, s.reads.LoadSQL, s.reads.LookupSQL, s.reads.RequestExistsSQL} {
+		if _, err := db.readStmts.Prepare(ctx, q); err != nil {
+			return nil, fmt.Errorf("sqlite: event store %s: prepare reads: %w", boundedContext, err)
+		}
 	}
-	s.reads = sqlstore.NewEventReads(&dialect, boundedContext, s.table, sqlstore.EventColumns,
-		sqlstore.StdDBPrepared(db.Reader(), s.readStmts), esScan)
 	// Two batches in flight: while one is being written, the next queues
 	// in the DB's batcher beside the consumers' writes and joins their
 	// transaction, instead of waiting outside it for the first to finish
@@ -136,18 +135,15 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 			return nil
 		})
 	if s.insert, err = db.Writer().PrepareContext(ctx, esInsertSQL(s.table)); err != nil {
-		sqlstore.CloseAll(s.readStmts)
 		return nil, fmt.Errorf("sqlite: event store %s: prepare insert: %w", boundedContext, err)
 	}
 	if s.classify, err = db.Writer().PrepareContext(ctx, esClassifySQL(s.table)); err != nil {
 		s.insert.Close()
-		sqlstore.CloseAll(s.readStmts)
 		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
 	}
 	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends},
 		eventstore.Config{Context: boundedContext, Name: "sqlite"})
 	if err != nil {
-		sqlstore.CloseAll(s.readStmts)
 		return nil, errors.Join(err, s.insert.Close(), s.classify.Close())
 	}
 	return s, nil
@@ -161,12 +157,13 @@ func (s *EventStore) BuiltOwner() built.Owner { return built.OwnedBy(s) }
 func (s *EventStore) Context() string { return s.context }
 
 // Close stops accepting appends, finishes those already accepted and
-// releases the store's prepared statements. It does not close the DB.
+// releases the store's own write statements; its reads' statements belong
+// to the DB, which closes them. It does not close the DB.
 func (s *EventStore) Close() error {
 	if !s.appends.Close(nil) {
 		return nil
 	}
-	return errors.Join(s.insert.Close(), s.classify.Close(), sqlstore.CloseAll(s.readStmts))
+	return errors.Join(s.insert.Close(), s.classify.Close())
 }
 
 var _ eventstore.Store = (*EventStore)(nil)

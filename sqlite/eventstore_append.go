@@ -79,8 +79,7 @@ func (s *EventStore) flush(batch []*esRequest) {
 	}
 	s.stats.Batches.Add(1)
 	if err == nil {
-		// Kept for the log's readers before any of them is reported
-		// appended (lastSeq): see esRecent.
+		// Kept for the log's readers (see esRecent).
 		var kept []esRecentRow
 		for i, r := range live {
 			if res := results.out[i]; res.Outcome == eventstore.Appended {

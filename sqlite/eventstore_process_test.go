@@ -168,3 +168,36 @@ func TestEventStoreCancelWhileWaitingForTheLock(t *testing.T) {
 		t.Fatalf("append after the cancel: %v", err)
 	}
 }
+
+// A read of the log sees what another process committed after this
+// store's own latest appends, also when those appends alone would fill a
+// short page.
+func TestReadLogSeesAnotherProcessAfterOwnAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	ctx := context.Background()
+	var stores [2]*EventStore
+	for i := range stores {
+		db, err := Open(ctx, path, Options{Synchronous: "NORMAL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		stores[i] = newTestEventStore(t, db, "shop", EventStoreOptions{})
+	}
+	named := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+	for v := 1; v <= 3; v++ {
+		if err := stores[0].Append(ctx, testStream(named.WithID("mine"), v, fmt.Sprintf("r%d", v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stores[1].Append(ctx, testStream(named.WithID("theirs"), 1, "r1")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := stores[0].ReadLog(ctx, factum.Position{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("the log read holds %d streams, want 4: the other process's append is missing", len(got))
+	}
+}

@@ -22,14 +22,14 @@ func esBuildQueries(table string) esQueries {
 // ReadLog implements eventstore.Backend. Positions are the table's
 // AUTOINCREMENT key, handed out in commit order (see EventStore), so
 // reading in key order never skips a stream. A position with a non-zero Tx
-// (from another backend) sorts after every stream here. A read right
-// after the store's own latest appends is answered from the rows it
-// committed (esRecent), as the table would answer it.
+// (from another backend) sorts after every stream here. A read whose
+// whole page the store itself committed last is answered from those rows
+// (esRecent), as the table would answer it.
 func (s *esLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
 	if after.Tx > 0 {
 		return []factum.EventStream{}, nil
 	}
-	if rows, ok := s.recent.rowsAfter(after.Seq, limit, s.lastSeq.Load()); ok {
+	if rows, ok := s.recent.rowsAfter(after.Seq, limit); ok {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -48,7 +48,7 @@ func (s *esLog) WaitLog(ctx context.Context, after factum.Position, woken <-chan
 				return nil
 			}
 			var ok bool
-			err := s.readStmts[s.q.logHasAfter].QueryRowContext(ctx, sqlstore.SeqArg(after.Seq)).Scan(&ok)
+			err := s.db.reads().QueryRow(ctx, s.q.logHasAfter, sqlstore.SeqArg(after.Seq)).Scan(&ok)
 			if err != nil {
 				return sqlstore.LogError(ctx, &dialect, s.context, err)
 			}

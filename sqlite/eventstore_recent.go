@@ -18,22 +18,17 @@ const (
 )
 
 // esRecent holds the rows the store itself committed most recently, by
-// position, so that ReadLog answers a read at the log's end, right after
-// an append woke the consumers, from memory: each consumer group's read
-// of the few new streams otherwise starts a read transaction, reads the
-// pages the commit changed again and scans the rows back.
+// position, so that ReadLog answers a full page of them from memory: a
+// consumer catching up reads the streams it missed again from the table
+// otherwise, in a read transaction of its own per group.
 //
-// A page from it is what the table holds, and as complete: it answers
-// only a run of consecutive positions starting right after the reader's.
-// Positions are handed out in commit order (see EventStore), so no stream
-// of another process, or of another store over the same table, can sit
-// inside such a run: it would have taken one of its positions. And it
-// answers a run shorter than the reader's limit only when the run reaches
-// the highest position the store had reported appended when the read
-// began: the page then holds every append through the store that returned
-// before the read, as a read of the table would, and what others appended
-// after the run is found by the next read, from the table, as a read that
-// began before them would miss it too. Otherwise the read goes to the
+// A page from it is what the table holds: it answers only a run of limit
+// consecutive positions starting right after the reader's. Positions are
+// handed out in commit order (see EventStore), so no stream of another
+// process, or of another store over the same table, can sit inside such a
+// run: it would have taken one of its positions. A shorter run is not
+// enough: another process may have committed the positions after it,
+// which a read of the table would return, so such a read goes to the
 // table.
 type esRecent struct {
 	mu    sync.Mutex
@@ -51,8 +46,7 @@ type esRecentRow struct {
 // header, and a fixed share for the rest.
 func (x *esRecentRow) size() int { return len(x.row.Events) + len(x.row.Header) + 256 }
 
-// add keeps committed rows; the caller adds them before it reports them
-// appended (raising lastSeq). Batches of one transaction may be added in
+// add keeps committed rows. Batches of one transaction may be added in
 // any order.
 func (r *esRecent) add(rows []esRecentRow) {
 	if len(rows) == 0 {
@@ -95,13 +89,11 @@ func (r *esRecent) add(rows []esRecentRow) {
 	}
 }
 
-// rowsAfter returns up to limit held rows with consecutive positions
-// starting at after+1, if they answer the read (see esRecent): limit of
-// them, or a shorter run reaching last, the highest position reported
-// appended when the read began. ok is false when the read must go to the
-// table.
-func (r *esRecent) rowsAfter(after uint64, limit int, last uint64) (rows []esRecentRow, ok bool) {
-	if limit <= 0 || last <= after {
+// rowsAfter returns limit held rows with consecutive positions starting
+// at after+1, if it holds them (see esRecent); ok is false when the read
+// must go to the table.
+func (r *esRecent) rowsAfter(after uint64, limit int) (rows []esRecentRow, ok bool) {
+	if limit <= 0 {
 		return nil, false
 	}
 	r.mu.Lock()
@@ -114,7 +106,7 @@ func (r *esRecent) rowsAfter(after uint64, limit int, last uint64) (rows []esRec
 	for j < len(r.rows) && j-i < limit && r.rows[j].seq == r.rows[j-1].seq+1 {
 		j++
 	}
-	if j-i < limit && uint64(r.rows[j-1].seq) < last {
+	if j-i < limit {
 		return nil, false
 	}
 	return append([]esRecentRow(nil), r.rows[i:j]...), true

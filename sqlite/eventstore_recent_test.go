@@ -13,9 +13,8 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 )
 
-// The held rows answer a read only with a run of consecutive positions
-// right after the reader's: limit of them, or a shorter run reaching the
-// highest position reported appended.
+// The held rows answer a read only with a full page of consecutive
+// positions right after the reader's.
 func TestRecentRowsAnswer(t *testing.T) {
 	held := func(seqs ...int64) *esRecent {
 		r := &esRecent{}
@@ -36,22 +35,21 @@ func TestRecentRowsAnswer(t *testing.T) {
 		r            *esRecent
 		after        uint64
 		limit        int
-		last         uint64
 		want         []int64
 		fromTheTable bool
 	}{
-		{"a run up to the last append", held(3, 4, 5), 3, 10, 5, []int64{4, 5}, false},
-		{"limit rows of a longer run", held(3, 4, 5, 6), 2, 2, 6, []int64{3, 4}, false},
-		{"nothing after the last append", held(3, 4, 5), 5, 10, 5, nil, true},
-		{"the next position is not held", held(3, 4, 5), 1, 10, 5, nil, true},
-		{"a gap before the last append", held(3, 4, 6), 2, 10, 6, nil, true},
-		{"a gap after limit rows", held(3, 4, 6), 2, 2, 6, []int64{3, 4}, false},
-		{"added out of order", held(5, 3, 4), 2, 10, 5, []int64{3, 4, 5}, false},
-		{"an append reported but not held yet", held(3, 4), 2, 10, 6, nil, true},
-		{"nothing held", held(), 0, 10, 3, nil, true},
+		{"a full page", held(3, 4, 5), 2, 3, []int64{3, 4, 5}, false},
+		{"limit rows of a longer run", held(3, 4, 5, 6), 2, 2, []int64{3, 4}, false},
+		{"a run shorter than the page: another process may have appended after it", held(3, 4, 5), 3, 10, nil, true},
+		{"nothing held after the position", held(3, 4, 5), 5, 10, nil, true},
+		{"the next position is not held", held(3, 4, 5), 1, 2, nil, true},
+		{"a gap inside the page", held(3, 4, 6), 2, 3, nil, true},
+		{"a gap after limit rows", held(3, 4, 6), 2, 2, []int64{3, 4}, false},
+		{"added out of order", held(5, 3, 4), 2, 3, []int64{3, 4, 5}, false},
+		{"nothing held", held(), 0, 10, nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rows, ok := c.r.rowsAfter(c.after, c.limit, c.last)
+			rows, ok := c.r.rowsAfter(c.after, c.limit)
 			if ok == c.fromTheTable {
 				t.Fatalf("answered from memory: %v, want %v", ok, !c.fromTheTable)
 			}
@@ -64,10 +62,10 @@ func TestRecentRowsAnswer(t *testing.T) {
 	for s := range int64(esRecentMax + 10) {
 		r.add([]esRecentRow{{seq: s + 1}})
 	}
-	if _, ok := r.rowsAfter(5, 1, esRecentMax+10); ok {
+	if _, ok := r.rowsAfter(5, 1); ok {
 		t.Error("a dropped row answered a read")
 	}
-	if rows, ok := r.rowsAfter(esRecentMax+8, 5, esRecentMax+10); !ok || len(rows) != 2 {
+	if rows, ok := r.rowsAfter(esRecentMax+8, 2); !ok || len(rows) != 2 {
 		t.Errorf("the newest rows: %d, %v", len(rows), ok)
 	}
 }
@@ -86,17 +84,17 @@ func TestRecentRowsAreBoundedByBytes(t *testing.T) {
 	if n := len(r.rows); n == 0 || n > esRecentBytes>>20 {
 		t.Errorf("%d rows of 1 MiB kept, want 1 to %d", n, esRecentBytes>>20)
 	}
-	if _, ok := r.rowsAfter(19, 1, 20); !ok {
+	if _, ok := r.rowsAfter(19, 1); !ok {
 		t.Error("the newest row does not answer a read")
 	}
-	if _, ok := r.rowsAfter(2, 1, 20); ok {
+	if _, ok := r.rowsAfter(2, 1); ok {
 		t.Error("a dropped row answered a read")
 	}
 	r.add([]esRecentRow{{seq: 21, row: sqlstore.EventRow{Events: string(make([]byte, esRecentBytes))}}})
 	if r.bytes > esRecentBytes {
 		t.Errorf("a row over the bound is kept: %d bytes", r.bytes)
 	}
-	if _, ok := r.rowsAfter(20, 1, 21); ok {
+	if _, ok := r.rowsAfter(20, 1); ok {
 		t.Error("a row over the bound answered a read")
 	}
 }
@@ -104,7 +102,7 @@ func TestRecentRowsAreBoundedByBytes(t *testing.T) {
 // Every read of the log answers what the table holds, exactly, while two
 // stores over the same table (as two processes would) append side by side
 // and readers read on from their positions with small pages; and reads at
-// the log's end are answered from memory.
+// full pages of the store's own latest rows are answered from memory.
 func TestReadLogAnswersWhatTheTableHolds(t *testing.T) {
 	ctx := context.Background()
 	db := newTestDB(t, Options{Synchronous: "NORMAL"})
