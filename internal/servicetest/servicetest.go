@@ -131,11 +131,15 @@ func RedisURL(t testing.TB) string {
 	return raw
 }
 
-// NATSURL returns FACTUM_NATS_URL (nats://host:port).
+// NATSURL returns FACTUM_NATS_URL (nats://host:port), after making sure
+// the server holds AnchorStream.
 func NATSURL(t testing.TB) string {
 	t.Helper()
 	raw := lookup(t, NATSEnv)
 	reachable(t, NATSEnv, hostPort(t, NATSEnv, raw, "4222"))
+	if err := anchor(raw); err != nil {
+		t.Fatal(err)
+	}
 	return raw
 }
 

@@ -52,3 +52,21 @@ func TestNATSNamespaceIsDeletedAtTheEnd(t *testing.T) {
 		t.Errorf("the bucket after the test: %v", err)
 	}
 }
+
+// TestNATSURLKeepsTheAnchorStream checks that the shared server holds a
+// file stream no test deletes, so that deleting a test's last stream
+// never removes the account's stream directory under another test's
+// creation.
+func TestNATSURLKeepsTheAnchorStream(t *testing.T) {
+	url := servicetest.NATSURL(t)
+	_, js := servicetest.JetStream(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, servicetest.AnchorStream)
+	if err != nil {
+		t.Fatalf("the anchor stream: %v", err)
+	}
+	if got := s.CachedInfo().Config.Storage; got != jetstream.FileStorage {
+		t.Fatalf("the anchor stream's storage is %v, want file", got)
+	}
+}
