@@ -315,8 +315,10 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 		// A page shorter than BatchSize (an empty one too), handled whole,
 		// reached the log's end when it was read: the consumer waits from
 		// there rather than read an empty page first, as WaitLog returns at
-		// once for a stream appended since. After a full page more may
-		// follow, and a drain ends only on an empty read.
+		// once for a stream the store appended since (another process's
+		// ends the wait as the store learns of it, as after an empty
+		// page). After a full page more may follow, and a drain ends only
+		// on an empty read.
 		if !whole || len(batch) >= c.cfg.BatchSize || len(batch) > 0 && c.drain.Err() != nil {
 			if ck.due(pos, time.Now()) {
 				save()

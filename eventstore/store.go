@@ -56,11 +56,13 @@ type Store interface {
 	ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error)
 
 	// WaitLog blocks until the log may hold a stream after position after,
-	// or ctx ends (returning ctx's error). It returns at once when the log
-	// holds a stream after the position that ReadLog would return, one
-	// appended before the call too, so a reader may wait after any read,
-	// a page shorter than its limit included, without reading the log's
-	// end again first. It may return early; readers call ReadLog in a
-	// loop. It wakes at once for appends made through this Store value.
+	// or ctx ends (returning ctx's error). It may return early; readers
+	// call ReadLog in a loop. It wakes at once for appends made through
+	// this Store value, and returns at once when such an append, made
+	// before the call, put a stream after the position that ReadLog
+	// would return: a reader may wait after any read, a page shorter than
+	// its limit included, without reading the log's end again first.
+	// Streams other processes append end the wait as the store learns of
+	// them (a notification, or a look at the log every poll interval).
 	WaitLog(ctx context.Context, after factum.Position) error
 }
