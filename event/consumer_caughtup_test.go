@@ -2,6 +2,7 @@ package event_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -129,4 +130,68 @@ func TestConsumerReadsOnAfterShortPagesOfALongLog(t *testing.T) {
 	}
 	start(t, c)
 	waitFor(t, "every stream handled", func() bool { return handled.Load() == streams })
+}
+
+// Consumer groups keeping up with concurrent appends, over a front end
+// whose readers share reads of the log's end and waits at one position (a
+// database's: its followers may take a shared read that began before an
+// append), each handle every stream once, in log order, without a poll:
+// every wait after a short page finds what came since.
+func TestConsumersKeepingUpMissNothing(t *testing.T) {
+	const groups, writers, perWriter = 4, 4, 60
+	mem := eventstore.NewMemory().Backend()
+	st, err := eventstore.New(&countingBackend{Backend: mem, waiter: mem.(eventstore.LogWaiter)}, eventstore.Config{PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := make([][]factum.Position, groups)
+	for g := range groups {
+		p := event.MustProcessor("shop", fmt.Sprint("keeping_up_", g), factum.StageProjected,
+			event.On(func(ctx context.Context, m event.Message, e ItemAdded) error {
+				mu.Lock()
+				seen[g] = append(seen[g], m.Stream.Position)
+				mu.Unlock()
+				return nil
+			}))
+		c, err := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(), PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start(t, c)
+	}
+	var writing sync.WaitGroup
+	for w := range writers {
+		writing.Go(func() {
+			for v := 1; v <= perWriter; v++ {
+				appendStream(t, st, fmt.Sprint("writer-", w), v, "item_added")
+				if v%(w+2) == 0 {
+					time.Sleep(time.Duration(v%3) * 100 * time.Microsecond)
+				}
+			}
+		})
+	}
+	writing.Wait()
+	waitFor(t, "every group at every stream", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range seen {
+			if len(s) < writers*perWriter {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for g, s := range seen {
+		if len(s) != writers*perWriter {
+			t.Fatalf("group %d handled %d streams, want %d", g, len(s), writers*perWriter)
+		}
+		for i := 1; i < len(s); i++ {
+			if !s[i-1].Less(s[i]) {
+				t.Fatalf("group %d handled %s after %s", g, s[i], s[i-1])
+			}
+		}
+	}
 }
