@@ -276,27 +276,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			sleep(ctx, backoff(c.cfg.Backoff, failures))
 			continue
 		}
-		if len(batch) == 0 {
-			wait := c.cfg.PollInterval
-			if c.drain.Err() != nil || ck.due(pos, time.Now()) {
-				save()
-			} else if left, dirty := ck.left(pos, time.Now()); dirty {
-				wait = min(wait, left) // then save, if nothing came
-			}
-			if c.drain.Err() != nil {
-				return nil
-			}
-			if idle == nil {
-				idle = newIdleWait(ctx, c.drain)
-				defer idle.close()
-			}
-			if idle.wait(c.cfg.Log, pos, wait) {
-				// Nothing came for a while: end the contexts the
-				// functions were given.
-				release()
-			}
-			continue
-		}
+		whole := true // every stream of batch handled
 		if c.cfg.Concurrency > 1 && len(batch) >= 2*c.cfg.Concurrency {
 			done, err := c.handleConcurrently(ctx, work, lanes, &lw, batch)
 			if done > 0 {
@@ -304,6 +284,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 				pos = batch[done-1].Position
 			}
 			if err != nil {
+				whole = false
 				failures++
 				c.cfg.Logger.Error("event: record failure", "group", group.String(), "stream", batch[done].ID, "err", err)
 				sleep(ctx, backoff(c.cfg.Backoff, failures))
@@ -312,29 +293,55 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 			} else {
 				failures = 0
 			}
+		} else {
+			for i := range batch {
+				if ctx.Err() != nil || !fence.valid() {
+					return nil
+				}
+				if err := c.handle(work, deadlines, &batch[i]); err != nil {
+					// The failure could not be recorded: deliver the stream
+					// again rather than lose it.
+					whole = false
+					failures++
+					c.cfg.Logger.Error("event: record failure", "group", group.String(), "stream", batch[i].ID, "err", err)
+					sleep(ctx, backoff(c.cfg.Backoff, failures))
+					break
+				}
+				failures = 0
+				ck.handled(1, time.Now())
+				pos = batch[i].Position
+			}
+		}
+		// A page shorter than BatchSize (an empty one too), handled whole,
+		// reached the log's end when it was read: the consumer waits from
+		// there rather than read an empty page first, as WaitLog returns at
+		// once for a stream the store appended since (another process's
+		// ends the wait as the store learns of it, as after an empty
+		// page). After a full page more may follow, and a drain ends only
+		// on an empty read.
+		if !whole || len(batch) >= c.cfg.BatchSize || len(batch) > 0 && c.drain.Err() != nil {
 			if ck.due(pos, time.Now()) {
 				save()
 			}
 			continue
 		}
-		for i := range batch {
-			if ctx.Err() != nil || !fence.valid() {
-				return nil
-			}
-			if err := c.handle(work, deadlines, &batch[i]); err != nil {
-				// The failure could not be recorded: deliver the stream
-				// again rather than lose it.
-				failures++
-				c.cfg.Logger.Error("event: record failure", "group", group.String(), "stream", batch[i].ID, "err", err)
-				sleep(ctx, backoff(c.cfg.Backoff, failures))
-				break
-			}
-			failures = 0
-			ck.handled(1, time.Now())
-			pos = batch[i].Position
-		}
-		if ck.due(pos, time.Now()) {
+		wait := c.cfg.PollInterval
+		if c.drain.Err() != nil || ck.due(pos, time.Now()) {
 			save()
+		} else if left, dirty := ck.left(pos, time.Now()); dirty {
+			wait = min(wait, left) // then save, if nothing came
+		}
+		if c.drain.Err() != nil {
+			return nil
+		}
+		if idle == nil {
+			idle = newIdleWait(ctx, c.drain)
+			defer idle.close()
+		}
+		if idle.wait(c.cfg.Log, pos, wait) {
+			// Nothing came for a while: end the contexts the
+			// functions were given.
+			release()
 		}
 	}
 	return nil

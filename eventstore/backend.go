@@ -76,8 +76,12 @@ type AggregateScanner interface {
 // (returning ctx's error). woken is closed by the next append through the
 // front end, which therefore wakes its own waiters once for every
 // backend; a LogWaiter returns nil when it is closed, and adds what only
-// it knows of (appends by other processes). The fallback looks at the log
-// every Config.PollInterval.
+// it knows of (appends by other processes). woken tells only of appends
+// after the call, so a LogWaiter returns nil at once when the log holds a
+// readable stream after the position already, whoever appended it (its
+// own record of its last append may answer that without a look at the
+// log). The fallback reads the log first, then again every
+// Config.PollInterval.
 type LogWaiter interface {
 	WaitLog(ctx context.Context, after factum.Position, woken <-chan struct{}) error
 }

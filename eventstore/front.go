@@ -274,7 +274,8 @@ func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) (
 // PollInterval. It returns at once when a read found a stream after the
 // position. Waiters at the same position share one backend wait, except
 // on a backend whose own wait is cheaper than sharing it (the memory
-// store's).
+// store's): a waiter that joins one learns of a stream another process
+// appended after the wait's last look at the wait's next look.
 func (f *Front) WaitLog(ctx context.Context, after factum.Position) error {
 	if err := ctx.Err(); err != nil {
 		return err

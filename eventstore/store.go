@@ -58,6 +58,11 @@ type Store interface {
 	// WaitLog blocks until the log may hold a stream after position after,
 	// or ctx ends (returning ctx's error). It may return early; readers
 	// call ReadLog in a loop. It wakes at once for appends made through
-	// this Store value.
+	// this Store value, and returns at once when such an append, made
+	// before the call, put a stream after the position that ReadLog
+	// would return: a reader may wait after any read, a page shorter than
+	// its limit included, without reading the log's end again first.
+	// Streams other processes append end the wait as the store learns of
+	// them (a notification, or a look at the log every poll interval).
 	WaitLog(ctx context.Context, after factum.Position) error
 }

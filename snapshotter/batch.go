@@ -409,7 +409,10 @@ func (b *batch) record(ctx context.Context, pe *snapEntry, err error) error {
 }
 
 // batchLog saves the batch before each read of the log, so that the
-// signals of one batch do not wait for the next.
+// signals of one batch do not wait for the next. A batch left unsaved
+// when the consumer waits for appends (its save failed) ends the wait at
+// once: the read that follows saves it, or fails and is tried again after
+// the consumer's backoff, rather than holding the signals for a wait.
 type batchLog struct {
 	b   *batch
 	log event.LogReader
@@ -425,6 +428,9 @@ func (l batchLog) ReadLog(ctx context.Context, after factum.Position, limit int)
 }
 
 func (l batchLog) WaitLog(ctx context.Context, after factum.Position) error {
+	if l.b.busy() {
+		return nil
+	}
 	return l.log.WaitLog(ctx, after)
 }
 

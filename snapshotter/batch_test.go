@@ -54,6 +54,9 @@ func TestABatchSavesEachAggregateOnceAndSignalsEveryStreamAfterTheCommit(t *test
 	})
 }
 
+// The consumer polls the log hourly here: a failed save is tried again at
+// once, not after a wait for appends (the streams are in one short page,
+// after which the consumer waits for more).
 func TestASaveThatFailsHoldsTheCheckpointAndTheSignalsAndLosesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		st, _ := b.open(t)
@@ -64,7 +67,7 @@ func TestASaveThatFailsHoldsTheCheckpointAndTheSignalsAndLosesNothing(t *testing
 			t.Fatal(err)
 		}
 		var early []string
-		eng, cs, w := startSnapshotter(t, st, func(qs snapshot.QueryStore) *counting {
+		eng, cs, w := startConsuming(t, st, func(qs snapshot.QueryStore) *counting {
 			c := newCounting(qs)
 			c.fail = func(call int) error {
 				if call > 3 {
@@ -78,7 +81,7 @@ func TestASaveThatFailsHoldsTheCheckpointAndTheSignalsAndLosesNothing(t *testing
 				return errors.New("the disk is on fire")
 			}
 			return c
-		})
+		}, snapshotter.SavePerBatch, event.Config{PollInterval: time.Hour})
 		checkRecovered(t, st, eng, w, n, per, func() (int, []string) {
 			cs.mu.Lock()
 			defer cs.mu.Unlock()

@@ -202,6 +202,12 @@ func startSnapshotter(t *testing.T, st engine.Storage, c func(snapshot.QueryStor
 // startWith is startSnapshotter with the snapshotter's save mode.
 func startWith(t *testing.T, st engine.Storage, c func(snapshot.QueryStore) *counting, mode snapshotter.SaveMode) (*engine.Engine, *counting, *watcher) {
 	t.Helper()
+	return startConsuming(t, st, c, mode, event.Config{})
+}
+
+// startConsuming is startWith with the engine's consumer settings.
+func startConsuming(t *testing.T, st engine.Storage, c func(snapshot.QueryStore) *counting, mode snapshotter.SaveMode, events event.Config) (*engine.Engine, *counting, *watcher) {
+	t.Helper()
 	ctx := context.Background()
 	qs, err := st.SnapshotStore(ctx, "snapb")
 	if err != nil {
@@ -209,7 +215,7 @@ func startWith(t *testing.T, st engine.Storage, c func(snapshot.QueryStore) *cou
 	}
 	cs := c(qs)
 	w := &watcher{store: qs, got: map[factum.AggregateID][]int{}}
-	eng, err := engine.New(engine.Config{Storage: st, SnapshotStore: cs.store(),
+	eng, err := engine.New(engine.Config{Storage: st, SnapshotStore: cs.store(), Events: events,
 		Snapshotter: snapshotter.NewComponent(snapshotter.ComponentConfig{Saves: mode}),
 		Signals:     func(local command.Sink) (command.Sink, error) { w.local = local; return w, nil }}, tallies)
 	if err != nil {

@@ -377,6 +377,22 @@ func testWaitLog(t *testing.T, st eventstore.Store) {
 	}
 }
 
+// A wait returns for a stream appended before it began, whose wake-up it
+// never took: a reader that read the log to its end and handled what it
+// read waits from there, and must find what came meanwhile without
+// reading first. On a store that wakes its waiters only for appends (the
+// memory store) a wait that does not look at the log first never returns.
+func testWaitLogAfterAppend(t *testing.T, st eventstore.Store) {
+	f := newFixture(t)
+	tail := logTail(t, st)
+	mustAppend(t, st, stream(f.id("before-wait"), 1, "req-1", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := st.WaitLog(ctx, tail); err != nil {
+		t.Fatalf("wait after a stream appended before it = %v, want nil", err)
+	}
+}
+
 func testCancelled(t *testing.T, st eventstore.Store) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())

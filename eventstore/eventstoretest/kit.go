@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{Name: "ScanAggregateIDs", Run: testScan},
 		{Name: "GlobalLog", Run: testGlobalLog},
 		{Name: "WaitLog", Run: testWaitLog},
+		{Name: "WaitLogAfterAnEarlierAppend", Run: testWaitLogAfterAppend},
 		{Name: "CancelledContext", Run: testCancelled},
 		{Name: "FastPathsMatchFallbacks", Run: testFastPaths},
 		{Name: "ConcurrentSameVersion", Run: testConcurrentSameVersion},
