@@ -143,11 +143,16 @@ func (t *tail) record(after factum.Position, page []factum.EventStream, limit in
 type followingKey struct{}
 
 // Following marks ctx as a follower's: a reader that reads on from its last
-// position in a loop, as a consumer group does. A follower arriving while a
-// shared read is in flight at its position takes that read's page even when
-// an append through the front end returned after the read began; it finds
-// the append at its next read. Other reads reflect every append through the
-// front end that returned before they began, as the backend's would.
+// position in a loop, as a consumer group does. A follower may be answered
+// from what an earlier read found at the log's end: it takes the page of a
+// shared read in flight at its position even when an append returned after
+// that read began, and a page shorter than its limit from the held range
+// when no append through the front end has returned since a read found the
+// log ending there, though another process may have appended since. It
+// finds those streams at its next read or wait. Other reads go to the
+// backend for whatever the held range cannot prove, so they reflect every
+// append that returned before they began, another process's included, as
+// the backend's would.
 func Following(ctx context.Context) context.Context {
 	return context.WithValue(ctx, followingKey{}, true)
 }
@@ -161,25 +166,25 @@ func following(ctx context.Context) bool {
 // its own reader's limit serves the others.
 const flightLimit = 256
 
-// read answers ReadLog through the tail. Its answers are the backend's
-// exactly: a page from the held range when the range holds limit streams
-// after the position, or when it reached the log's end as a read found it
-// that began after every append through the front end had returned;
-// otherwise what the range holds followed by a backend read after its end,
-// at once or, for readers arriving while such a read is in flight, that
-// read's page, if no append through the front end has returned since it
-// began (so a reader always finds what it appended itself). Appends by other processes
-// are seen by the next read at the range's end, as a backend read that
-// began before them would miss them too.
+// read answers ReadLog through the tail: a page from the held range when
+// the range holds limit streams after the position; otherwise what the
+// range holds followed by a backend read after its end, made at once. A
+// follower (see Following) may also be answered with a shorter page from
+// the range, when it reached the log's end as a read found it that began
+// after every append through the front end had returned, and when such a
+// backend read is in flight at its position, with that read's page.
 func (t *tail) read(ctx context.Context, b Backend, after factum.Position, limit int) ([]factum.EventStream, error) {
 	if t.max == 0 {
 		return b.ReadLog(ctx, after, limit)
 	}
+	follower := following(ctx)
 	t.mu.Lock()
 	held := t.served(after, limit)
-	if len(held) == limit || len(held) > 0 && t.endOf == t.appends.Load()+1 {
-		// limit streams of a whole range, or all the log held when a read
-		// began after the last append through the front end returned.
+	if len(held) == limit || follower && len(held) > 0 && t.endOf == t.appends.Load()+1 {
+		// limit streams of a whole range; or, for a follower, all the log
+		// held when a read began after the last append through the front
+		// end returned. Only a backend read can tell anyone else that no
+		// other process appended since.
 		t.mu.Unlock()
 		return held, nil
 	}
@@ -187,7 +192,7 @@ func (t *tail) read(ctx context.Context, b Backend, after factum.Position, limit
 	if len(held) > 0 {
 		at, need = t.hi(), limit-len(held)
 	}
-	if fl := t.flight; fl != nil && fl.after == at && (fl.seen == t.appends.Load() || following(ctx)) {
+	if fl := t.flight; fl != nil && fl.after == at && follower {
 		t.mu.Unlock()
 		select {
 		case <-fl.done:

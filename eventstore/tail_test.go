@@ -116,13 +116,13 @@ func TestTailReadersSeeEveryStreamOnce(t *testing.T) {
 	}
 }
 
-// Readers at the end of the log share one backend read per append: those
-// that arrive while it runs wait for it, those that arrive after it are
-// answered from what it found.
+// Followers at the end of the log share one backend read per append:
+// those that arrive while it runs wait for it, those that arrive after it
+// are answered from what it found.
 func TestTailReadersAtTheEndShareOneRead(t *testing.T) {
 	l := &horizonLog{}
 	tl := &tail{max: DefaultTailStreams}
-	ctx := context.Background()
+	ctx := Following(context.Background())
 	const rounds, readers = 50, 8
 	var pos factum.Position
 	for round := range rounds {
@@ -327,5 +327,57 @@ func TestTailSharedReadThatPanicsEnds(t *testing.T) {
 		if page, err := tl.read(ctx, p, factum.Position{}, 10); err != nil || len(page) != 1 {
 			t.Fatalf("a later read: %v (%v), want the one stream", page, err)
 		}
+	})
+}
+
+// A stream another process appended after a read found the log's end
+// (the backend gets it directly, not through the tail) is in the page of
+// every later read that is not a follower's: neither the short page the
+// tail holds nor a shared read that began before the append answers it.
+// A follower may take either, and finds the stream at its next read.
+func TestTailReadSeesAnotherProcessesAppend(t *testing.T) {
+	t.Run("held short page", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			ctx  context.Context
+			want int // streams in the second read's page
+		}{
+			{"reader", context.Background(), 4},
+			{"follower", Following(context.Background()), 3},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				l := &horizonLog{}
+				tl := &tail{max: DefaultTailStreams}
+				for range 3 {
+					l.commit(l.begin())
+				}
+				if page, err := tl.read(tc.ctx, l, factum.Position{}, 10); err != nil || len(page) != 3 {
+					t.Fatalf("first read: %v, %v; want 3 streams", page, err)
+				}
+				l.commit(l.begin()) // another process's append
+				page, err := tl.read(tc.ctx, l, factum.Position{}, 10)
+				if err != nil || len(page) != tc.want {
+					t.Fatalf("read after another process appended: %d streams (%v); want %d", len(page), err, tc.want)
+				}
+				if page, _ := tl.read(tc.ctx, l, factum.Position{Seq: 3}, 10); len(page) != 1 {
+					t.Fatalf("read on from the held range's end: %v, want the append", page)
+				}
+			})
+		}
+	})
+	t.Run("shared read in flight", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			g := newGatedLog(false)
+			tl := &tail{max: DefaultTailStreams}
+			go func() { _, _ = tl.read(Following(context.Background()), g, factum.Position{}, 10) }()
+			<-g.entered // the shared read found the log empty and is held
+			g.commit(g.begin()) // another process's append
+			got := readAsync(context.Background(), tl, g)
+			synctest.Wait()
+			close(g.gate)
+			if page := <-got; len(page) != 1 {
+				t.Fatalf("a reader arriving after another process's append: %v, want the append", page)
+			}
+		})
 	})
 }

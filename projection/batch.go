@@ -9,6 +9,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
 )
 
 // step projects one batch into l: it returns how many streams it moved
@@ -150,7 +151,9 @@ func (r *Runner) begin(ctx context.Context, l *lane) (factum.Position, []factum.
 		l.pos, l.posKnown = pos, true
 	}
 	pos := l.pos
-	batch, err := r.cfg.Log.ReadLog(ctx, l.from(), r.cfg.BatchSize)
+	// A runner reads on from its checkpoint, so it may share a read of
+	// the log's end with the other readers (see eventstore.Following).
+	batch, err := r.cfg.Log.ReadLog(eventstore.Following(ctx), l.from(), r.cfg.BatchSize)
 	if err != nil {
 		return pos, nil, fmt.Errorf("projection %s: read log: %w", l.group, err)
 	}
