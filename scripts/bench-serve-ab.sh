@@ -93,4 +93,9 @@ done
 col() { awk -v i="$1" '{ print $i }' "$tmp/r" | median; }
 printf 'median per command: old %s cmd/s, %s µs CPU, %s commits, %s checkpoint rows; new %s cmd/s, %s µs CPU, %s commits, %s checkpoint rows\n' \
   "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)" "$(col 8)"
+# Each round's old and new run back to back under about the same load,
+# which drifts between rounds on a shared machine: the median of the
+# rounds' own ratios is steadier than the ratio of the medians.
+printf 'median of the rounds'"'"' new/old: %s cmd/s, %s CPU per command\n' \
+  "$(awk '{ print $5 / $1 }' "$tmp/r" | median)" "$(awk '{ print $6 / $2 }' "$tmp/r" | median)"
 printf 'load average at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -35,7 +35,13 @@
 // The stores' reads and the snapshot and checkpoint stores' writes are
 // prepared once per connection and kept until the DB closes (translated
 // snapshot queries, whose text is built per call, run unprepared); the
-// event store's appends' statements close with the event store.
+// event store's appends' statements close with the event store. Prepared
+// reads, and the statements of a write batch, run without watching their
+// context for cancellation, which costs the driver a goroutine per
+// statement: a read checks its context first and, once started, runs to
+// its end (its rows are bounded); a batch holds the write lock, so its
+// statements wait for nothing, and its timeout bounds the wait for the
+// lock and the commit.
 //
 // Next to the events, NewSnapshotStore keeps every aggregate's latest
 // snapshot (factum_<context>_snapshots; version-guarded upserts, queries

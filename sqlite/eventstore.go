@@ -37,8 +37,9 @@ type EventStoreOptions struct {
 // that moment (snapshot saves, checkpoints: the DB's write batcher), so
 // that they all pay one commit; an append alone, with nothing to join, is
 // one statement in autocommit mode. Each append is one
-// conditional INSERT whose unique indexes and predecessor check enforce
-// the contract; a row that does not go in is classified inside a
+// INSERT whose unique indexes and predecessor trigger (the table's
+// BEFORE INSERT trigger drops a row whose version N > 1 has no version
+// N - 1 in its tenant) enforce the contract; a row that does not go in is classified inside a
 // transaction that tried it, still holding the write lock, so the
 // classification sees exactly what refused it.
 //

@@ -18,16 +18,16 @@ type esResult = sqlstore.AppendResult
 type esRequest = sqlstore.AppendRequest
 
 func esInsertSQL(table string) string {
-	// The SELECT carries the predecessor rule: version 1, or version - 1
-	// exists in the same tenant. The unique indexes refuse a taken version
-	// or request ID; ON CONFLICT DO NOTHING turns every refusal into "no
-	// row inserted", classified afterwards under the same write lock. The
-	// position is the row's rowid (seq is the INTEGER PRIMARY KEY), which
-	// the statement's result carries: no RETURNING, whose rows cost a
-	// query's machinery on every append.
+	// The predecessor rule (version 1, or version - 1 exists in the same
+	// tenant) is the table's BEFORE INSERT trigger (migration 0002), which
+	// drops a row that breaks it. The unique indexes refuse a taken
+	// version or request ID; ON CONFLICT DO NOTHING turns that refusal
+	// too into "no row inserted", classified afterwards under the same
+	// write lock. The position is the row's rowid (seq is the INTEGER
+	// PRIMARY KEY), which the statement's result carries: no RETURNING,
+	// whose rows cost a query's machinery on every append.
 	return `INSERT INTO ` + table + ` (aggregate, aggregate_id, tenant, version, stream_id, command_id, request_id, owner_id, header, create_time, events)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
-WHERE ?4 = 1 OR EXISTS (SELECT 1 FROM ` + table + ` WHERE aggregate = ?1 AND aggregate_id = ?2 AND version = ?4 - 1 AND tenant = ?3)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
 ON CONFLICT DO NOTHING`
 }
 

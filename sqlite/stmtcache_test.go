@@ -3,9 +3,12 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
@@ -172,5 +175,51 @@ func TestTranslatedQueriesAreNotCached(t *testing.T) {
 	}
 	if got := db.readStmts.Len(); got != before {
 		t.Errorf("the readers' cache holds %d statements after 40 translated queries, %d before: translated queries were cached", got, before)
+	}
+}
+
+// A cached read refuses a context that has ended, and once started runs
+// to its end whatever becomes of its context: no watcher stops it half
+// way (see sqlstore.StdDBCached). An unprepared one still stops.
+func TestCachedReadsRunWithoutCancellation(t *testing.T) {
+	db := newTestDB(t, Options{Synchronous: "NORMAL"})
+	reads := db.reads()
+	const q = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1) SELECT i FROM n`
+	count := func(ex sqlstore.Executor) (int, error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rows, err := ex.Query(ctx, q, 1000)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			if n++; n == 10 {
+				cancel()
+				// database/sql closes the rows of an ended context from
+				// a goroutine of its own: give it every chance to run.
+				for range 100 {
+					runtime.Gosched()
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		return n, rows.Err()
+	}
+	if n, err := count(reads); n != 1000 || err != nil {
+		t.Errorf("cached read: %d rows, %v; want 1000 and no error", n, err)
+	}
+	if n, err := count(sqlstore.Unprepared(reads)); n == 1000 || err == nil {
+		t.Errorf("unprepared read: %d rows, %v; want it stopped by its context", n, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var n int
+	if err := reads.QueryRow(ctx, q, 1).Scan(&n); !errors.Is(err, context.Canceled) {
+		t.Errorf("cached read with an ended context: %v, want %v", err, context.Canceled)
+	}
+	if _, err := reads.Query(ctx, q, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cached query with an ended context: %v, want %v", err, context.Canceled)
 	}
 }

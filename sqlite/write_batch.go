@@ -192,8 +192,15 @@ func (b *writeBatcher) commit(ctx context.Context, ws []*batchWrite) (failed int
 		return -1, err
 	}
 	defer tx.Rollback()
+	// The writes' statements run under the write lock the transaction
+	// holds, so none of them waits for a lock; the batch's timeout bounds
+	// the waits, for the connection and the lock (BEGIN) and for the
+	// commit, which keep ctx. A statement given a context that can end
+	// costs the driver a goroutine watching it and a progress handler, as
+	// much again as a point write.
+	stmtCtx := context.WithoutCancel(ctx)
 	for i, w := range ws {
-		if err := w.apply(ctx, tx); err != nil {
+		if err := w.apply(stmtCtx, tx); err != nil {
 			return i, err
 		}
 	}

@@ -123,6 +123,15 @@ func (c *StmtCache) Close() error {
 
 // StdDBCached is StdDB running each statement through cache, so that it
 // is parsed once per connection rather than on every call.
+//
+// A cached query (Query, QueryRow) runs once ctx is checked, with ctx's
+// values but not its cancellation: the cache holds the stores' fixed
+// reads, point reads and pages bounded by a limit, and a query given a
+// context that can end costs database/sql and the SQLite driver a
+// goroutine each watching it (and the driver a progress handler), a good
+// part of a point read. Exec, and a query run unprepared (see Unprepared:
+// translated queries, which may scan a whole table), keep ctx's
+// cancellation.
 func StdDBCached(db *sql.DB, cache *StmtCache) Executor {
 	return stdDBCached{stdDB: stdDB{db}, cache: cache}
 }
@@ -169,7 +178,10 @@ func (e stdDBCached) Query(ctx context.Context, query string, args ...any) (Rows
 	if st == nil {
 		return e.stdDB.Query(ctx, query, args...)
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(context.WithoutCancel(ctx), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +190,11 @@ func (e stdDBCached) Query(ctx context.Context, query string, args ...any) (Rows
 
 func (e stdDBCached) QueryRow(ctx context.Context, query string, args ...any) Row {
 	if st := e.cache.Stmt(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
+		if ctx.Err() != nil {
+			// A Row carrying ctx's error: the statement does not run.
+			return st.QueryRowContext(ctx, args...)
+		}
+		return st.QueryRowContext(context.WithoutCancel(ctx), args...)
 	}
 	return e.stdDB.QueryRow(ctx, query, args...)
 }
