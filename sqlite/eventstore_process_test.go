@@ -200,4 +200,15 @@ func TestReadLogSeesAnotherProcessAfterOwnAppends(t *testing.T) {
 	if len(got) != 4 {
 		t.Fatalf("the log read holds %d streams, want 4: the other process's append is missing", len(got))
 	}
+	// The same read again, after another append there: the front end's
+	// tail holds the first read's short page, which must not answer it.
+	if err := stores[1].Append(ctx, testStream(named.WithID("theirs"), 2, "r2")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = stores[0].ReadLog(ctx, factum.Position{}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 {
+		t.Fatalf("the second log read holds %d streams, want 5: the other process's second append is missing", len(got))
+	}
 }
