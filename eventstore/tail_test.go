@@ -370,7 +370,7 @@ func TestTailReadSeesAnotherProcessesAppend(t *testing.T) {
 			g := newGatedLog(false)
 			tl := &tail{max: DefaultTailStreams}
 			go func() { _, _ = tl.read(Following(context.Background()), g, factum.Position{}, 10) }()
-			<-g.entered // the shared read found the log empty and is held
+			<-g.entered         // the shared read found the log empty and is held
 			g.commit(g.begin()) // another process's append
 			got := readAsync(context.Background(), tl, g)
 			synctest.Wait()
