@@ -13,7 +13,11 @@ import (
 	"github.com/factum-go/factum/eventstore"
 )
 
-// LogReader is the part of eventstore.Store a consumer reads.
+// LogReader is the part of eventstore.Store a consumer reads. The consumer
+// waits after a page shorter than its limit without reading the log's end
+// again, so WaitLog must return at once when the log already holds a
+// stream after the position (as eventstore.Store's WaitLog does), not only
+// for appends made after the call.
 type LogReader interface {
 	ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error)
 	WaitLog(ctx context.Context, after factum.Position) error
@@ -262,11 +266,18 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 	var lw laneWork // a concurrent batch's, reused
 	failures := 0
 	// The consumer reads on from its last position, so it may share a read
-	// of the log's end with the other groups (see eventstore.Following).
+	// of the log's end with the other groups (see eventstore.Following),
+	// except once draining: a drain ends on an empty read, which must show
+	// every stream appended before it, so those reads are a plain reader's.
 	follow := eventstore.Following(ctx)
 	var idle *idleWait // made at the first wait: a consumer that never waits needs none
 	for ctx.Err() == nil && fence.valid() {
-		batch, err := c.cfg.Log.ReadLog(follow, pos, c.cfg.BatchSize)
+		draining := c.drain.Err() != nil
+		readCtx := follow
+		if draining {
+			readCtx = ctx
+		}
+		batch, err := c.cfg.Log.ReadLog(readCtx, pos, c.cfg.BatchSize)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -318,20 +329,21 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 		// once for a stream the store appended since (another process's
 		// ends the wait as the store learns of it, as after an empty
 		// page). After a full page more may follow, and a drain ends only
-		// on an empty read.
-		if !whole || len(batch) >= c.cfg.BatchSize || len(batch) > 0 && c.drain.Err() != nil {
+		// on an empty read made draining: a drain that began after the
+		// read reads again.
+		if !whole || len(batch) >= c.cfg.BatchSize || len(batch) > 0 && draining || !draining && c.drain.Err() != nil {
 			if ck.due(pos, time.Now()) {
 				save()
 			}
 			continue
 		}
 		wait := c.cfg.PollInterval
-		if c.drain.Err() != nil || ck.due(pos, time.Now()) {
+		if draining || ck.due(pos, time.Now()) {
 			save()
 		} else if left, dirty := ck.left(pos, time.Now()); dirty {
 			wait = min(wait, left) // then save, if nothing came
 		}
-		if c.drain.Err() != nil {
+		if draining {
 			return nil
 		}
 		if idle == nil {

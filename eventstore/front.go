@@ -257,8 +257,8 @@ func (f *Front) ScanAggregateIDs(ctx context.Context, named factum.NamedAggregat
 }
 
 // ReadLog implements Store. Reads of the log's latest streams are
-// answered from what an earlier read found, and readers at the log's end
-// share one backend read (see Config.TailStreams).
+// answered from what an earlier read found, and followers at the log's
+// end share one backend read (see Config.TailStreams and Following).
 func (f *Front) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -26,12 +26,13 @@ const DefaultTailStreams = 1024
 // (a reader reading on from q never skips one). So the pages the backend
 // returns are facts about the log, and tail keeps the latest of them
 // joined into one range (lo, hi] with all its streams. A read after a
-// position in [lo, hi) is answered from it, a read at hi (a reader at the
-// end) goes to the backend, and readers arriving at hi while such a read
-// is in flight wait for it and share its page. Streams beyond hi, appended
-// here or by another process, are only ever found by a backend read, so
-// nothing is skipped, and pages are complete ranges, so nothing is seen
-// twice by a reader reading on from its last position.
+// position in [lo, hi) that the range fills is answered from it; a read at
+// hi (a reader at the end) goes to the backend, and followers (see
+// Following) arriving at hi while such a read is in flight wait for it and
+// share its page. Streams beyond hi, appended here or by another process,
+// are only ever found by a backend read, so nothing is skipped, and pages
+// are complete ranges, so nothing is seen twice by a reader reading on
+// from its last position.
 //
 // Readers get their own slice of the streams; the streams themselves (their
 // events and headers) are shared, as the memory store shares them: readers

@@ -152,8 +152,14 @@ func (r *Runner) begin(ctx context.Context, l *lane) (factum.Position, []factum.
 	}
 	pos := l.pos
 	// A runner reads on from its checkpoint, so it may share a read of
-	// the log's end with the other readers (see eventstore.Following).
-	batch, err := r.cfg.Log.ReadLog(eventstore.Following(ctx), l.from(), r.cfg.BatchSize)
+	// the log's end with the other readers (see eventstore.Following),
+	// except once draining: a drain ends on a round that moved nothing,
+	// whose reads must show every stream appended before it.
+	readCtx := ctx
+	if r.drain.Err() == nil {
+		readCtx = eventstore.Following(ctx)
+	}
+	batch, err := r.cfg.Log.ReadLog(readCtx, l.from(), r.cfg.BatchSize)
 	if err != nil {
 		return pos, nil, fmt.Errorf("projection %s: read log: %w", l.group, err)
 	}

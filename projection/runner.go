@@ -159,6 +159,9 @@ func (r *Runner) Drain() { r.drainDone() }
 func (r *Runner) Run(ctx context.Context) error {
 	errs := 0
 	for ctx.Err() == nil {
+		// A drain ends on a round begun draining (its reads are a plain
+		// reader's, see begin) that moved nothing.
+		draining := r.drain.Err() != nil
 		n, pos, err := r.round(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -170,10 +173,10 @@ func (r *Runner) Run(ctx context.Context) error {
 			continue
 		}
 		errs = 0
-		if n > 0 {
+		if n > 0 || !draining && r.drain.Err() != nil {
 			continue
 		}
-		if r.drain.Err() != nil {
+		if draining {
 			return nil
 		}
 		wctx, cancel := context.WithTimeout(ctx, r.waitFor())

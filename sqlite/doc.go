@@ -38,8 +38,9 @@
 // event store's appends' statements close with the event store. Prepared
 // reads, and the statements of a write batch, run without watching their
 // context for cancellation, which costs the driver a goroutine per
-// statement: a read checks its context first and, once started, runs to
-// its end (its rows are bounded); a batch holds the write lock, so its
+// statement: a read checks its context first and, once started, between
+// rows every so often (an aggregate's load, a page of the log), and a wait
+// for another process's lock lasts up to BusyTimeout; a batch holds the write lock, so its
 // statements wait for nothing, and its timeout bounds the wait for the
 // lock and the commit.
 //

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
@@ -185,10 +184,12 @@ func TestCachedReadsRunWithoutCancellation(t *testing.T) {
 	db := newTestDB(t, Options{Synchronous: "NORMAL"})
 	reads := db.reads()
 	const q = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1) SELECT i FROM n`
-	count := func(ex sqlstore.Executor) (int, error) {
+	// count reads up to total rows, cancelling the read's context at the
+	// tenth.
+	count := func(ex sqlstore.Executor, total int) (int, error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		rows, err := ex.Query(ctx, q, 1000)
+		rows, err := ex.Query(ctx, q, total)
 		if err != nil {
 			return 0, err
 		}
@@ -197,20 +198,16 @@ func TestCachedReadsRunWithoutCancellation(t *testing.T) {
 		for rows.Next() {
 			if n++; n == 10 {
 				cancel()
-				// database/sql closes the rows of an ended context from
-				// a goroutine of its own: give it every chance to run.
-				for range 100 {
-					runtime.Gosched()
-				}
-				time.Sleep(10 * time.Millisecond)
 			}
 		}
 		return n, rows.Err()
 	}
-	if n, err := count(reads); n != 1000 || err != nil {
+	if n, err := count(reads, 1000); n != 1000 || err != nil {
 		t.Errorf("cached read: %d rows, %v; want 1000 and no error", n, err)
 	}
-	if n, err := count(sqlstore.Unprepared(reads)); n == 1000 || err == nil {
+	// Endless but for its context: it stops whenever the cancellation
+	// lands.
+	if n, err := count(sqlstore.Unprepared(reads), 1e9); !errors.Is(err, context.Canceled) {
 		t.Errorf("unprepared read: %d rows, %v; want it stopped by its context", n, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -221,5 +218,51 @@ func TestCachedReadsRunWithoutCancellation(t *testing.T) {
 	}
 	if _, err := reads.Query(ctx, q, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("cached query with an ended context: %v, want %v", err, context.Canceled)
+	}
+}
+
+// cancelledAfter is a context whose Err reports it cancelled once it has
+// been asked more than n times: a cancellation that lands after a read has
+// begun, without the timing of a real one.
+type cancelledAfter struct {
+	context.Context
+	calls atomic.Int32
+	n     int32
+}
+
+func (c *cancelledAfter) Err() error {
+	if c.calls.Add(1) > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A cached read with many rows (an aggregate's load) looks at its context
+// between rows, since the driver does not watch it: a cancellation that
+// lands once the read has begun ends it.
+func TestCachedLoadEndsWhenCancelledWhileReading(t *testing.T) {
+	db := newTestDB(t, Options{Synchronous: "NORMAL"})
+	st := newTestEventStore(t, db, "shop", EventStoreOptions{})
+	ctx := context.Background()
+	long, short := esShopCart.WithID("long"), esShopCart.WithID("short")
+	if err := st.Append(ctx, testStream(short, 1, "s1")); err != nil {
+		t.Fatal(err)
+	}
+	const streams = 600
+	for v := 1; v <= streams; v++ {
+		if err := st.Append(ctx, testStream(long, v, fmt.Sprintf("l%d", v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// How often a load of one stream asks its context: all of it before
+	// or at its first row.
+	probe := &cancelledAfter{Context: ctx, n: 1 << 30}
+	if got, err := st.Load(probe, short, 1, 1); err != nil || len(got) != 1 {
+		t.Fatalf("load of one stream: %d, %v", len(got), err)
+	}
+	before := probe.calls.Load()
+	got, err := st.Load(&cancelledAfter{Context: ctx, n: before}, long, 1, streams)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("load cancelled after it began: %d streams, %v; want %v", len(got), err, context.Canceled)
 	}
 }

@@ -63,6 +63,9 @@ func createAnchor(url string) error {
 		if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return nil
 		}
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return nil // no streams at all: nothing to keep the directory for
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("create the NATS anchor stream %s: %w", AnchorStream, err)

@@ -62,6 +62,9 @@ func (s *EventReads) Query(ctx context.Context, q string, args ...any) ([]factum
 	out := []factum.EventStream{}
 	var r ScannedRow
 	for rows.Next() {
+		if err := rowsCancelled(ctx, len(out)); err != nil {
+			return nil, err
+		}
 		r.Header = nil
 		if err := s.scan(rows, &r); err != nil {
 			return nil, s.wrap(err)
@@ -117,6 +120,9 @@ func (s *EventReads) ScanAggregateIDs(ctx context.Context, named factum.NamedAgg
 	defer rows.Close()
 	ids := []factum.AggregateID{}
 	for rows.Next() {
+		if err := rowsCancelled(ctx, len(ids)); err != nil {
+			return nil, err
+		}
 		id := factum.AggregateID{NamedAggregate: named}
 		if err := rows.Scan(&id.ID, &id.Tenant); err != nil {
 			return nil, s.wrap(err)
@@ -127,6 +133,16 @@ func (s *EventReads) ScanAggregateIDs(ctx context.Context, named factum.NamedAgg
 		return nil, s.wrap(err)
 	}
 	return ids, nil
+}
+
+// rowsCancelled returns ctx's error, looked at every 256 rows of a read
+// that has taken n: a cached read runs without watching its context (see
+// StdDBCached), and a load or scan has no row limit of its own.
+func rowsCancelled(ctx context.Context, n int) error {
+	if n%256 == 255 {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // wrap names the backend and the context in a read's error.

@@ -125,13 +125,16 @@ func (c *StmtCache) Close() error {
 // is parsed once per connection rather than on every call.
 //
 // A cached query (Query, QueryRow) runs once ctx is checked, with ctx's
-// values but not its cancellation: the cache holds the stores' fixed
-// reads, point reads and pages bounded by a limit, and a query given a
-// context that can end costs database/sql and the SQLite driver a
-// goroutine each watching it (and the driver a progress handler), a good
-// part of a point read. Exec, and a query run unprepared (see Unprepared:
-// translated queries, which may scan a whole table), keep ctx's
-// cancellation.
+// values but not its cancellation: a query given a context that can end
+// costs database/sql and the SQLite driver a goroutine each watching it
+// (and the driver a progress handler), a good part of a point read. The
+// cache holds the stores' fixed reads; those that return many rows (an
+// aggregate's load, a page of the log, a scan of IDs) look at ctx between
+// rows (EventReads), so cancellation ends them at a row, not within one.
+// While SQLite waits for a lock another process holds, the wait is not
+// cut short either: it lasts up to the busy timeout. Exec, and a query
+// run unprepared (see Unprepared: translated queries, which may scan a
+// whole table before their first row), keep ctx's cancellation.
 func StdDBCached(db *sql.DB, cache *StmtCache) Executor {
 	return stdDBCached{stdDB: stdDB{db}, cache: cache}
 }

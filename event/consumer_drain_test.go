@@ -1,0 +1,52 @@
+package event_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/eventstore/eventstoretest"
+)
+
+// A drained consumer ends on a read that shows every stream appended
+// before it: the page of another group's read in flight at its position,
+// begun before the append, does not answer it.
+func TestDrainSeesAStreamAppendedDuringAnotherGroupsRead(t *testing.T) {
+	held := eventstoretest.HoldFirstRead(eventstore.NewMemory().Backend())
+	t.Cleanup(held.Release)
+	log, err := eventstore.New(held, eventstore.Config{TailStreams: 16, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = log.ReadLog(eventstore.Following(context.Background()), factum.Position{}, 10) }()
+	<-held.Entered() // another group's read found the log empty and is held
+	appendStream(t, log, "a", 1, "item_added")
+
+	var handled atomic.Int64
+	p := event.MustProcessor("shop", "drained", factum.StageProjected,
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { handled.Add(1); return nil }))
+	c, err := event.NewConsumer(p, event.Config{Log: log, Checkpoints: event.NewMemoryCheckpoints(), PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Drain()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	held.AwaitOwnRead(2*time.Second, func() bool { return len(done) > 0 })
+	held.Release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the drained consumer did not return")
+	}
+	if n := handled.Load(); n != 1 {
+		t.Fatalf("the drained consumer handled %d streams, want the one appended before its drain", n)
+	}
+}
