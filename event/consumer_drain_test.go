@@ -34,18 +34,7 @@ func TestDrainSeesAStreamAppendedDuringAnotherGroupsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Drain()
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
-	held.AwaitOwnRead(2*time.Second, func() bool { return len(done) > 0 })
-	held.Release()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the drained consumer did not return")
-	}
+	held.Run(t, func() error { return c.Run(context.Background()) })
 	if n := handled.Load(); n != 1 {
 		t.Fatalf("the drained consumer handled %d streams, want the one appended before its drain", n)
 	}

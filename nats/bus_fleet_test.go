@@ -144,6 +144,17 @@ type router struct {
 	sinks map[string]command.Sink
 }
 
+// signals returns the engine option that registers instance name's local
+// sink with r and signals through r.
+func (r *router) signals(name string) func(local command.Sink) (command.Sink, error) {
+	return func(local command.Sink) (command.Sink, error) {
+		r.mu.Lock()
+		r.sinks[name] = local
+		r.mu.Unlock()
+		return routedSink{r: r, local: local}, nil
+	}
+}
+
 type routedSink struct {
 	r     *router
 	local command.Sink
@@ -203,13 +214,7 @@ func (f *fleet) startOn(name, url string, cfg BusConfig, opts ...natsgo.Option) 
 		mw = append(mw, f.probe.middleware(name))
 	}
 	e, err := engine.New(engine.Config{
-		Store: f.store, Bus: n.newBus, CommandMiddleware: mw,
-		Signals: func(local command.Sink) (command.Sink, error) {
-			f.router.mu.Lock()
-			f.router.sinks[name] = local
-			f.router.mu.Unlock()
-			return routedSink{r: f.router, local: local}, nil
-		},
+		Store: f.store, Bus: n.newBus, CommandMiddleware: mw, Signals: f.router.signals(name),
 	}, tallyType(f.w.context))
 	if err != nil {
 		t.Fatal(err)

@@ -213,12 +213,7 @@ func traceFleet(b *testing.B, backend string, k int, tr *laneTrace) [2]gatewayer
 		n := f.w.nodeAt(b, name, f.w.url, 1, BusConfig{Local: LocalFirst, Lanes: 16})
 		e, err := engine.New(engine.Config{
 			Store: f.store, Bus: tr.newBus(n), CommandMiddleware: []aggregate.Middleware{tr.middleware(name)},
-			Signals: func(local command.Sink) (command.Sink, error) {
-				f.router.mu.Lock()
-				f.router.sinks[name] = local
-				f.router.mu.Unlock()
-				return routedSink{r: f.router, local: local}, nil
-			},
+			Signals: f.router.signals(name),
 		}, tallyType(f.w.context))
 		if err != nil {
 			b.Fatal(err)

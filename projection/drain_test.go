@@ -40,18 +40,7 @@ func TestDrainSeesAStreamAppendedDuringAnotherReadersRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Drain()
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	held.AwaitOwnRead(2*time.Second, func() bool { return len(done) > 0 })
-	held.Release()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the drained runner did not return")
-	}
+	held.Run(t, func() error { return r.Run(ctx) })
 	if n := projected.Load(); n != 1 {
 		t.Fatalf("the drained runner projected %d streams, want the one appended before its drain", n)
 	}

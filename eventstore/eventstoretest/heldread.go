@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -50,12 +51,25 @@ func (h *HeldRead) Release() { h.once.Do(func() { close(h.release) }) }
 // Reads returns how many log reads began.
 func (h *HeldRead) Reads() int64 { return h.reads.Load() }
 
-// AwaitOwnRead waits until a log read besides the held one began (a
-// reader under test read for itself), or returned reports true (it is
-// done), or d passed (it waits for the held read, as a reader sharing it
-// does).
-func (h *HeldRead) AwaitOwnRead(d time.Duration, returned func() bool) {
-	for deadline := time.Now().Add(d); h.reads.Load() < 2 && !returned() && time.Now().Before(deadline); {
+// Run runs a reader under test (run, such as a drained consumer's Run)
+// while the first read is held: once the reader has read the log for
+// itself or returned, or after 2 s (it waits for the held read, as a
+// reader sharing it does), it releases the held read, then waits up to
+// 10 s for run to return, failing t if it does not or returns an error.
+func (h *HeldRead) Run(t testing.TB, run func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	for deadline := time.Now().Add(2 * time.Second); h.reads.Load() < 2 && len(done) == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
+	}
+	h.Release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reader under test did not return")
 	}
 }

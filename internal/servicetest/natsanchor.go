@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -41,15 +40,11 @@ func anchor(url string) error {
 // createAnchor creates AnchorStream, or finds it made, retrying for a few
 // seconds: the creation itself can meet the race the stream prevents.
 func createAnchor(url string) error {
-	nc, err := natsgo.Connect(url)
+	nc, js, err := connectJetStream(url)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := jetstream.StreamConfig{

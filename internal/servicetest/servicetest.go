@@ -176,18 +176,29 @@ func JetStream(t testing.TB, url string, opts ...natsgo.Option) (*natsgo.Conn, j
 	return nc, js
 }
 
+// connectJetStream connects to the NATS server at url; the caller closes
+// the connection.
+func connectJetStream(url string) (*natsgo.Conn, jetstream.JetStream, error) {
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
 // deleteNamespace deletes the command stream and the lease bucket of
 // namespace; either may never have been made.
 func deleteNamespace(url, namespace string) error {
-	nc, err := natsgo.Connect(url)
+	nc, js, err := connectJetStream(url)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = js.DeleteStream(ctx, strings.ToUpper(namespace)+"_COMMANDS")
