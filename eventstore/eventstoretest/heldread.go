@@ -54,14 +54,18 @@ func (h *HeldRead) Reads() int64 { return h.reads.Load() }
 // Run runs a reader under test (run, such as a drained consumer's Run)
 // while the first read is held: once the reader has read the log for
 // itself or returned, or after 2 s (it waits for the held read, as a
-// reader sharing it does), it releases the held read, then waits up to
-// 10 s for run to return, failing t if it does not or returns an error.
-func (h *HeldRead) Run(t testing.TB, run func() error) {
+// reader sharing it does), it calls whileHeld, if not nil, then releases
+// the held read and waits up to 10 s for run to return, failing t if it
+// does not or returns an error.
+func (h *HeldRead) Run(t testing.TB, run func() error, whileHeld func()) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- run() }()
 	for deadline := time.Now().Add(2 * time.Second); h.reads.Load() < 2 && len(done) == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
+	}
+	if whileHeld != nil {
+		whileHeld()
 	}
 	h.Release()
 	select {
