@@ -28,10 +28,12 @@ type Config struct {
 	// empty: "eventstore".
 	Name string
 	// TailStreams is how many of the log's latest streams, as its reads
-	// found them, the front end keeps to answer ReadLog for every reader
-	// of the process (default DefaultTailStreams, none for the memory
-	// store; negative: none, every read goes to the backend). Consumer groups at the log's end then
-	// share one backend read per append instead of reading it each.
+	// found them, the front end keeps to answer ReadLog from: a full page
+	// for any reader of the process, also a shorter one for a follower
+	// (see Following) (default DefaultTailStreams, none for the memory
+	// store; negative: none, every read goes to the backend). Consumer
+	// groups at the log's end then share one backend read per append
+	// instead of reading it each.
 	TailStreams int
 }
 
