@@ -29,9 +29,7 @@
 // time and commit in the order they took the write lock, so a reader's
 // snapshot always holds every stream up to its newest and nothing can appear
 // later below a position already read (Position.Tx is zero). WaitLog wakes at
-// once for this store's appends and polls for other processes'. A read of
-// the log whose whole page the store itself committed last is answered from
-// those rows, as the table would answer it; other reads go to the table.
+// once for this store's appends and polls for other processes'.
 // The stores' reads and the snapshot and checkpoint stores' writes are
 // prepared once per connection and kept until the DB closes (translated
 // snapshot queries, whose text is built per call, run unprepared); the

@@ -49,9 +49,7 @@ type EventStoreOptions struct {
 // the order they took the write lock. So positions are handed out in
 // commit order, and a reader's snapshot always holds every stream up to
 // its newest one: no stream can appear later below a position already
-// read. Position.Tx is therefore always zero. The store keeps the rows it
-// committed last and answers the consumers' reads at the log's end from
-// them, as the table would (eventstore_recent.go).
+// read. Position.Tx is therefore always zero.
 //
 // An EventStore is the eventstore front end (which checks input, contexts
 // and shapes the errors) over the SQLite backend. It is safe for
@@ -71,12 +69,6 @@ type EventStore struct {
 	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
 	stats sqlstore.Stats
-
-	// recent answers the reads at the log's end from the rows the store
-	// committed last (eventstore_recent.go).
-	recent esRecent
-	// recentReads counts the reads recent answered (tests read it).
-	recentReads atomic.Int64
 
 	lastSeq atomic.Uint64 // highest position this store appended
 }

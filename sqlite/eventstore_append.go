@@ -78,16 +78,6 @@ func (s *EventStore) flush(batch []*esRequest) {
 		return
 	}
 	s.stats.Batches.Add(1)
-	if err == nil {
-		// Kept for the log's readers (see esRecent).
-		var kept []esRecentRow
-		for i, r := range live {
-			if res := results.out[i]; res.Outcome == eventstore.Appended {
-				kept = append(kept, esRecentRow{seq: int64(res.Pos.Seq), row: r.Row})
-			}
-		}
-		s.recent.add(kept)
-	}
 	for i, r := range live {
 		// A conflict may have been read from a row written earlier in
 		// the same, now rolled back, transaction (another append batch

@@ -22,19 +22,10 @@ func esBuildQueries(table string) esQueries {
 // ReadLog implements eventstore.Backend. Positions are the table's
 // AUTOINCREMENT key, handed out in commit order (see EventStore), so
 // reading in key order never skips a stream. A position with a non-zero Tx
-// (from another backend) sorts after every stream here. A read whose
-// whole page the store itself committed last is answered from those rows
-// (esRecent), as the table would answer it.
+// (from another backend) sorts after every stream here.
 func (s *esLog) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
 	if after.Tx > 0 {
 		return []factum.EventStream{}, nil
-	}
-	if rows, ok := s.recent.rowsAfter(after.Seq, limit); ok {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s.recentReads.Add(1)
-		return decodeRecent(s.context, rows)
 	}
 	return s.reads.Query(ctx, s.q.readLog, sqlstore.SeqArg(after.Seq), limit)
 }
