@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum/internal/servicetest"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -53,11 +54,24 @@ func TestNATSNamespaceIsDeletedAtTheEnd(t *testing.T) {
 	}
 }
 
-// TestNATSURLKeepsTheAnchorStream checks that the shared server holds a
-// file stream no test deletes, so that deleting a test's last stream
-// never removes the account's stream directory under another test's
-// creation.
+// TestNATSURLKeepsTheAnchorStream checks that NATSURL makes a file stream
+// no test deletes on a server that has none, so that deleting a test's
+// last stream never removes the account's stream directory under another
+// test's creation. It runs against a server of its own: the shared one
+// holds the stream already.
 func TestNATSURLKeepsTheAnchorStream(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server did not start")
+	}
+	t.Setenv(servicetest.NATSEnv, srv.ClientURL())
 	url := servicetest.NATSURL(t)
 	_, js := servicetest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
