@@ -266,3 +266,35 @@ func TestCachedLoadEndsWhenCancelledWhileReading(t *testing.T) {
 		t.Fatalf("load cancelled after it began: %d streams, %v; want %v", len(got), err, context.Canceled)
 	}
 }
+
+// A cached scan of snapshots looks at its context between rows too.
+func TestCachedScanEndsWhenCancelledWhileReading(t *testing.T) {
+	db := newTestDB(t, Options{Synchronous: "NORMAL"})
+	ctx := context.Background()
+	st, err := NewSnapshotStore(ctx, db, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const snaps = 600
+	for i := range snaps {
+		if _, err := st.Save(ctx, snapshot.Snapshot{AggregateID: esShopCart.WithID(fmt.Sprintf("c%04d", i)), Version: 1, State: json.RawMessage(`{"n":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scanner, ok := st.Backend().(interface {
+		Scan(ctx context.Context, named factum.NamedAggregate, afterID string, limit int) ([]snapshot.Snapshot, error)
+	})
+	if !ok {
+		t.Fatal("the snapshot store's backend scans no snapshots")
+	}
+	// How often a scan of one snapshot asks its context: all of it before
+	// or at its first row.
+	probe := &cancelledAfter{Context: ctx, n: 1 << 30}
+	if got, err := scanner.Scan(probe, esShopCart, "", 1); err != nil || len(got) != 1 {
+		t.Fatalf("scan of one snapshot: %d, %v", len(got), err)
+	}
+	got, err := scanner.Scan(&cancelledAfter{Context: ctx, n: probe.calls.Load()}, esShopCart, "", snaps)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("scan cancelled after it began: %d snapshots, %v; want %v", len(got), err, context.Canceled)
+	}
+}

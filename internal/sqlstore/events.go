@@ -138,6 +138,7 @@ func (s *EventReads) ScanAggregateIDs(ctx context.Context, named factum.NamedAgg
 // rowsCancelled returns ctx's error, looked at every 256 rows of a read
 // that has taken n: a cached read runs without watching its context (see
 // StdDBCached), and a load or scan has no row limit of its own.
+// Snapshots' scans use it too.
 func rowsCancelled(ctx context.Context, n int) error {
 	if n%256 == 255 {
 		return ctx.Err()

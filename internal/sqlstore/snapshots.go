@@ -242,6 +242,9 @@ func (s *Snapshots) query(ctx context.Context, ex Executor, what string, named f
 	defer rows.Close()
 	out := make([]snapshot.Snapshot, 0, max(capacity, 0))
 	for rows.Next() {
+		if err := rowsCancelled(ctx, len(out)); err != nil {
+			return nil, err
+		}
 		snap, err := scanSnapshot(named, rows)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s snapshots of %s: %w", s.d.Name, what, named, err)

@@ -129,8 +129,8 @@ func (c *StmtCache) Close() error {
 // costs database/sql and the SQLite driver a goroutine each watching it
 // (and the driver a progress handler), a good part of a point read. The
 // cache holds the stores' fixed reads; those that return many rows (an
-// aggregate's load, a page of the log, a scan of IDs) look at ctx between
-// rows (EventReads), so cancellation ends them at a row, not within one.
+// aggregate's load, a page of the log, a scan of IDs or snapshots) look at
+// ctx between rows (rowsCancelled), so cancellation ends them at a row, not within one.
 // While SQLite waits for a lock another process holds, the wait is not
 // cut short either: it lasts up to the busy timeout. Exec, and a query
 // run unprepared (see Unprepared: translated queries, which may scan a
