@@ -13,21 +13,29 @@ import (
 	"github.com/factum-go/factum/eventstore"
 )
 
-// Two processes append to one file: each has its own DB (own write
-// connection), and SQLite's file lock serialises them. Every append
-// succeeds once, and the log read by either holds all.
-func TestEventStoreTwoProcesses(t *testing.T) {
+// storesOnOneFile returns two event stores on one database file, each
+// with its own DB (its own write connection), as two processes have.
+func storesOnOneFile(t *testing.T) [2]*EventStore {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	ctx := context.Background()
 	var stores [2]*EventStore
 	for i := range stores {
-		db, err := Open(ctx, path, Options{Synchronous: "NORMAL"})
+		db, err := Open(context.Background(), path, Options{Synchronous: "NORMAL"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
 		stores[i] = newTestEventStore(t, db, "shop", EventStoreOptions{})
 	}
+	return stores
+}
+
+// Two processes append to one file: each has its own DB (own write
+// connection), and SQLite's file lock serialises them. Every append
+// succeeds once, and the log read by either holds all.
+func TestEventStoreTwoProcesses(t *testing.T) {
+	ctx := context.Background()
+	stores := storesOnOneFile(t)
 	named := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
 	const perProcess, versions = 50, 3
 	var wg sync.WaitGroup
@@ -173,17 +181,8 @@ func TestEventStoreCancelWhileWaitingForTheLock(t *testing.T) {
 // store's own latest appends, also when those appends alone would fill a
 // short page.
 func TestReadLogSeesAnotherProcessAfterOwnAppends(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "shared.db")
 	ctx := context.Background()
-	var stores [2]*EventStore
-	for i := range stores {
-		db, err := Open(ctx, path, Options{Synchronous: "NORMAL"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		stores[i] = newTestEventStore(t, db, "shop", EventStoreOptions{})
-	}
+	stores := storesOnOneFile(t)
 	named := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
 	for v := 1; v <= 3; v++ {
 		if err := stores[0].Append(ctx, testStream(named.WithID("mine"), v, fmt.Sprintf("r%d", v))); err != nil {
