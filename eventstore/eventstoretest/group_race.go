@@ -97,6 +97,7 @@ func testGroupRace(t *testing.T, st eventstore.Store) {
 			}
 		}
 	}
+	t.Logf("%d groups and single streams stored, %d streams in all, of %d tries", len(whole), appended, workers*attempts)
 	if appended+1 != len(stored) {
 		t.Fatalf("the aggregate holds %d streams, the appends reported %d and the create", len(stored), appended)
 	}
