@@ -78,6 +78,10 @@ type EventStore struct {
 	groupsClosed bool
 
 	stats sqlstore.Stats
+	// autocommits counts the appends committed by their own statement,
+	// outside the DB's batcher, whose transactions it counts itself:
+	// together, the commits (benchmarks read them).
+	autocommits atomic.Int64
 
 	lastSeq atomic.Uint64 // highest position this store appended
 }
