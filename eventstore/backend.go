@@ -21,7 +21,9 @@ import (
 // [RequestProber], [TimeLoader], [AggregateScanner] and [LogWaiter]; the
 // front end falls back to a generic implementation over Load and ReadLog
 // for each it lacks, and the contract kit (eventstoretest) checks that
-// every fast path answers as its fallback does.
+// every fast path answers as its fallback does. [GroupBackend], the
+// append of several streams of one aggregate all or none, has no fallback:
+// without it the front end serves no groups.
 type Backend interface {
 	// Append stores s as the next version of its aggregate, setting its
 	// tenant to the effective one (s.AggregateID.TenantOrDefault) and its

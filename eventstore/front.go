@@ -56,6 +56,7 @@ type Front struct {
 	byTime  TimeLoader       // nil: the fallback
 	scanner AggregateScanner // nil: the fallback
 	waiter  LogWaiter        // nil: the fallback
+	group   GroupBackend     // nil: no group appends
 	share   bool             // waiters at one position share a backend wait
 	context string
 	name    string
@@ -86,6 +87,7 @@ func (f *Front) init(b Backend, cfg Config) {
 	f.byTime, _ = b.(TimeLoader)
 	f.scanner, _ = b.(AggregateScanner)
 	f.waiter, _ = b.(LogWaiter)
+	f.group, _ = b.(GroupBackend)
 	f.context = cfg.Context
 	f.name = cfg.Name
 	if f.name == "" {

@@ -121,36 +121,62 @@ func (m *memoryBackend) Append(_ context.Context, s *factum.EventStream) (Outcom
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	agg := sh.aggs[k]
-	if agg != nil {
-		switch {
-		case agg.tenant != tenant:
-			return RefusedTenant, nil
-		case agg.requestVersion(rh, s.RequestID) != 0:
-			return RefusedRequest, nil
-		case s.Version == 1:
-			return RefusedAggregate, nil
-		case s.Version != len(agg.streams)+1:
-			return RefusedVersion, nil
-		}
-	} else if s.Version != 1 {
-		return RefusedVersion, nil
+	if o := refusal(agg, tenant, rh, s); o != Appended {
+		return o, nil
 	}
+	m.store(sh, k, agg, tenant, []*factum.EventStream{s}, []uint64{rh})
+	return Appended, nil
+}
 
-	s.AggregateID.Tenant = tenant
+// refusal returns the refusal of s, whose effective tenant is tenant and
+// whose request ID hashes to rh, as the next version of agg (nil: the
+// aggregate does not exist), or Appended when s may be stored; the caller
+// holds the aggregate's shard lock.
+func refusal(agg *memoryAggregate, tenant string, rh uint64, s *factum.EventStream) Outcome {
+	if agg == nil {
+		if s.Version != 1 {
+			return RefusedVersion
+		}
+		return Appended
+	}
+	switch {
+	case agg.tenant != tenant:
+		return RefusedTenant
+	case agg.requestVersion(rh, s.RequestID) != 0:
+		return RefusedRequest
+	case s.Version == 1:
+		return RefusedAggregate
+	case s.Version != len(agg.streams)+1:
+		return RefusedVersion
+	}
+	return Appended
+}
+
+// store stores ss, the next versions of the aggregate k of shard sh (agg,
+// nil when it does not exist yet) in tenant, whose request IDs hash to
+// rhs; the caller holds sh's lock and has found none of them refused. It
+// sets each stream's tenant and Position.
+func (m *memoryBackend) store(sh *memoryShard, k streamKey, agg *memoryAggregate, tenant string, ss []*factum.EventStream, rhs []uint64) {
+	for _, s := range ss {
+		s.AggregateID.Tenant = tenant
+	}
 	// The log lock is taken inside the shard lock, so one aggregate's
 	// streams enter the log in version order.
 	m.logMu.Lock()
-	s.Position = factum.Position{Seq: m.log.len() + 1}
-	m.log.append(s)
+	for _, s := range ss {
+		s.Position = factum.Position{Seq: m.log.len() + 1}
+		m.log.append(s)
+	}
 	m.logMu.Unlock()
 
 	if agg == nil {
 		agg = &memoryAggregate{tenant: tenant, requests: make(map[uint64]int32, 4)}
 		sh.aggs[k] = agg
 	}
-	agg.streams = append(agg.streams, s)
-	agg.addRequest(rh, s.RequestID, s.Version)
-	return Appended, nil
+	for i, s := range ss {
+		agg.streams = append(agg.streams, s)
+		agg.addRequest(rhs[i], s.RequestID, s.Version)
+	}
 }
 
 // aggregate returns the aggregate's streams, one per version, as they are
@@ -311,4 +337,5 @@ var (
 	_ TimeLoader       = (*memoryBackend)(nil)
 	_ AggregateScanner = (*memoryBackend)(nil)
 	_ LogWaiter        = (*memoryBackend)(nil)
+	_ GroupBackend     = (*memoryBackend)(nil)
 )

@@ -96,8 +96,11 @@ const esMaxContextLen = 63 - len("factum_") - len("_") - len("streams_ver")
 // admits version n only when version n-1 is visible to its snapshot, so
 // n-1's transaction had committed, and taken its ID, before n's statement
 // began; n's transaction takes its ID at its first insert, later, and IDs
-// are handed out in increasing order. (A statement never holds two
-// versions of one aggregate.)
+// are handed out in increasing order. (A batch statement never holds two
+// versions of one aggregate.) A group of one aggregate's streams
+// (AppendBuiltGroup) is one statement of its own, its rows in one
+// transaction: they share its ID and take their seq in version order, and
+// the first is admitted by the same rule (see esGroupSQL).
 //
 // The horizon is the whole server's: a long transaction anywhere on the
 // server holds the log back (without loss) until it ends. Keep
@@ -129,6 +132,12 @@ type EventStore struct {
 	stopLife context.CancelFunc
 
 	appends *sqlstore.Appender[*esWriter] // one batch in flight per writer
+
+	// groupMu is held by a group append while it writes, and by Close
+	// to set groupsClosed, so that Close waits for the groups in flight
+	// and refuses the later ones.
+	groupMu      sync.RWMutex
+	groupsClosed bool
 
 	notifyCh chan struct{}
 	bg       sync.WaitGroup // notifier and listener
@@ -205,7 +214,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		writers[i] = &esWriter{}
 	}
 	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, writers, opts.MaxBatch, true, s.flush)
-	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends},
+	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends, Groups: (*esGroups)(s)},
 		eventstore.Config{Context: boundedContext, Name: "postgres"})
 	if err != nil {
 		stop()
@@ -225,9 +234,12 @@ func (s *EventStore) BuiltOwner() built.Owner { return built.OwnedBy(s) }
 // Context returns the bounded context the store serves.
 func (s *EventStore) Context() string { return s.context }
 
-// Close stops accepting appends, finishes those already accepted, and stops
-// the store's listener. It does not close the DB.
+// Close stops accepting appends and group appends, finishes those already
+// accepted, and stops the store's listener. It does not close the DB.
 func (s *EventStore) Close() error {
+	s.groupMu.Lock()
+	s.groupsClosed = true
+	s.groupMu.Unlock()
 	if !s.appends.Close(func(w *esWriter) { w.close(context.Background()) }) {
 		return nil
 	}

@@ -124,3 +124,19 @@ func serverCPU(pids []uint32) (ns int64, ok bool) {
 	}
 	return ns, len(pids) > 0
 }
+
+// BenchmarkAppendGroup appends runs of 8 streams of one aggregate as one
+// group (AppendBuiltGroup: one statement) or as 8 Appends one after
+// another, from one writer and from 8 writers at once, each to an
+// aggregate of its own. One op is one run; commits/stream counts the
+// statements that wrote the streams, each its own transaction.
+func BenchmarkAppendGroup(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		for _, mode := range []string{"sequential", "group"} {
+			b.Run(fmt.Sprintf("%s/aggregates=%d", mode, writers), func(b *testing.B) {
+				st := newTestEventStore(b, newTestDB(b, int32(writers+4)), "bench", EventStoreOptions{})
+				sqlstoretest.BenchAppendRuns(b, st, writers, 8, mode == "group", st.stats.Batches.Load)
+			})
+		}
+	}
+}

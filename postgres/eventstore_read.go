@@ -12,6 +12,7 @@ import (
 type esQueries struct {
 	insert           esInsertStmts
 	classify, notify string
+	group            string
 	readLog          string
 	logState         string
 }
@@ -29,6 +30,7 @@ func esBuildQueries(table string) esQueries {
 	q := esQueries{
 		insert:   esInserts(table),
 		classify: esClassifySQL(table),
+		group:    esGroupSQL(table),
 		notify:   `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`,
 		readLog: `SELECT ` + esColumns + ` FROM ` + table + ` WHERE ` + after +
 			` AND tx < ` + esHorizon + ` ORDER BY tx, seq LIMIT $3`,

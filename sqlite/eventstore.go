@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,7 +37,9 @@ type EventStoreOptions struct {
 // (coalescing), shared with the other writes of the database queued at
 // that moment (snapshot saves, checkpoints: the DB's write batcher), so
 // that they all pay one commit; an append alone, with nothing to join, is
-// one statement in autocommit mode. Each append is one
+// one statement in autocommit mode. A group of one aggregate's streams
+// (AppendBuiltGroup) is one write of that batcher, inside a savepoint of
+// its shared transaction: all of it goes in, or none. Each append is one
 // INSERT whose unique indexes and predecessor trigger (the table's
 // BEFORE INSERT trigger drops a row whose version N > 1 has no version
 // N - 1 in its tenant) enforce the contract; a row that does not go in is classified inside a
@@ -68,7 +71,17 @@ type EventStore struct {
 
 	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
 
+	// groupMu is held by a group append while it writes, and by Close
+	// to set groupsClosed, so that no group uses the write statements
+	// after Close releases them.
+	groupMu      sync.RWMutex
+	groupsClosed bool
+
 	stats sqlstore.Stats
+	// autocommits counts the appends committed by their own statement,
+	// outside the DB's batcher, whose transactions it counts itself:
+	// together, the commits (benchmarks read them).
+	autocommits atomic.Int64
 
 	lastSeq atomic.Uint64 // highest position this store appended
 }
@@ -134,7 +147,7 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		s.insert.Close()
 		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
 	}
-	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends},
+	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends, Groups: (*esGroups)(s)},
 		eventstore.Config{Context: boundedContext, Name: "sqlite"})
 	if err != nil {
 		return nil, errors.Join(err, s.insert.Close(), s.classify.Close())
@@ -149,10 +162,14 @@ func (s *EventStore) BuiltOwner() built.Owner { return built.OwnedBy(s) }
 // Context returns the bounded context the store serves.
 func (s *EventStore) Context() string { return s.context }
 
-// Close stops accepting appends, finishes those already accepted and
-// releases the store's own write statements; its reads' statements belong
-// to the DB, which closes them. It does not close the DB.
+// Close stops accepting appends and group appends, finishes those already
+// accepted and releases the store's own write statements; its reads'
+// statements belong to the DB, which closes them. It does not close the
+// DB.
 func (s *EventStore) Close() error {
+	s.groupMu.Lock()
+	s.groupsClosed = true
+	s.groupMu.Unlock()
 	if !s.appends.Close(nil) {
 		return nil
 	}

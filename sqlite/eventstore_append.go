@@ -117,6 +117,7 @@ func (s *EventStore) write(ctx context.Context, batch []*esRequest) (esWrite, er
 			return w, err
 		}
 		if ok {
+			s.autocommits.Add(1)
 			w.out[0] = esResult{Outcome: eventstore.Appended, Pos: pos}
 			return w, nil
 		}

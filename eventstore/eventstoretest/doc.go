@@ -10,7 +10,10 @@
 // precedence, tenants sealed off from each other (a request ID another
 // tenant used is a TenantMismatch on append and unknown to Lookup and
 // RequestExists, and no error names the owner), ranges, lookups, scans, the
-// global log and its waiting, and concurrent appends. It never assumes that the store is empty: each case
+// global log and its waiting, concurrent appends, and the group appends
+// of the aggregate executor (several streams of one aggregate, all or
+// none: built.GroupAppender), which it skips for a store whose backend
+// appends no groups. It never assumes that the store is empty: each case
 // uses aggregate types and IDs of its own. Every case uses the bounded
 // context "kit", so a store that serves one context (the SQL adapters keep
 // each context in tables of its own) is created for that context.

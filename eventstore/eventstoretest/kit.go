@@ -44,6 +44,11 @@ func Run(t *testing.T, newStore NewStore) {
 		{Name: "ConcurrentCreateSameRequest", Run: testConcurrentCreate},
 		{Name: "ParallelAggregatesInLog", Run: testParallelAggregates},
 		{Name: "ConcurrentMixedOutcomes", Run: func(t *testing.T, st eventstore.Store) { AppendMixedOutcomes(t, st, nil) }},
+		{Name: "GroupAppends", Run: testGroupAppends},
+		{Name: "GroupRefusals", Run: testGroupRefusals},
+		{Name: "GroupMalformed", Run: testGroupMalformed},
+		{Name: "GroupCancelled", Run: testGroupCancelled},
+		{Name: "ConcurrentGroups", Run: testGroupRace},
 	}
 	kit.RunParallel(t, newStore, cases)
 }

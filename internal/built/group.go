@@ -17,7 +17,11 @@ type GroupAppender interface {
 	// is what Append returns for the first stream the store refuses
 	// (ErrEventVersionConflict, ErrDuplicateRequestID, ErrTenantMismatch,
 	// ...), or, when the outcome is unknown (a store error, ctx ended),
-	// the group is stored whole or not at all, never in part.
+	// the group is stored whole or not at all, never in part. A group of
+	// the wrong shape (no streams, more than the store takes at once —
+	// eventstore.MaxGroup for the module's stores —, two aggregates or
+	// tenants, a gap in the versions, a request ID twice) is
+	// IllegalArgument, and nothing is stored.
 	AppendBuiltGroup(ctx context.Context, ss []Stream) error
 	// AppendsGroups reports whether the store serves AppendBuiltGroup; a
 	// store that says false fails every call to it.

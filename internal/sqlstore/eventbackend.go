@@ -21,13 +21,20 @@ type Appends interface {
 	Append(ctx context.Context, s *factum.EventStream) (eventstore.Outcome, error)
 }
 
+// GroupAppends is what writes a backend's group appends: the dialect's
+// own, as each database makes a group atomic its own way.
+type GroupAppends interface {
+	AppendGroup(ctx context.Context, ss []*factum.EventStream) (eventstore.Outcome, int, error)
+}
+
 // EventBackend is the eventstore.Backend of a SQL store: the shared reads
-// (with every fast path), the dialect's appends and its log. A backend's
-// constructor puts the eventstore front end over it.
+// (with every fast path), the dialect's appends, group appends and its
+// log. A backend's constructor puts the eventstore front end over it.
 type EventBackend struct {
 	*EventReads
 	EventLog
 	Appends Appends
+	Groups  GroupAppends
 }
 
 // Append implements eventstore.Backend.
@@ -35,7 +42,13 @@ func (b *EventBackend) Append(ctx context.Context, s *factum.EventStream) (event
 	return b.Appends.Append(ctx, s)
 }
 
+// AppendGroup implements eventstore.GroupBackend.
+func (b *EventBackend) AppendGroup(ctx context.Context, ss []*factum.EventStream) (eventstore.Outcome, int, error) {
+	return b.Groups.AppendGroup(ctx, ss)
+}
+
 var (
-	_ eventstore.Backend   = (*EventBackend)(nil)
-	_ eventstore.LogWaiter = (*EventBackend)(nil)
+	_ eventstore.Backend      = (*EventBackend)(nil)
+	_ eventstore.GroupBackend = (*EventBackend)(nil)
+	_ eventstore.LogWaiter    = (*EventBackend)(nil)
 )

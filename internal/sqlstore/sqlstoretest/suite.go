@@ -16,6 +16,7 @@ import (
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/eventstore/eventstoretest"
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/projection"
 	"github.com/factum-go/factum/projection/projectiontest"
@@ -175,6 +176,11 @@ func (b Backend) eventStoreRefusesOtherContexts(t *testing.T) {
 	checks := map[string]error{
 		"Append": st.Append(ctx, Stream(id, 1, "r-1")),
 	}
+	g := built.GroupOf(st)
+	if g == nil {
+		t.Fatal("the store does not append groups")
+	}
+	checks["AppendBuiltGroup"] = g.AppendBuiltGroup(ctx, []built.Stream{built.Mark(Stream(id, 1, "r-1")), built.Mark(Stream(id, 2, "r-2"))})
 	_, checks["Load"] = st.Load(ctx, id, 1, eventstore.MaxVersion)
 	_, checks["LoadByTime"] = st.LoadByTime(ctx, id, time.Time{}, time.Now())
 	_, checks["RequestExists"] = st.RequestExists(ctx, id, "r-1")
