@@ -142,7 +142,10 @@ type gated struct {
 func (g *gated) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
 	if cmd.AggregateID.NamedAggregate == barrierType {
 		g.started <- struct{}{}
-		<-g.release
+		select {
+		case <-g.release:
+		case <-ctx.Done(): // the shutdown deadline
+		}
 		return factum.Signal{CommandID: cmd.ID, Stage: factum.StageProcessed, AggregateID: cmd.AggregateID, Code: factum.CodeOk}
 	}
 	return g.next.Process(ctx, cmd)

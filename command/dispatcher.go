@@ -279,9 +279,10 @@ func (d *Dispatcher) Pending() int {
 
 // Shutdown stops admission at once (Send fails with ErrClosed), lets the
 // lanes finish every accepted command in order, and returns when they are
-// done. If ctx ends first, the command in progress on each lane is
-// cancelled, the queued ones get a failed PROCESSED signal (TooManyRequests,
-// ErrClosed: not appended), and Shutdown returns an error wrapping ctx's.
+// done. If ctx ends first, the commands in progress on each lane (one, or
+// a run) are cancelled, the queued ones get a failed PROCESSED signal
+// (TooManyRequests, ErrClosed: not appended), and Shutdown returns an error
+// wrapping ctx's.
 // Shutdown of a dispatcher never started only closes it.
 func (d *Dispatcher) Shutdown(ctx context.Context) error {
 	if d.closed.Swap(true) {
