@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/built"
@@ -16,16 +17,19 @@ import (
 // signal as it ends.
 //
 // Over a store that appends groups (built.GroupAppender), the commands
-// form a group: inside its first attempt each command in turn decides on
+// form groups: inside its first attempt each command in turn decides on
 // the state the commands before it reached, builds its stream on top of
-// theirs and passes the turn; the group's streams are then appended as
-// one (all or none), and the state is kept as after a run of appends. A
+// theirs and passes the turn; a group's streams are then appended as one
+// (all or none), and the state is kept as after a run of appends. A
 // command's rejection by its handler stands when the group before it is
-// committed. The group ends before a command that does not fit it: one
-// binding effects, one repeating an earlier command's request ID, one
-// expecting a version the state has not reached, one whose stream cannot
-// be built; that command and the ones after it take the ordinary path,
-// each after the chains of those before it returned. When the group's
+// committed. A group ends after the last command, before a command that
+// does not fit it (one binding effects, one repeating an earlier
+// command's request ID, one expecting a version the state has not
+// reached, one whose stream cannot be built), which takes the ordinary
+// path, and when the next command does not reach its attempt within
+// arrivalGrace (its middleware may be waiting for the commands before it
+// to end). A command after an ended group waits until the chains of those
+// before it returned, then starts a group of its own. When a group's
 // append fails in any way, its state is dropped and each of its commands
 // takes the ordinary path in turn, which answers as processing them one
 // at a time does (a duplicate as a duplicate, an unknown outcome settled
@@ -41,14 +45,14 @@ func (p *processor[S]) ProcessRun(ctx context.Context, cmds []*factum.Command, e
 		}
 		return
 	}
-	g := newGroupRun(p, cmds)
+	r := newRun(p, cmds)
 	var wg sync.WaitGroup
-	last := len(g.members) - 1
-	for i := range g.members[:last] {
-		m := &g.members[i]
+	last := len(r.members) - 1
+	for i := range r.members[:last] {
+		m := &r.members[i]
 		wg.Go(func() { m.process(ctx, emit) })
 	}
-	g.members[last].process(ctx, emit)
+	r.members[last].process(ctx, emit)
 	wg.Wait()
 }
 
@@ -84,19 +88,30 @@ func oneAggregate(cmds []*factum.Command) bool {
 	return true
 }
 
-// groupRun is one run's group: the commands of a run take turns, in
-// their order, at joining it, and it is appended once the last has passed
-// its turn or a command closed it.
-type groupRun[S any] struct {
+// arrivalGrace is how long a group waits for the next command of its run
+// to reach its attempt before it ends without it. The next command's
+// goroutine is normally on its way, microseconds behind; a middleware
+// holding it until the commands before it end (a bound on concurrent
+// commands, a lock) would otherwise wait for a group that waits for it.
+const arrivalGrace = time.Millisecond
+
+// run is one run of commands: they take turns, in their order, at
+// deciding on the aggregate's state and joining the open group.
+type run[S any] struct {
 	p       *processor[S]
 	members []runMember[S]
+	// cur is the open group, or nil; the member holding the turn owns it.
+	cur *group[S]
+}
 
-	// The member holding the turn owns these; once the group is closed,
-	// the member committing it.
-	open    bool
+// group is the streams some consecutive members of a run built one on
+// top of another, appended as one.
+type group[S any] struct {
+	r       *run[S]
 	e       *entry[S] // the running state, checked out for the group
 	broken  bool      // the running state cannot be kept
 	streams []built.Stream
+	joined  []*runMember[S] // the members waiting for its outcome, in order
 
 	// result is closed when the group's outcome, err, is known.
 	result chan struct{}
@@ -104,13 +119,16 @@ type groupRun[S any] struct {
 }
 
 // runMember is one command of a run: its place in the turns and what it
-// brought to the group.
+// brought to its group.
 type runMember[S any] struct {
-	g   *groupRun[S]
+	r   *run[S]
 	i   int
 	cmd *factum.Command
-	// turn is closed when the member before it passed its turn.
-	turn chan struct{}
+	// arrived is closed when the member reached its attempt, or its chain
+	// returned without one; turn when the member before it passed its
+	// turn.
+	arrived, turn chan struct{}
+	arrive        sync.Once
 	// done is closed once the member's chain returned and so did those of
 	// the members before it.
 	done   chan struct{}
@@ -119,8 +137,8 @@ type runMember[S any] struct {
 	// repeat: an earlier command of the run has the member's request ID.
 	repeat bool
 
-	// Set while the member holds the turn, read after the group's result.
-	joined    bool            // its attempt waits for the group's result
+	// Set while the member holds the turn, read after its group's result.
+	g         *group[S]       // the group it joined
 	ctx       context.Context // its attempt's context, which keeps the append alive
 	stream    *factum.EventStream
 	names     []string
@@ -131,12 +149,12 @@ type runMember[S any] struct {
 	actx      context.Context
 }
 
-func newGroupRun[S any](p *processor[S], cmds []*factum.Command) *groupRun[S] {
-	g := &groupRun[S]{p: p, members: make([]runMember[S], len(cmds)), open: true, result: make(chan struct{})}
+func newRun[S any](p *processor[S], cmds []*factum.Command) *run[S] {
+	r := &run[S]{p: p, members: make([]runMember[S], len(cmds))}
 	for i, c := range cmds {
-		m := &g.members[i]
-		m.g, m.i, m.cmd = g, i, c
-		m.turn, m.done = make(chan struct{}), make(chan struct{})
+		m := &r.members[i]
+		m.r, m.i, m.cmd = r, i, c
+		m.arrived, m.turn, m.done = make(chan struct{}), make(chan struct{}), make(chan struct{})
 		rid := c.RequestIDOrID()
 		for _, b := range cmds[:i] {
 			if b.RequestIDOrID() == rid {
@@ -145,8 +163,8 @@ func newGroupRun[S any](p *processor[S], cmds []*factum.Command) *groupRun[S] {
 			}
 		}
 	}
-	close(g.members[0].turn)
-	return g
+	close(r.members[0].turn)
+	return r
 }
 
 type runKey struct{}
@@ -174,7 +192,7 @@ func (c *runContext[S]) Value(key any) any {
 // attempt, or nil outside a run of this executor's.
 func (p *processor[S]) memberOf(ctx context.Context, cmd *factum.Command) *runMember[S] {
 	m, _ := ctx.Value(runKey{}).(*runMember[S])
-	if m == nil || m.g.p != p || m.cmd.ID != cmd.ID || m.cmd.AggregateID.ID != cmd.AggregateID.ID {
+	if m == nil || m.r.p != p || m.cmd.ID != cmd.ID || m.cmd.AggregateID.ID != cmd.AggregateID.ID {
 		return nil
 	}
 	return m
@@ -183,55 +201,106 @@ func (p *processor[S]) memberOf(ctx context.Context, cmd *factum.Command) *runMe
 // process runs the member's command through the chain and emits its
 // signal. A chain that returned without the attempt taking the turn
 // (a middleware answered the command itself) passes it on here.
+//
+// The chain starts once the member before it arrived at its attempt: a
+// middleware holding a command until others end (a bound on concurrent
+// commands, a lock) then holds only commands after those that passed it,
+// which never wait for it (see arrivalGrace), as one command at a time
+// never waits for a later one.
 func (m *runMember[S]) process(ctx context.Context, emit func(int, factum.Signal)) {
-	sig := m.g.p.run(&runContext[S]{Context: ctx, m: m}, m.cmd)
+	if m.i > 0 {
+		<-m.r.members[m.i-1].arrived
+	}
+	sig := m.r.p.run(&runContext[S]{Context: ctx, m: m}, m.cmd)
 	emit(m.i, sig)
+	m.arrive.Do(func() { close(m.arrived) })
 	<-m.turn
 	m.pass()
 	m.afterPredecessors()
 	close(m.done)
 }
 
-// pass passes the member's turn on, once: to the next member, or, from
-// the last, by committing the group if it is still open.
+// pass passes the member's turn on, once. From the last member it ends
+// the open group; to a next member that does not arrive within
+// arrivalGrace too.
 func (m *runMember[S]) pass() {
 	m.passed.Do(func() {
-		g := m.g
-		if m.i+1 < len(g.members) {
-			close(g.members[m.i+1].turn)
+		r := m.r
+		if m.i+1 == len(r.members) {
+			r.end()
 			return
 		}
-		if g.open {
-			g.open = false
+		next := &r.members[m.i+1]
+		if r.cur != nil && !next.arrivedWithin(arrivalGrace) {
+			g := r.cur
+			r.cur = nil
+			close(next.turn)
 			g.commit()
+			return
 		}
+		close(next.turn)
 	})
 }
 
-// afterPredecessors waits until the chains of the members before m have
-// returned: the ordinary path of m starts then, as it would one command
-// at a time.
-func (m *runMember[S]) afterPredecessors() {
-	if m.i > 0 {
-		<-m.g.members[m.i-1].done
+// arrivedWithin reports whether the member reaches its attempt (or the
+// end of its chain) within d.
+func (m *runMember[S]) arrivedWithin(d time.Duration) bool {
+	select {
+	case <-m.arrived:
+		return true
+	default:
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-m.arrived:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 
-// attempt is an attempt of the member's command: the first one joins the
+// end ends the open group, if any, and commits it. The member holding
+// the turn calls it.
+func (r *run[S]) end() {
+	if g := r.cur; g != nil {
+		r.cur = nil
+		g.commit()
+	}
+}
+
+// afterPredecessors waits until the chains of the members before m have
+// returned: the ordinary path of m, or a group it starts, begins then, as
+// it would one command at a time.
+func (m *runMember[S]) afterPredecessors() {
+	if m.i > 0 {
+		<-m.r.members[m.i-1].done
+	}
+}
+
+// attempt is an attempt of the member's command: the first one joins a
 // group when it can, any other takes the ordinary path in order.
 func (m *runMember[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
-	g := m.g
-	p := g.p
+	r := m.r
+	p := r.p
 	if m.calls.Add(1) > 1 {
 		m.afterPredecessors()
 		return p.attempt(ctx, cmd)
 	}
+	m.arrive.Do(func() { close(m.arrived) })
 	<-m.turn
-	if !g.open || !m.join(ctx, cmd) {
+	if r.cur == nil {
+		// The group before ended: this one starts on the state the
+		// commands before it leave.
+		m.afterPredecessors()
+		r.cur = &group[S]{r: r, result: make(chan struct{})}
+	}
+	if !m.join(ctx, cmd) {
 		m.pass()
 		m.afterPredecessors()
 		return p.attempt(ctx, cmd)
 	}
+	g := m.g
 	<-g.result
 	if m.stream != nil {
 		po, _ := CacheObserverFrom(ctx).(PhaseObserver)
@@ -256,29 +325,30 @@ func (m *runMember[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 	return outcome{version: m.stream.Version, names: m.names, at: m.stream.CreateTime}
 }
 
-// join adds the member's command to the group, holding the turn, and
-// passes the turn on. It reports false when the command does not fit the
-// group: the group is then closed and committed without it, and the turn
-// is the caller's to pass.
+// join adds the member's command to the open group, holding the turn,
+// and passes the turn on. It reports false when the command does not fit
+// the group: the group is then ended and committed without it, and the
+// turn is the caller's to pass.
 func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
-	g := m.g
-	p := g.p
+	r := m.r
+	p := r.p
+	g := r.cur
 	holding := true
 	defer func() {
 		if !holding {
 			return
 		}
 		// A panic (under Recover) in user code run while holding the turn
-		// (a sourcing function, an event's encoder): the group ends with
-		// what it holds, as the appends before it would have been made,
-		// and the state it leaves is not kept.
-		r := recover()
+		// (a load's sourcing function, an event's encoder): the group ends
+		// with what it holds, as the appends before it would have been
+		// made, and the state it leaves is not kept.
+		rec := recover()
 		g.broken = true
-		g.open = false
+		r.cur = nil
 		m.pass()
 		g.commit()
-		if r != nil {
-			panic(r)
+		if rec != nil {
+			panic(rec)
 		}
 	}()
 	o := CacheObserverFrom(ctx)
@@ -304,7 +374,8 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 		if err != nil {
 			// Provisional: it stands if the group before it is committed.
 			m.rejection, m.atZero = err, g.e.st.Version == 0
-			m.joined, m.ctx = true, ctx
+			m.g, m.ctx = g, ctx
+			g.joined = append(g.joined, m)
 			holding = false
 			m.pass()
 			return true
@@ -322,11 +393,11 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 	}
 	if !fits {
 		holding = false
-		g.open = false
-		g.commit()
+		r.end()
 		return false
 	}
-	m.stream, m.names, m.joined, m.ctx = stream, names, true, ctx
+	m.stream, m.names, m.g, m.ctx = stream, names, g, ctx
+	g.joined = append(g.joined, m)
 	g.streams = append(g.streams, built.Mark(stream))
 	// The phase spans the wait for the group's commit.
 	m.actx = startPhase(ctx, po, PhaseAppend)
@@ -335,8 +406,8 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 		// As after an append whose state cannot follow: the group ends
 		// with this stream, and the state is not kept.
 		g.broken = true
-		g.open = false
 		holding = false
+		r.cur = nil
 		m.pass()
 		g.commit()
 		if panicked != nil && g.err == nil {
@@ -367,15 +438,15 @@ func (m *runMember[S]) follow(events []any) (ok bool, panicked any) {
 			ok, panicked = false, r
 		}
 	}()
-	return m.g.p.follow(m.g.e, m.stream, m.names, events), nil
+	return m.r.p.follow(m.g.e, m.stream, m.names, events), nil
 }
 
-// commit appends the closed group's streams as one, under a context that
+// commit appends the ended group's streams as one, under a context that
 // ends only when every member waiting for it has gone, and on success
 // tells the state observer of the states reached, in order, and puts the
 // running state back in the cache. On failure the state is dropped.
-func (g *groupRun[S]) commit() {
-	p := g.p
+func (g *group[S]) commit() {
+	p := g.r.p
 	// Should the store or the observer panic, the members still learn an
 	// outcome: unknown, which their ordinary path settles.
 	g.err = errGroupUnknown
@@ -391,8 +462,8 @@ func (g *groupRun[S]) commit() {
 		return
 	}
 	if p.states != nil {
-		for i := range g.members {
-			if m := &g.members[i]; m.observe {
+		for _, m := range g.joined {
+			if m.observe {
 				p.states.ObserveState(m.stored)
 			}
 		}
@@ -410,7 +481,7 @@ func (g *groupRun[S]) commit() {
 // first request settles, as the group is stored whole or not at all. The
 // provisional rejections of the group stand only if it was: their
 // ordinary path would decide on the state after the whole group.
-func (g *groupRun[S]) settle(err error) bool {
+func (g *group[S]) settle(err error) bool {
 	if errors.Is(err, factum.ErrEventVersionConflict) || errors.Is(err, factum.ErrDuplicateRequestID) ||
 		errors.Is(err, factum.ErrDuplicateAggregateID) || errors.Is(err, factum.ErrTenantMismatch) {
 		return false // a refusal: nothing was appended
@@ -418,7 +489,7 @@ func (g *groupRun[S]) settle(err error) bool {
 	first := g.streams[0].Stream()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(g.base()), undoTimeout)
 	defer cancel()
-	s, lerr := g.p.store.Lookup(ctx, first.AggregateID, first.RequestID)
+	s, lerr := g.r.p.store.Lookup(ctx, first.AggregateID, first.RequestID)
 	return lerr == nil && s.CommandID == first.CommandID && s.Version == first.Version
 }
 
@@ -426,25 +497,17 @@ func (g *groupRun[S]) settle(err error) bool {
 // joined member's values, cancelled only once every joined member's
 // context has ended, so that one caller's end cannot fail the others. The
 // caller calls release when the append returned.
-func (g *groupRun[S]) writeContext() (ctx context.Context, release func()) {
-	n := int32(0)
-	for i := range g.members {
-		if g.members[i].joined {
-			n++
-		}
-	}
+func (g *group[S]) writeContext() (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(g.base()))
 	var left atomic.Int32
-	left.Store(n)
-	stops := make([]func() bool, 0, n)
-	for i := range g.members {
-		if m := &g.members[i]; m.joined {
-			stops = append(stops, context.AfterFunc(m.ctx, func() {
-				if left.Add(-1) == 0 {
-					cancel()
-				}
-			}))
-		}
+	left.Store(int32(len(g.joined)))
+	stops := make([]func() bool, 0, len(g.joined))
+	for _, m := range g.joined {
+		stops = append(stops, context.AfterFunc(m.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		}))
 	}
 	return ctx, func() {
 		for _, stop := range stops {
@@ -456,11 +519,9 @@ func (g *groupRun[S]) writeContext() (ctx context.Context, release func()) {
 
 // base returns the context of the group's first joined member, whose
 // values (the tenant, a trace) the group's store calls carry.
-func (g *groupRun[S]) base() context.Context {
-	for i := range g.members {
-		if m := &g.members[i]; m.joined {
-			return m.ctx
-		}
+func (g *group[S]) base() context.Context {
+	if len(g.joined) > 0 {
+		return g.joined[0].ctx
 	}
 	return context.Background()
 }

@@ -201,3 +201,35 @@ func TestShutdownWithRuns(t *testing.T) {
 		}
 	})
 }
+
+// A middleware letting only two commands through at once holds the third
+// of a run until the first two end: their group ends without the third
+// (after arrivalGrace) instead of waiting for it, and the rest of the run
+// forms groups of its own.
+func TestRunUnderABoundOnConcurrentCommands(t *testing.T) {
+	slots := make(chan struct{}, 2)
+	bound := func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
+		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			return next(ctx, cmd)
+		}
+	}
+	store := newGroupStore()
+	w := newWorld(t, store, 0, bound)
+	t.Cleanup(func() { w.shutdown(t) })
+	w.run(t, []*factum.Command{tallyCmd("bounded", openTally{})})
+	var cmds []*factum.Command
+	for range 8 {
+		cmds = append(cmds, tallyCmd("bounded", addTally{Qty: 1}))
+	}
+	w.run(t, cmds)
+	for i, c := range cmds {
+		if sig, n := w.signal(c.ID); n != 1 || sig.Code != factum.CodeOk || sig.AggregateVersion != i+2 {
+			t.Fatalf("command %d: %d signals, %s v%d, want Ok v%d", i, n, sig.Code, sig.AggregateVersion, i+2)
+		}
+	}
+	if groups, _ := store.counts(); len(groups) < 2 {
+		t.Fatalf("groups %v: the run's commands cannot all have been in one", groups)
+	}
+}
