@@ -56,6 +56,21 @@ func (p *processor[S]) ProcessRun(ctx context.Context, cmds []*factum.Command, e
 	wg.Wait()
 }
 
+// TakesRuns implements command.RunExecutor: the executor takes runs when
+// its store appends groups.
+func (p *processor[S]) TakesRuns() bool { return p.group != nil }
+
+// TakesRuns implements command.RunExecutor: the executor takes runs when
+// one of its types' executors does.
+func (r router) TakesRuns() bool {
+	for _, p := range r {
+		if t, ok := p.(runExecutor); ok && t.TakesRuns() {
+			return true
+		}
+	}
+	return false
+}
+
 // ProcessRun implements command.RunExecutor by routing the run to its
 // aggregate type's executor.
 func (r router) ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(i int, sig factum.Signal)) {
@@ -74,6 +89,7 @@ func (r router) ProcessRun(ctx context.Context, cmds []*factum.Command, emit fun
 // runExecutor is an executor processing runs (command.RunExecutor, which
 // this package cannot name).
 type runExecutor interface {
+	TakesRuns() bool
 	ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(i int, sig factum.Signal))
 }
 

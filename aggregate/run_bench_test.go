@@ -24,15 +24,17 @@ func (s *waitSink) Signal(sig factum.Signal) {
 // BenchmarkHotAggregate runs 64 callers sending to one aggregate through
 // a dispatcher, each waiting for its command's signal before sending the
 // next, over a store whose every append and group takes 1 ms, as a
-// commit does: with runs (the default MaxRun) and one command at a time.
+// commit does (commit=1ms), or no time (commit=0, the CPU the runs
+// cost): with runs (the default MaxRun) and one command at a time.
 func BenchmarkHotAggregate(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		maxRun int
-	}{{"runs", 0}, {"one", 1}} {
+		delay  time.Duration
+	}{{"commit=1ms/runs", 0, time.Millisecond}, {"commit=1ms/one", 1, time.Millisecond}, {"commit=0/runs", 0, 0}, {"commit=0/one", 1, 0}} {
 		b.Run(bc.name, func(b *testing.B) {
 			store := newGroupStore()
-			store.delay = time.Millisecond
+			store.delay = bc.delay
 			p, err := runTallies(&claims{owner: map[string]string{}}).NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry()})
 			if err != nil {
 				b.Fatal(err)

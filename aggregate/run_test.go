@@ -112,8 +112,9 @@ func TestRunIsOneGroup(t *testing.T) {
 }
 
 // The runs of different aggregates taken together from a lane run
-// concurrently: the first aggregate's command waits for the second's to
-// start, which one lane running them in turn would never let happen.
+// concurrently: the first aggregate's second command waits for the
+// second aggregate's commands to start, which one lane running the runs
+// in turn would never let happen.
 func TestRunsOfAggregatesAreConcurrent(t *testing.T) {
 	started := make(chan struct{})
 	var once sync.Once
@@ -122,6 +123,9 @@ func TestRunsOfAggregatesAreConcurrent(t *testing.T) {
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			switch cmd.AggregateID.ID {
 			case "first":
+				if cmd.IsCreate {
+					break // the run's second command waits for its turn
+				}
 				select {
 				case <-started:
 					overlapped = true
@@ -135,7 +139,8 @@ func TestRunsOfAggregatesAreConcurrent(t *testing.T) {
 	}
 	w := newWorld(t, newGroupStore(), 0, mw)
 	t.Cleanup(func() { w.shutdown(t) })
-	w.run(t, []*factum.Command{tallyCmd("first", openTally{}), tallyCmd("second", openTally{})})
+	w.run(t, []*factum.Command{tallyCmd("first", openTally{}), tallyCmd("first", addTally{Qty: 1}),
+		tallyCmd("second", openTally{}), tallyCmd("second", addTally{Qty: 1})})
 	if !overlapped {
 		t.Fatal("the second aggregate's run started only after the first's ended")
 	}

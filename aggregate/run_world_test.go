@@ -151,6 +151,8 @@ func (g *gated) Process(ctx context.Context, cmd *factum.Command) factum.Signal 
 	return g.next.Process(ctx, cmd)
 }
 
+func (g *gated) TakesRuns() bool { return g.next.TakesRuns() }
+
 func (g *gated) ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(int, factum.Signal)) {
 	g.next.ProcessRun(ctx, cmds, emit)
 }

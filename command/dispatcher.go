@@ -37,12 +37,12 @@ type DispatcherConfig struct {
 	// MaxRun.
 	QueueSize int
 	// MaxRun bounds the commands a lane takes from its queue at once when
-	// the executor is a RunExecutor: the lane takes what is queued without
+	// the executor is a RunExecutor that takes runs: the lane takes what is queued without
 	// waiting for more, up to MaxRun, hands each aggregate's commands among
 	// them to ProcessRun as one run, the runs of different aggregates
 	// concurrently, and takes more once all are done. 0 means
-	// DefaultMaxRun; 1 takes one command at a time, as for an executor
-	// that is no RunExecutor.
+	// DefaultMaxRun; 1 takes one command at a time, as for any other
+	// executor.
 	MaxRun int
 	// RejectWhenFull makes Send fail at once with TooManyRequests when the
 	// lane's queue is full, instead of waiting for room until its context
@@ -115,7 +115,7 @@ func NewDispatcher(proc Executor, sink Sink, cfg DispatcherConfig) (*Dispatcher,
 		stopping: make(chan struct{}),
 		maxRun:   1,
 	}
-	if r, ok := proc.(RunExecutor); ok && cfg.MaxRun != 1 {
+	if r, ok := proc.(RunExecutor); ok && cfg.MaxRun != 1 && r.TakesRuns() {
 		d.runs, d.maxRun = r, cfg.MaxRun
 		if d.maxRun == 0 {
 			d.maxRun = DefaultMaxRun

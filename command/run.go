@@ -22,6 +22,10 @@ import (
 // returns; the caller reuses the slice afterwards.
 type RunExecutor interface {
 	Executor
+	// TakesRuns reports whether the executor gains by runs (it commits a
+	// run's commands together); a dispatcher hands runs only to one that
+	// does, as taking them costs a little.
+	TakesRuns() bool
 	ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(i int, sig factum.Signal))
 }
 
@@ -66,20 +70,39 @@ func (r *laneRun) split(batch []*factum.Command) []subRun {
 	return r.subs[:n]
 }
 
-// processRuns processes each aggregate's run, different aggregates
-// concurrently, and returns when all are done.
+// processRuns processes each aggregate's run, and returns when all are
+// done. The runs of several commands, each waiting for its commit, go
+// concurrently, each in a goroutine but the last; the single commands
+// between them go one after another on the lane's goroutine meanwhile, as
+// a lane takes them without runs: a goroutine for each would cost more
+// than it saves.
 func (d *Dispatcher) processRuns(subs []subRun) {
-	if len(subs) == 1 {
-		d.processRun(subs[0].cmds)
-		clear(subs[0].cmds)
-		return
+	singles := 0
+	for i := range subs {
+		if len(subs[i].cmds) == 1 {
+			singles++
+		}
 	}
+	runs := len(subs) - singles
 	var wg sync.WaitGroup
-	for i := range subs[1:] {
-		cmds := subs[1+i].cmds
+	for i := range subs {
+		cmds := subs[i].cmds
+		if len(cmds) == 1 {
+			continue
+		}
+		if runs--; runs == 0 && singles == 0 {
+			d.processRun(cmds) // the last one, on the lane's goroutine
+			continue
+		}
 		wg.Go(func() { d.processRun(cmds) })
 	}
-	d.processRun(subs[0].cmds)
+	if singles > 0 {
+		for i := range subs {
+			if len(subs[i].cmds) == 1 {
+				d.one(subs[i].cmds[0])
+			}
+		}
+	}
 	wg.Wait()
 	for i := range subs {
 		clear(subs[i].cmds)

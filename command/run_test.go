@@ -31,6 +31,8 @@ func (r *runRecorder) Process(ctx context.Context, cmd *factum.Command) factum.S
 	return factum.Signal{CommandID: cmd.ID, Stage: factum.StageProcessed, Code: factum.CodeOk}
 }
 
+func (r *runRecorder) TakesRuns() bool { return true }
+
 func (r *runRecorder) ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(int, factum.Signal)) {
 	r.mu.Lock()
 	r.runs = append(r.runs, append([]*factum.Command(nil), cmds...))

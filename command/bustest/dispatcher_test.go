@@ -34,6 +34,8 @@ func TestDispatcherRejectingWhenFull(t *testing.T) {
 // runs: their order per aggregate, back-pressure and draining.
 type runs struct{ command.Executor }
 
+func (runs) TakesRuns() bool { return true }
+
 func (r runs) ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(int, factum.Signal)) {
 	for i, c := range cmds {
 		emit(i, r.Process(ctx, c))
