@@ -179,7 +179,12 @@ func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) (factum
 	// prepare.PerTenant key reads it there).
 	ctx = factum.ContextWithTenant(ctx, cmd.AggregateID.TenantOrDefault())
 	var o outcome
-	if m := p.memberOf(ctx, cmd); m != nil {
+	var m *runMember[S]
+	if p.group != nil {
+		// (Only an executor over a store appending groups runs groups.)
+		m = p.memberOf(ctx, cmd)
+	}
+	if m != nil {
 		o = m.attempt(ctx, cmd)
 	} else {
 		o = p.attempt(ctx, cmd)
