@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/internal/built"
 )
 
@@ -122,6 +123,14 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 		}
 	}
 	holding = false
+	if len(g.streams) == eventstore.MaxGroup {
+		// As many as a store takes at once: the next command starts a
+		// group of its own.
+		r.cur = nil
+		m.pass()
+		g.commit()
+		return true
+	}
 	m.pass()
 	return true
 }

@@ -21,7 +21,8 @@ import (
 // theirs and passes the turn; a group's streams are then appended as one
 // (all or none), and the state is kept as after a run of appends. A
 // command's rejection by its handler stands when the group before it is
-// committed. A group ends after the last command, before a command that
+// committed. A group ends after the last command, after
+// eventstore.MaxGroup streams, before a command that
 // does not fit it (one binding effects, one repeating an earlier
 // command's request ID, one expecting a version the state has not
 // reached, one whose stream cannot be built), which takes the ordinary

@@ -9,6 +9,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
+	"github.com/factum-go/factum/eventstore"
 )
 
 func tallyID(id string) factum.AggregateID {
@@ -236,5 +237,34 @@ func TestRunUnderABoundOnConcurrentCommands(t *testing.T) {
 	}
 	if groups, _ := store.counts(); len(groups) < 2 {
 		t.Fatalf("groups %v: the run's commands cannot all have been in one", groups)
+	}
+}
+
+// A run longer than a store's group takes is appended as several groups
+// of at most eventstore.MaxGroup streams.
+func TestLongRunIsSplitIntoGroups(t *testing.T) {
+	store := newGroupStore()
+	w := newWorld(t, store, 100)
+	t.Cleanup(func() { w.shutdown(t) })
+	cmds := []*factum.Command{tallyCmd("long", openTally{})}
+	for range eventstore.MaxGroup + 5 {
+		cmds = append(cmds, tallyCmd("long", addTally{Qty: 0}))
+	}
+	w.run(t, cmds)
+	for i, c := range cmds {
+		if sig, n := w.signal(c.ID); n != 1 || sig.Code != factum.CodeOk || sig.AggregateVersion != i+1 {
+			t.Fatalf("command %d: %d signals, %s v%d, want Ok v%d", i, n, sig.Code, sig.AggregateVersion, i+1)
+		}
+	}
+	groups, _ := store.counts()
+	total := 0
+	for _, g := range groups {
+		if g > eventstore.MaxGroup {
+			t.Fatalf("a group of %d streams, more than %d", g, eventstore.MaxGroup)
+		}
+		total += g
+	}
+	if total != len(cmds) || len(groups) < 2 {
+		t.Fatalf("groups %v for %d commands", groups, len(cmds))
 	}
 }
