@@ -45,7 +45,7 @@ func TestTheStoreDecoratorPassesGroupsOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if built.GroupOf(tel.Store(eventstore.NewMemory())) != nil {
+	if built.GroupOf(tel.Store(struct{ eventstore.Store }{eventstore.NewMemory()})) != nil {
 		t.Fatal("the decorator of a store without groups serves groups")
 	}
 	next := &groupMemory{Memory: eventstore.NewMemory()}
