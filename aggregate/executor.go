@@ -39,6 +39,11 @@ const loadPage = 1024
 // commands one at a time (the dispatcher does) for the state cache to help;
 // concurrent calls for one aggregate stay correct, resolved by the store's
 // version check.
+//
+// The executors NewExecutor returns (a Definition's, a Registry's) also
+// process runs of one aggregate's commands (command.RunExecutor's
+// ProcessRun): over a store that appends groups they decide a run's
+// commands one after another and commit them together (see ProcessRun).
 type Executor interface {
 	Process(ctx context.Context, cmd *factum.Command) factum.Signal
 }
@@ -103,6 +108,8 @@ func (d *Definition[S]) NewExecutor(cfg ExecutorConfig) (Executor, error) {
 	// A store embedding one of those, whose Append may do more, is
 	// not one (built.Of).
 	p.built = built.Of(cfg.Store)
+	// A store that appends groups commits a run's commands together.
+	p.group = built.GroupOf(cfg.Store)
 	// The default Retry is fused with the processing: it gets the
 	// attempt's report directly instead of through a context.
 	pol := RetryConfig{Retries: cfg.Retries, Backoff: cfg.Backoff, Transient: cfg.Transient}.policy()
@@ -128,7 +135,8 @@ func (p *processor[S]) retried(pol retryPolicy) CommandFunc {
 type processor[S any] struct {
 	def       *Definition[S]
 	store     eventstore.Store
-	built     built.Appender // store, if it appends built streams
+	built     built.Appender      // store, if it appends built streams
+	group     built.GroupAppender // store, if it appends groups of them
 	codec     *codec.Registry
 	snapshots SnapshotSource
 	states    StateObserver
@@ -170,7 +178,17 @@ func (p *processor[S]) process(ctx context.Context, cmd *factum.Command) (factum
 	// does: its handler and the effects the handler binds (a
 	// prepare.PerTenant key reads it there).
 	ctx = factum.ContextWithTenant(ctx, cmd.AggregateID.TenantOrDefault())
-	o := p.attempt(ctx, cmd)
+	var o outcome
+	var m *runMember[S]
+	if p.group != nil {
+		// (Only an executor over a store appending groups runs groups.)
+		m = p.memberOf(ctx, cmd)
+	}
+	if m != nil {
+		o = m.attempt(ctx, cmd)
+	} else {
+		o = p.attempt(ctx, cmd)
+	}
 	if o.err != nil {
 		var rep report
 		if o.conflict || o.retrySafe {
@@ -203,30 +221,54 @@ func fail(sig *factum.Signal, err error) {
 	}
 }
 
-// attempt runs the command once against the cached or loaded state.
-func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
+// checkout checks the aggregate's state out for cmd: the cached entry, or
+// the state loaded from the snapshot and the store when none is cached or
+// the cached one is behind the version cmd expects. It tells o of the
+// cache lookup and po of the load.
+func (p *processor[S]) checkout(ctx context.Context, cmd *factum.Command, o CacheObserver, po PhaseObserver) (*entry[S], error) {
 	e := p.cache.take(cmd.AggregateID.ID)
 	hit := e != nil && cmd.ExpectedVersion <= e.st.Version
-	o := CacheObserverFrom(ctx)
 	if o != nil {
 		o.ObserveCache(hit)
 	}
-	po, _ := o.(PhaseObserver)
-	if !hit {
-		// A caller expecting a version the cache has not reached has seen
-		// another instance's append: the cached state is stale.
-		var err error
-		lctx := startPhase(ctx, po, PhaseLoad)
-		e, err = p.load(lctx, cmd.AggregateID)
-		endPhase(lctx, po, PhaseLoad, err)
-		if err != nil {
-			if errors.Is(err, factum.ErrTenantMismatch) {
-				// A snapshot of another tenant's aggregate: answered as
-				// the gate answers another tenant.
-				err = OtherTenant(cmd)
-			}
-			return outcome{err: err, retrySafe: true}
+	if hit {
+		return e, nil
+	}
+	// A caller expecting a version the cache has not reached has seen
+	// another instance's append: the cached state is stale.
+	lctx := startPhase(ctx, po, PhaseLoad)
+	e, err := p.load(lctx, cmd.AggregateID)
+	endPhase(lctx, po, PhaseLoad, err)
+	if err != nil {
+		if errors.Is(err, factum.ErrTenantMismatch) {
+			// A snapshot of another tenant's aggregate: answered as
+			// the gate answers another tenant.
+			err = OtherTenant(cmd)
 		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// follow applies an appended stream, built from events and named names,
+// to e's state. It reports false when the state cannot follow, which then
+// is not to be cached.
+func (p *processor[S]) follow(e *entry[S], stream *factum.EventStream, names []string, events []any) bool {
+	if e.st.Version == 0 {
+		e.st.ID = stream.AggregateID
+		e.st.OwnerID = stream.OwnerID
+	}
+	e.st.EventTime = stream.CreateTime
+	return p.def.Apply(&e.st, stream.Version, names, events) == nil
+}
+
+// attempt runs the command once against the cached or loaded state.
+func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
+	o := CacheObserverFrom(ctx)
+	po, _ := o.(PhaseObserver)
+	e, err := p.checkout(ctx, cmd, o, po)
+	if err != nil {
+		return outcome{err: err, retrySafe: true}
 	}
 	dctx := startPhase(ctx, po, PhaseDecide)
 	events, effs, err := p.def.decide(dctx, &e.st, cmd)
@@ -259,12 +301,7 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 	switch {
 	case err == nil:
 		// Appended: the bound effects stand.
-		if e.st.Version == 0 {
-			e.st.ID = stream.AggregateID
-			e.st.OwnerID = stream.OwnerID
-		}
-		e.st.EventTime = stream.CreateTime
-		if err := p.def.Apply(&e.st, stream.Version, names, events); err != nil {
+		if !p.follow(e, stream, names, events) {
 			// Appended, but the state cannot follow: reload next time.
 			return outcome{version: stream.Version, names: names, at: stream.CreateTime}
 		}

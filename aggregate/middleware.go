@@ -26,6 +26,13 @@ type CommandFunc func(ctx context.Context, cmd *factum.Command) factum.Signal
 // its final signal, whatever the retries under it; a panic under Recover
 // reaches it as a failed signal, and a panic in a middleware itself is not
 // recovered unless a Recover runs outside it.
+//
+// The commands of a run (command.RunExecutor) go through the chain concurrently,
+// each in a goroutine of its own, one aggregate's commands starting in
+// their order; each command's processing under the chain waits for the
+// commands before it, as processing them one at a time would. A
+// middleware that holds a command until others end (a bound on
+// concurrent commands) only delays a run's group.
 type Middleware func(named factum.NamedAggregate, next CommandFunc) CommandFunc
 
 // WithMiddleware adds middleware to the definition: it wraps the processing

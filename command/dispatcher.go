@@ -23,13 +23,27 @@ var ErrClosed = factum.ErrClosed
 // ErrNotStarted is the cause of the error a dispatcher returns before Start.
 var ErrNotStarted = errors.New("command dispatcher is not started")
 
+// DefaultMaxRun is the default of DispatcherConfig.MaxRun.
+const DefaultMaxRun = 64
+
 // DispatcherConfig configures a Dispatcher.
 type DispatcherConfig struct {
 	// Lanes is the number of lanes; 0 means 16 × GOMAXPROCS. Commands run
-	// in parallel across lanes; each lane runs its commands one at a time.
+	// in parallel across lanes; each lane runs one aggregate's commands
+	// one at a time or as one run (see MaxRun).
 	Lanes int
-	// QueueSize bounds each lane's queue; 0 means 1024.
+	// QueueSize bounds each lane's queue; 0 means 1024. Besides its queue
+	// a lane holds the commands it is processing: one, or a run of up to
+	// MaxRun.
 	QueueSize int
+	// MaxRun bounds the commands a lane takes from its queue at once when
+	// the executor is a RunExecutor that takes runs: the lane takes what is queued without
+	// waiting for more, up to MaxRun, hands each aggregate's commands among
+	// them to ProcessRun as one run, the runs of different aggregates
+	// concurrently, and takes more once all are done. 0 means
+	// DefaultMaxRun; 1 takes one command at a time, as for any other
+	// executor.
+	MaxRun int
 	// RejectWhenFull makes Send fail at once with TooManyRequests when the
 	// lane's queue is full, instead of waiting for room until its context
 	// ends.
@@ -43,6 +57,9 @@ type DispatcherConfig struct {
 // never unbounded memory.
 type Dispatcher struct {
 	proc   Executor
+	runs   RunExecutor // proc, when it processes runs and MaxRun > 1
+	maxRun int
+	emitAt func(int, factum.Signal)
 	sink   Sink
 	seed   maphash.Seed
 	lanes  []lane
@@ -78,8 +95,8 @@ func NewDispatcher(proc Executor, sink Sink, cfg DispatcherConfig) (*Dispatcher,
 	if proc == nil || sink == nil {
 		return nil, factum.IllegalArgument("dispatcher: processor and sink are required")
 	}
-	if cfg.Lanes < 0 || cfg.QueueSize < 0 {
-		return nil, factum.IllegalArgument("dispatcher: negative lanes or queue size")
+	if cfg.Lanes < 0 || cfg.QueueSize < 0 || cfg.MaxRun < 0 {
+		return nil, factum.IllegalArgument("dispatcher: negative lanes, queue size or run")
 	}
 	lanes := cfg.Lanes
 	if lanes == 0 {
@@ -96,7 +113,15 @@ func NewDispatcher(proc Executor, sink Sink, cfg DispatcherConfig) (*Dispatcher,
 		lanes:    make([]lane, lanes),
 		reject:   cfg.RejectWhenFull,
 		stopping: make(chan struct{}),
+		maxRun:   1,
 	}
+	if r, ok := proc.(RunExecutor); ok && cfg.MaxRun != 1 && r.TakesRuns() {
+		d.runs, d.maxRun = r, cfg.MaxRun
+		if d.maxRun == 0 {
+			d.maxRun = DefaultMaxRun
+		}
+	}
+	d.emitAt = func(_ int, sig factum.Signal) { d.emit(sig) }
 	for i := range d.lanes {
 		d.lanes[i].q = make(chan *factum.Command, qs)
 	}
@@ -119,18 +144,59 @@ func (d *Dispatcher) Start(ctx context.Context) {
 
 func (d *Dispatcher) run(q chan *factum.Command) {
 	defer d.wg.Done()
-	for cmd := range q {
-		if d.aborted.Load() {
-			d.dropped.Add(1)
-			d.sink.Signal(closedSignal(cmd))
-			d.finished.Add(1)
-			d.busy.Add(-1)
-			continue
+	if d.runs == nil {
+		for cmd := range q {
+			d.one(cmd)
 		}
-		d.sink.Signal(d.proc.Process(d.runCtx, cmd))
-		d.finished.Add(1)
-		d.busy.Add(-1)
+		return
 	}
+	var r laneRun
+	for cmd := range q {
+		batch := append(r.batch[:0], cmd)
+	drain:
+		for len(batch) < d.maxRun {
+			select {
+			case c, ok := <-q:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, c)
+			default:
+				break drain
+			}
+		}
+		r.batch = batch
+		if len(batch) == 1 {
+			d.one(cmd)
+		} else {
+			d.processRuns(r.split(batch))
+		}
+		clear(r.batch) // the commands are the sink's and the senders' now
+	}
+}
+
+// one processes a single command, or gives it the closed signal past the
+// shutdown deadline.
+func (d *Dispatcher) one(cmd *factum.Command) {
+	if d.aborted.Load() {
+		d.drop(cmd)
+		return
+	}
+	d.emit(d.proc.Process(d.runCtx, cmd))
+}
+
+// emit hands the signal of a processed command to the sink and counts the
+// command finished.
+func (d *Dispatcher) emit(sig factum.Signal) {
+	d.sink.Signal(sig)
+	d.finished.Add(1)
+	d.busy.Add(-1)
+}
+
+// drop gives a command the shutdown deadline cut off its closed signal.
+func (d *Dispatcher) drop(cmd *factum.Command) {
+	d.dropped.Add(1)
+	d.emit(closedSignal(cmd))
 }
 
 func closedSignal(cmd *factum.Command) factum.Signal {
@@ -213,9 +279,10 @@ func (d *Dispatcher) Pending() int {
 
 // Shutdown stops admission at once (Send fails with ErrClosed), lets the
 // lanes finish every accepted command in order, and returns when they are
-// done. If ctx ends first, the command in progress on each lane is
-// cancelled, the queued ones get a failed PROCESSED signal (TooManyRequests,
-// ErrClosed: not appended), and Shutdown returns an error wrapping ctx's.
+// done. If ctx ends first, the commands in progress on each lane (one, or
+// a run) are cancelled, the queued ones get a failed PROCESSED signal
+// (TooManyRequests, ErrClosed: not appended), and Shutdown returns an error
+// wrapping ctx's.
 // Shutdown of a dispatcher never started only closes it.
 func (d *Dispatcher) Shutdown(ctx context.Context) error {
 	if d.closed.Swap(true) {

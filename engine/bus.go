@@ -32,9 +32,9 @@ type Bus interface {
 type NewBus func(proc command.Executor, signals command.Sink) (Bus, error)
 
 // DispatcherBus makes the in-process bus, the dispatcher's lanes per cfg:
-// the default of Config.Bus (with Config's Lanes, QueueSize and
-// RejectWhenFull), exported so that a wrapper (tracing, say) can put itself
-// around it.
+// the default of Config.Bus (with Config's Lanes, QueueSize,
+// RejectWhenFull and MaxRun), exported so that a wrapper (tracing, say)
+// can put itself around it.
 func DispatcherBus(cfg command.DispatcherConfig) NewBus {
 	return func(proc command.Executor, signals command.Sink) (Bus, error) {
 		return command.NewDispatcher(proc, signals, cfg)
@@ -44,7 +44,7 @@ func DispatcherBus(cfg command.DispatcherConfig) NewBus {
 // inProcessBus is the default bus: the dispatcher's lanes, per cfg.
 func inProcessBus(cfg Config) NewBus {
 	return DispatcherBus(command.DispatcherConfig{
-		Lanes: cfg.Lanes, QueueSize: cfg.QueueSize, RejectWhenFull: cfg.RejectWhenFull,
+		Lanes: cfg.Lanes, QueueSize: cfg.QueueSize, RejectWhenFull: cfg.RejectWhenFull, MaxRun: cfg.MaxRun,
 	})
 }
 

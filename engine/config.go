@@ -35,6 +35,11 @@ type Config struct {
 	// RejectWhenFull makes a send to a full lane fail at once with
 	// TooManyRequests instead of waiting for room.
 	RejectWhenFull bool
+	// MaxRun bounds the commands a lane takes at once and hands to the
+	// executors as runs, each aggregate's committed together where the
+	// event store appends groups (default command.DefaultMaxRun; 1 takes
+	// one command at a time). See command.DispatcherConfig.
+	MaxRun int
 
 	// CacheSize bounds the cached aggregate states per aggregate type
 	// (default aggregate.DefaultCacheSize; negative disables the cache).
@@ -108,7 +113,7 @@ type Config struct {
 	Components []Component
 	// Bus, if set, makes the bus that carries commands from the gateway to
 	// the executors (default: the in-process dispatcher, configured by
-	// Lanes, QueueSize and RejectWhenFull).
+	// Lanes, QueueSize, RejectWhenFull and MaxRun).
 	Bus NewBus
 	// Signals, if set, makes the sink that executors and event functions
 	// emit wait signals into, from the engine's local waiters (default: the

@@ -103,10 +103,10 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	newBus := cfg.Bus
 	if newBus == nil {
 		newBus = inProcessBus(cfg)
-	} else if cfg.Lanes != 0 || cfg.QueueSize != 0 || cfg.RejectWhenFull {
+	} else if cfg.Lanes != 0 || cfg.QueueSize != 0 || cfg.RejectWhenFull || cfg.MaxRun != 0 {
 		// They configure the default bus; a bus of one's own takes its
 		// settings where it is made (DispatcherBus's config, say).
-		return nil, factum.IllegalArgument("engine: Config.Lanes, QueueSize and RejectWhenFull configure the default bus; with Config.Bus set them where the bus is made")
+		return nil, factum.IllegalArgument("engine: Config.Lanes, QueueSize, RejectWhenFull and MaxRun configure the default bus; with Config.Bus set them where the bus is made")
 	}
 	bus, err := newBus(proc, sink)
 	if err != nil {

@@ -21,20 +21,29 @@ import (
 //
 // The decorator passes the aggregate executor's streams on as the
 // executor's (built.Appender) to a store that takes them so, which then
-// skips the checks that cannot fail for them, as it does undecorated.
+// skips the checks that cannot fail for them, as it does undecorated; and
+// it passes the executor's groups of streams (built.GroupAppender) on to a
+// store that appends groups, measuring a group as one append (its latency
+// once, the events of each of its streams) under one span.
 func (t *Telemetry) Store(next eventstore.Store) eventstore.Store {
-	return &store{t: t, next: next, built: built.Of(next), system: attribute.String("db.system.name", t.backend)}
+	return &store{t: t, next: next, built: built.Of(next), group: built.GroupOf(next), system: attribute.String("db.system.name", t.backend)}
 }
 
 type store struct {
 	t    *Telemetry
 	next eventstore.Store
 	// built is next when it appends the executor's streams itself.
-	built  built.Appender
+	built built.Appender
+	// group is next when it appends groups of them too.
+	group  built.GroupAppender
 	system attribute.KeyValue
 }
 
-var _ built.Appender = (*store)(nil)
+var _ built.GroupAppender = (*store)(nil)
+
+// errNoGroups is the failure of a group appended to a decorator whose
+// store does not append groups.
+var errNoGroups = factum.NewError(factum.CodeInternalServerError, "telemetry: the decorated event store does not append groups")
 
 // start begins a span for op when ctx is inside a recorded trace (a
 // child of an unrecorded span would not be recorded either) and, at the
@@ -118,6 +127,42 @@ func (s *store) append(ctx context.Context, st *factum.EventStream, b built.Stre
 		if err == nil {
 			s.t.m.appendOk.Observe(seconds)
 			s.t.m.appendSize.Observe(float64(len(st.Events)))
+		} else {
+			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(seconds)
+		}
+	}
+	return err
+}
+
+// AppendsGroups implements built.GroupAppender: the decorator serves
+// groups when the store it decorates does.
+func (s *store) AppendsGroups() bool { return s.group != nil }
+
+// AppendBuiltGroup implements built.GroupAppender: the group goes to the
+// decorated store as one append, measured as one.
+func (s *store) AppendBuiltGroup(ctx context.Context, ss []built.Stream) error {
+	if s.group == nil {
+		return errNoGroups
+	}
+	var start time.Duration
+	if s.t.m != nil {
+		start = s.t.clock()
+	}
+	sctx, span := s.start(ctx, "factum.store AppendGroup", "AppendGroup", nil)
+	if span != nil {
+		span.SetAttributes(attribute.Int("factum.streams", len(ss)))
+	}
+	err := s.group.AppendBuiltGroup(sctx, ss)
+	end(span, err)
+	if s.t.m != nil {
+		seconds := s.t.since(start)
+		if err == nil {
+			s.t.m.appendOk.Observe(seconds)
+			for _, b := range ss {
+				if st := b.Stream(); st != nil {
+					s.t.m.appendSize.Observe(float64(len(st.Events)))
+				}
+			}
 		} else {
 			s.t.m.appendSeconds.WithLabelValues(s.t.backend, errLabel(err)).Observe(seconds)
 		}

@@ -1,0 +1,127 @@
+package command
+
+import (
+	"context"
+	"sync"
+
+	"github.com/factum-go/factum"
+)
+
+// RunExecutor is an Executor that also processes a run: commands of one
+// aggregate, taken from a dispatcher lane together, in their arrival
+// order. An executor may then decide them one after another on the
+// aggregate's state and commit them together, rather than waiting for
+// each command's commit before deciding the next.
+//
+// ProcessRun gives every command of cmds the outcome Process would give
+// it were the commands processed one at a time in their order: the same
+// codes, versions, duplicate flags and stored streams. It calls emit once
+// for each command, with the command's index in cmds and its PROCESSED
+// signal, from any goroutine, possibly concurrently, and returns when
+// every command has been emitted. cmds are ProcessRun's until it
+// returns; the caller reuses the slice afterwards.
+type RunExecutor interface {
+	Executor
+	// TakesRuns reports whether the executor gains by runs (it commits a
+	// run's commands together); a dispatcher hands runs only to one that
+	// does, as taking them costs a little.
+	TakesRuns() bool
+	ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(i int, sig factum.Signal))
+}
+
+// laneRun is one lane's buffers for the runs it takes, reused from run
+// to run.
+type laneRun struct {
+	batch []*factum.Command
+	subs  []subRun
+}
+
+// subRun is the commands of one aggregate among a lane's run, in their
+// arrival order.
+type subRun struct {
+	cmds []*factum.Command
+}
+
+// sameAggregate reports whether a and b are commands of one aggregate, as
+// an executor keys its states: by type and ID.
+func sameAggregate(a, b *factum.Command) bool {
+	return a.AggregateID.ID == b.AggregateID.ID && a.AggregateID.NamedAggregate == b.AggregateID.NamedAggregate
+}
+
+// split sorts batch into runs by aggregate, keeping each aggregate's
+// arrival order. A lane's run holds few aggregates, so a linear search
+// beats a map.
+func (r *laneRun) split(batch []*factum.Command) []subRun {
+	n := 0
+	for _, c := range batch {
+		j := 0
+		for j < n && !sameAggregate(r.subs[j].cmds[0], c) {
+			j++
+		}
+		if j == n {
+			if n == len(r.subs) {
+				r.subs = append(r.subs, subRun{})
+			}
+			r.subs[n].cmds = r.subs[n].cmds[:0]
+			n++
+		}
+		r.subs[j].cmds = append(r.subs[j].cmds, c)
+	}
+	return r.subs[:n]
+}
+
+// processRuns processes each aggregate's run, and returns when all are
+// done. The runs of several commands, each waiting for its commit, go
+// concurrently, each in a goroutine but the last; the single commands
+// between them go one after another on the lane's goroutine meanwhile, as
+// a lane takes them without runs: a goroutine for each would cost more
+// than it saves.
+func (d *Dispatcher) processRuns(subs []subRun) {
+	singles := 0
+	for i := range subs {
+		if len(subs[i].cmds) == 1 {
+			singles++
+		}
+	}
+	runs := len(subs) - singles
+	var wg sync.WaitGroup
+	for i := range subs {
+		cmds := subs[i].cmds
+		if len(cmds) == 1 {
+			continue
+		}
+		if runs--; runs == 0 && singles == 0 {
+			d.processRun(cmds) // the last one, on the lane's goroutine
+			continue
+		}
+		wg.Go(func() { d.processRun(cmds) })
+	}
+	if singles > 0 {
+		for i := range subs {
+			if len(subs[i].cmds) == 1 {
+				d.one(subs[i].cmds[0])
+			}
+		}
+	}
+	wg.Wait()
+	for i := range subs {
+		clear(subs[i].cmds)
+	}
+}
+
+// processRun processes one aggregate's commands: a single one by Process,
+// several by ProcessRun. Past the shutdown deadline they get the closed
+// signal instead.
+func (d *Dispatcher) processRun(cmds []*factum.Command) {
+	if len(cmds) == 1 {
+		d.one(cmds[0])
+		return
+	}
+	if d.aborted.Load() {
+		for _, c := range cmds {
+			d.drop(c)
+		}
+		return
+	}
+	d.runs.ProcessRun(d.runCtx, cmds, d.emitAt)
+}
