@@ -33,7 +33,9 @@ func TestReviewRunThroughBlockingMiddleware(t *testing.T) {
 	for name, mw := range map[string]aggregate.Middleware{"lock": locking, "bound": bounding, "retry": aggregate.Retry(aggregate.RetryConfig{}), "recover": aggregate.Recover()} {
 		t.Run(name, func(t *testing.T) {
 			store := newGroupStore()
-			store.fault = func(n int) groupFault { return []groupFault{groupAppends, groupRefused, groupLost, groupCommittedUnknown}[n%4] }
+			store.fault = func(n int) groupFault {
+				return []groupFault{groupAppends, groupRefused, groupLost, groupCommittedUnknown}[n%4]
+			}
 			w := newWorld(t, store, 0, mw)
 			t.Cleanup(func() { w.shutdown(t) })
 			w.run(t, []*factum.Command{tallyCmd("m", openTally{})})
