@@ -144,6 +144,8 @@ type processor[S any] struct {
 	ids       *uuidv7.Generator
 	// run is process inside the default Retry and the middleware chain.
 	run CommandFunc
+	// runs indexes the runs under way (see memberOf).
+	runs runIndex[S]
 }
 
 // outcome is one attempt's result.
@@ -276,7 +278,14 @@ func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome
 	if err != nil {
 		return p.rejected(ctx, cmd, e, err)
 	}
+	return p.decided(ctx, po, cmd, e, events, effs)
+}
+
+// decided ends an attempt whose handler decided events and effs on e's
+// state: it applies the effects, builds the stream and appends it.
+func (p *processor[S]) decided(ctx context.Context, po PhaseObserver, cmd *factum.Command, e *entry[S], events []any, effs []Effect) outcome {
 	var applied *Applied
+	var err error
 	if len(effs) > 0 {
 		ectx := startPhase(ctx, po, PhaseEffects)
 		applied, err = ApplyEffects(ectx, effs)

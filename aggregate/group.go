@@ -18,17 +18,38 @@ type group[S any] struct {
 	broken  bool      // the running state cannot be kept
 	streams []built.Stream
 	joined  []*runMember[S] // the members waiting for its outcome, in order
+	// handed: the running state is left to the member that ended the
+	// group by not fitting it (see decision), not put back in the cache.
+	handed bool
 
 	// result is closed when the group's outcome, err, is known.
 	result chan struct{}
 	err    error
 }
 
+// joinResult is what became of a member's joining its group.
+type joinResult int
+
+const (
+	// joined: the member's stream, or its rejection, is in the group.
+	joined joinResult = iota
+	// joinOrdinary: the member does not fit, known before its state was
+	// looked up; the ordinary path looks it up and decides.
+	joinOrdinary
+	// joinLoadFailed: the state could not be loaded (runMember.failure).
+	joinLoadFailed
+	// joinDecidedAlone: the member decided on the group's state, but its
+	// stream goes alone (runMember.alone).
+	joinDecidedAlone
+)
+
 // join adds the member's command to the open group, holding the turn,
-// and passes the turn on. It reports false when the command does not fit
-// the group: the group is then ended and committed without it, and the
-// turn is the caller's to pass.
-func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
+// and passes the turn on. When the command does not fit the group, the
+// group is ended and committed without it, and the turn is the caller's
+// to pass. Whether it fits is known before the state is looked up, or
+// once it is decided: either way the attempt looks the state up and
+// decides once, as one command at a time does.
+func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) joinResult {
 	r := m.r
 	p := r.p
 	g := r.cur
@@ -50,39 +71,44 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 			panic(rec)
 		}
 	}()
+	// A command whose context ended is not appended (the store refuses
+	// it), nor one repeating a request of the run (its outcome is the
+	// earlier command's); one expecting a version ahead of the state has
+	// seen another writer's append.
+	if ctx.Err() != nil || m.repeat || (g.e != nil && cmd.ExpectedVersion > g.e.st.Version) {
+		holding = false
+		r.end()
+		return joinOrdinary
+	}
 	o := CacheObserverFrom(ctx)
 	po, _ := o.(PhaseObserver)
-	fits := !m.repeat && (g.e == nil || cmd.ExpectedVersion <= g.e.st.Version)
-	if fits && g.e == nil {
+	if g.e == nil {
 		e, err := p.checkout(ctx, cmd, o, po)
-		if err == nil {
-			g.e = e
+		if err != nil {
+			m.failure = err
+			holding = false
+			r.end()
+			return joinLoadFailed
 		}
-		// A failed load is the ordinary path's to answer.
-		fits = err == nil
-	} else if fits && o != nil {
+		g.e = e
+	} else if o != nil {
 		o.ObserveCache(true)
 	}
-	var events []any
-	var effs []Effect
-	var err error
-	if fits {
-		dctx := startPhase(ctx, po, PhaseDecide)
-		events, effs, err = p.def.decide(dctx, &g.e.st, cmd)
-		endPhase(dctx, po, PhaseDecide, err)
-		if err != nil {
-			// Provisional: it stands if the group before it is committed.
-			m.rejection, m.atZero = err, g.e.st.Version == 0
-			m.g, m.ctx = g, ctx
-			g.joined = append(g.joined, m)
-			holding = false
-			m.pass()
-			return true
-		}
-		// Effects are bound to one command's append; the ordinary path
-		// binds them.
-		fits = len(effs) == 0
+	dctx := startPhase(ctx, po, PhaseDecide)
+	events, effs, err := p.def.decide(dctx, &g.e.st, cmd)
+	endPhase(dctx, po, PhaseDecide, err)
+	if err != nil {
+		// Provisional: it stands if the group before it is committed.
+		m.rejection, m.atZero = err, g.e.st.Version == 0
+		m.g, m.ctx = g, ctx
+		g.joined = append(g.joined, m)
+		holding = false
+		m.pass()
+		return joined
 	}
+	// Effects are bound to one command's append, and a stream that cannot
+	// be built fails alone: the member goes on from its decision alone.
+	fits := len(effs) == 0
 	var stream *factum.EventStream
 	var names []string
 	if fits {
@@ -91,9 +117,11 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 		fits = err == nil
 	}
 	if !fits {
+		m.alone = decision[S]{g: g, events: events, effs: effs}
+		g.handed = true
 		holding = false
 		r.end()
-		return false
+		return joinDecidedAlone
 	}
 	m.stream, m.names, m.g, m.ctx = stream, names, g, ctx
 	g.joined = append(g.joined, m)
@@ -115,7 +143,7 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 			// path appends and panics.)
 			panic(panicked)
 		}
-		return true
+		return joined
 	}
 	if p.states != nil {
 		if st, err := p.def.ToStored(g.e.st); err == nil {
@@ -129,10 +157,10 @@ func (m *runMember[S]) join(ctx context.Context, cmd *factum.Command) bool {
 		r.cur = nil
 		m.pass()
 		g.commit()
-		return true
+		return joined
 	}
 	m.pass()
-	return true
+	return joined
 }
 
 // follow applies the member's stream to the running state, reporting
@@ -175,7 +203,7 @@ func (g *group[S]) commit() {
 			}
 		}
 	}
-	if e := g.e; e != nil && !g.broken && e.st.Version > 0 {
+	if e := g.e; e != nil && !g.broken && !g.handed && e.st.Version > 0 {
 		// (An aggregate that does not exist is not cached: it would
 		// hide one created elsewhere.)
 		p.cache.put(e)

@@ -153,8 +153,8 @@ func (g *gated) Process(ctx context.Context, cmd *factum.Command) factum.Signal 
 
 func (g *gated) TakesRuns() bool { return g.next.TakesRuns() }
 
-func (g *gated) ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(int, factum.Signal)) {
-	g.next.ProcessRun(ctx, cmds, emit)
+func (g *gated) ProcessRun(ctx context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
+	g.next.ProcessRun(ctx, cmds, skip, emit)
 }
 
 // world is one executor over its own store behind a dispatcher of one

@@ -60,6 +60,7 @@ type Dispatcher struct {
 	runs   RunExecutor // proc, when it processes runs and MaxRun > 1
 	maxRun int
 	emitAt func(int, factum.Signal)
+	skipAt func(*factum.Command) (factum.Signal, bool)
 	sink   Sink
 	seed   maphash.Seed
 	lanes  []lane
@@ -122,6 +123,7 @@ func NewDispatcher(proc Executor, sink Sink, cfg DispatcherConfig) (*Dispatcher,
 		}
 	}
 	d.emitAt = func(_ int, sig factum.Signal) { d.emit(sig) }
+	d.skipAt = d.skip
 	for i := range d.lanes {
 		d.lanes[i].q = make(chan *factum.Command, qs)
 	}
@@ -170,6 +172,10 @@ func (d *Dispatcher) run(q chan *factum.Command) {
 			d.one(cmd)
 		} else {
 			d.processRuns(r.split(batch))
+			// The senders the run's signals woke queue their next
+			// commands before the lane looks: the next run is the
+			// longer.
+			runtime.Gosched()
 		}
 		clear(r.batch) // the commands are the sink's and the senders' now
 	}
@@ -279,10 +285,10 @@ func (d *Dispatcher) Pending() int {
 
 // Shutdown stops admission at once (Send fails with ErrClosed), lets the
 // lanes finish every accepted command in order, and returns when they are
-// done. If ctx ends first, the commands in progress on each lane (one, or
-// a run) are cancelled, the queued ones get a failed PROCESSED signal
-// (TooManyRequests, ErrClosed: not appended), and Shutdown returns an error
-// wrapping ctx's.
+// done. If ctx ends first, the commands in progress on each lane are
+// cancelled, the queued ones and those of a run not yet started get a
+// failed PROCESSED signal (TooManyRequests, ErrClosed: not appended), as
+// one at a time, and Shutdown returns an error wrapping ctx's.
 // Shutdown of a dispatcher never started only closes it.
 func (d *Dispatcher) Shutdown(ctx context.Context) error {
 	if d.closed.Swap(true) {

@@ -15,18 +15,31 @@ import (
 //
 // ProcessRun gives every command of cmds the outcome Process would give
 // it were the commands processed one at a time in their order: the same
-// codes, versions, duplicate flags and stored streams. It calls emit once
-// for each command, with the command's index in cmds and its PROCESSED
-// signal, from any goroutine, possibly concurrently, and returns when
-// every command has been emitted. cmds are ProcessRun's until it
-// returns; the caller reuses the slice afterwards.
+// codes, versions, duplicate flags and stored streams. Just before a
+// command's processing starts (after the commands before it started),
+// ProcessRun calls skip, when not nil, with the command: when skip
+// reports true, the command is not processed and the signal skip returns
+// is its own. It calls emit once for each command, with the command's
+// index in cmds and its PROCESSED signal, from any goroutine, one call at
+// a time and in the order of cmds, and returns when every command has
+// been emitted. cmds are ProcessRun's until it returns; the caller reuses
+// the slice afterwards.
+//
+// A command's signal may so wait for the commands after it: an executor
+// committing a run's commands together answers each once the commit of
+// its group is known, which waits for the decisions of the commands
+// joining the group after it (at most eventstore.MaxGroup streams). Such
+// an executor may know a command's place in the run by the context it
+// hands the command's middleware; a middleware calling on with a context
+// of its own may take its command out of the run's order (see the
+// aggregate package's ProcessRun).
 type RunExecutor interface {
 	Executor
 	// TakesRuns reports whether the executor gains by runs (it commits a
 	// run's commands together); a dispatcher hands runs only to one that
 	// does, as taking them costs a little.
 	TakesRuns() bool
-	ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(i int, sig factum.Signal))
+	ProcessRun(ctx context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(i int, sig factum.Signal))
 }
 
 // laneRun is one lane's buffers for the runs it takes, reused from run
@@ -110,18 +123,22 @@ func (d *Dispatcher) processRuns(subs []subRun) {
 }
 
 // processRun processes one aggregate's commands: a single one by Process,
-// several by ProcessRun. Past the shutdown deadline they get the closed
-// signal instead.
+// several by ProcessRun. Past the shutdown deadline those not yet started
+// get the closed signal instead (skip), as queued commands do.
 func (d *Dispatcher) processRun(cmds []*factum.Command) {
 	if len(cmds) == 1 {
 		d.one(cmds[0])
 		return
 	}
-	if d.aborted.Load() {
-		for _, c := range cmds {
-			d.drop(c)
-		}
-		return
+	d.runs.ProcessRun(d.runCtx, cmds, d.skipAt, d.emitAt)
+}
+
+// skip reports whether cmd, about to be processed, is past the shutdown
+// deadline, and so gets the closed signal instead.
+func (d *Dispatcher) skip(cmd *factum.Command) (factum.Signal, bool) {
+	if !d.aborted.Load() {
+		return factum.Signal{}, false
 	}
-	d.runs.ProcessRun(d.runCtx, cmds, d.emitAt)
+	d.dropped.Add(1)
+	return closedSignal(cmd), true
 }

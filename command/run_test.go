@@ -33,11 +33,15 @@ func (r *runRecorder) Process(ctx context.Context, cmd *factum.Command) factum.S
 
 func (r *runRecorder) TakesRuns() bool { return true }
 
-func (r *runRecorder) ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(int, factum.Signal)) {
+func (r *runRecorder) ProcessRun(ctx context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
 	r.mu.Lock()
 	r.runs = append(r.runs, append([]*factum.Command(nil), cmds...))
 	r.mu.Unlock()
 	for i, c := range cmds {
+		if sig, ok := skip(c); ok {
+			emit(i, sig)
+			continue
+		}
 		emit(i, r.Process(ctx, c))
 	}
 }

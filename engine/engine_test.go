@@ -281,13 +281,18 @@ func TestShutdownDeadline(t *testing.T) {
 	rt, def := newRuntime(t, engine.Config{Lanes: 1}, g)
 	gw := rt.Gateway()
 	waits := make(chan error, 3)
-	for i := range 3 {
+	send := func(i int) {
 		go func() {
 			_, err := gw.SendAndWait(context.Background(), factum.NewCommand(def.ID("d"), Block{}).WithRequestID(fmt.Sprint("d", i)), processed())
 			waits <- err
 		}()
 	}
+	// The first command holds the lane; the two sent after it are queued
+	// behind it, whatever the lane takes at once.
+	send(0)
 	<-g.entered
+	send(1)
+	send(2)
 	for rt.Dispatcher().Pending() < 2 {
 		time.Sleep(time.Millisecond)
 	}

@@ -36,8 +36,12 @@ type runs struct{ command.Executor }
 
 func (runs) TakesRuns() bool { return true }
 
-func (r runs) ProcessRun(ctx context.Context, cmds []*factum.Command, emit func(int, factum.Signal)) {
+func (r runs) ProcessRun(ctx context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
 	for i, c := range cmds {
+		if sig, ok := skip(c); ok {
+			emit(i, sig)
+			continue
+		}
 		emit(i, r.Process(ctx, c))
 	}
 }
