@@ -138,7 +138,7 @@ func oneAggregate(cmds []*factum.Command) bool {
 // goroutine is normally on its way, microseconds behind; a middleware
 // holding it until the commands before it end (a bound on concurrent
 // commands, a lock) would otherwise wait for a group that waits for it.
-const arrivalGrace = time.Millisecond
+var arrivalGrace = time.Millisecond // a variable for the tests' hook only (export_test.go)
 
 // run is one run of commands: they take turns, in their order, at
 // deciding on the aggregate's state and joining the open group.
