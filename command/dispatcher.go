@@ -51,9 +51,10 @@ type DispatcherConfig struct {
 }
 
 // Dispatcher is the in-process Bus: it routes each command to a lane by its
-// aggregate, so one aggregate's commands run one at a time in arrival order
-// and different aggregates run in parallel, and hands each outcome to a
-// Sink. Queues are bounded: a full lane is back-pressure or TooManyRequests,
+// aggregate, so one aggregate's commands take effect one after another in
+// arrival order (one at a time, or as a run, see MaxRun) and different
+// aggregates run in parallel, and hands each outcome to a Sink, in arrival
+// order for one aggregate. Queues are bounded: a full lane is back-pressure or TooManyRequests,
 // never unbounded memory.
 type Dispatcher struct {
 	proc   Executor

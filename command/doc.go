@@ -38,8 +38,10 @@
 // codes with errors.Is.
 //
 // The [Dispatcher] is the in-process Bus: lanes by aggregate, so one
-// aggregate's commands run one at a time in arrival order, with bounded
-// queues (back-pressure or TooManyRequests). Processors emit PROCESSED
+// aggregate's commands take effect one after another in arrival order, with
+// bounded queues (back-pressure or TooManyRequests). A lane hands an
+// aggregate's queued commands to a [RunExecutor] as one run, which commits
+// them together and answers each as one at a time would. Processors emit PROCESSED
 // signals, and event functions branch signals, into a [Sink]; [Waiters] is
 // the in-process one, routing by command ID. Every message involved (the
 // command, the signal) is a plain serialisable value, so a networked bus
