@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/factum-go/factum"
@@ -183,9 +184,17 @@ func (m *runMember[S]) follow(events []any) (ok bool, panicked any) {
 func (g *group[S]) commit() {
 	p := g.r.p
 	// Should the store or the observer panic, the members still learn an
-	// outcome: unknown, which their ordinary path settles.
+	// outcome: unknown, which their ordinary path settles, under the
+	// chain's Recover as one command at a time is. The panic stops here:
+	// the commit may run outside every chain (on the goroutine of a
+	// member a middleware answered), where nothing would recover it.
 	g.err = errGroupUnknown
-	defer close(g.result)
+	defer func() {
+		if rec := recover(); rec != nil {
+			g.err = fmt.Errorf("%w: the store or a state observer panicked: %v", errGroupUnknown, rec)
+		}
+		close(g.result)
+	}()
 	var err error
 	if len(g.streams) > 0 {
 		ctx, release := g.writeContext()

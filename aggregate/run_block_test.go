@@ -13,7 +13,7 @@ import (
 // A middleware holding one command at a time (a lock around next) and
 // one bounding commands to two: a run through it still ends, each command
 // getting what one at a time gets.
-func TestReviewRunThroughBlockingMiddleware(t *testing.T) {
+func TestRunThroughBlockingMiddleware(t *testing.T) {
 	var mu sync.Mutex
 	locking := func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
@@ -62,7 +62,7 @@ func TestReviewRunThroughBlockingMiddleware(t *testing.T) {
 // A Shutdown deadline passing mid-run, while one of its commands waits on
 // its context: Shutdown returns, every command gets one signal, and no
 // command is stored after one before it that was not.
-func TestReviewRunShutdownDeadlineMidRun(t *testing.T) {
+func TestRunShutdownDeadlineMidRun(t *testing.T) {
 	var block sync.Map // command ID -> true: waits for its context to end
 	blocking := func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {

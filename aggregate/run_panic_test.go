@@ -16,7 +16,7 @@ import (
 // its command again) answers as one at a time: the first Ok, the second
 // a duplicate of it, even when a middleware detaches the command's
 // context, so that its attempt finds its run member by the command.
-func TestReview3RunSamePointerTwiceDetached(t *testing.T) {
+func TestRunSamePointerTwiceDetached(t *testing.T) {
 	// A long grace: the group waits for the run's second command to
 	// arrive, whatever the machine's scheduling.
 	aggregate.SetArrivalGrace(t, 10*time.Second)
@@ -57,7 +57,7 @@ func (s *panickingGroups) AppendBuiltGroup(context.Context, []built.Stream) erro
 // whose last member a middleware answered itself is committed outside
 // every chain (runMember.process): the panic escapes ProcessRun and
 // takes the lane's goroutine down.
-func TestReview3RunStorePanicIsRecovered(t *testing.T) {
+func TestRunStorePanicIsRecovered(t *testing.T) {
 	aggregate.SetArrivalGrace(t, 10*time.Second)
 	p, err := runTallies(&claims{owner: map[string]string{}}).NewExecutor(aggregate.ExecutorConfig{
 		Store: &panickingGroups{newGroupStore()}, Codec: codec.NewRegistry(),
@@ -95,9 +95,9 @@ func (s *panickingAppends) AppendBuilt(context.Context, built.Stream) error {
 	panic("the store's append panicked")
 }
 
-// The baseline of TestReview3RunStorePanicIsRecovered: one at a time, the
+// The baseline of TestRunStorePanicIsRecovered: one at a time, the
 // default Recover answers a store's panic.
-func TestReview3OneStorePanicIsRecovered(t *testing.T) {
+func TestOneStorePanicIsRecovered(t *testing.T) {
 	store := &panickingAppends{newGroupStore()}
 	p, err := runTallies(&claims{owner: map[string]string{}}).NewExecutor(aggregate.ExecutorConfig{
 		Store: store, Codec: codec.NewRegistry(), Backoff: time.Microsecond})

@@ -30,7 +30,7 @@ func cancelling(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.C
 // A command whose context has ended before its append is not appended
 // one at a time (the store refuses a dead context); in a run it must not
 // be either, whatever the contexts of the commands grouped with it.
-func TestReviewRunEndedContextIsNotAppended(t *testing.T) {
+func TestRunEndedContextIsNotAppended(t *testing.T) {
 	runs, one := newWorld(t, newGroupStore(), 0, cancelling), newWorld(t, newGroupStore(), 1, cancelling)
 	t.Cleanup(func() { runs.shutdown(t); one.shutdown(t) })
 	open := []*factum.Command{tallyCmd("c", openTally{})}
@@ -77,7 +77,7 @@ func (c *cacheCounts) middleware(_ factum.NamedAggregate, next aggregate.Command
 // A CacheObserver learns of one cache lookup per attempt (cachetrace.go);
 // a command of a run that does not fit the group (it binds an effect) is
 // looked up twice in its one attempt.
-func TestReviewRunOneCacheLookupPerAttempt(t *testing.T) {
+func TestRunOneCacheLookupPerAttempt(t *testing.T) {
 	cc := &cacheCounts{n: map[string]int{}}
 	w := newWorld(t, newGroupStore(), 0, cc.middleware)
 	t.Cleanup(func() { w.shutdown(t) })
@@ -114,7 +114,7 @@ func (s *orderSink) Signal(sig factum.Signal) {
 
 // One at a time, a lane hands an aggregate's signals to the sink in
 // the commands' order; does a run?
-func TestReviewRunSignalsInOrder(t *testing.T) {
+func TestRunSignalsInOrder(t *testing.T) {
 	def := runTallies(&claims{owner: map[string]string{}})
 	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry()})
 	if err != nil {

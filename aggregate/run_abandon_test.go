@@ -56,7 +56,7 @@ func abandoning(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.C
 // abandoned attempts finish on their own, and what is stored is a
 // history one command at a time could have made: each command stored at
 // most once, versions gapless, each stream built on the state before it.
-func TestReviewRunAbandonedAttempts(t *testing.T) {
+func TestRunAbandonedAttempts(t *testing.T) {
 	for _, maxRun := range []int{1, 0} {
 		t.Run(fmt.Sprintf("maxRun=%d", maxRun), func(t *testing.T) { testAbandoned(t, maxRun) })
 	}

@@ -16,7 +16,7 @@ import (
 // a lane took into a run behind the one in progress should fare alike,
 // rather than being decided, with their handlers run, in an ended
 // context.
-func TestReviewRunShutdownDropsUnstartedMembers(t *testing.T) {
+func TestRunShutdownDropsUnstartedMembers(t *testing.T) {
 	for _, maxRun := range []int{1, 0} {
 		var block sync.Map
 		var decided sync.Map
