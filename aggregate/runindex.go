@@ -15,7 +15,7 @@ import (
 // its place in the run's order then too.
 type runIndex[S any] struct {
 	n    atomic.Int32 // len(runs): an executor without runs looks nothing up
-	mu   sync.Mutex
+	mu   sync.RWMutex // commands outside runs only read it
 	runs map[string]*run[S]
 }
 
@@ -51,9 +51,9 @@ func (x *runIndex[S]) member(cmd *factum.Command) *runMember[S] {
 	if x.n.Load() == 0 {
 		return nil
 	}
-	x.mu.Lock()
+	x.mu.RLock()
 	r := x.runs[cmd.AggregateID.ID]
-	x.mu.Unlock()
+	x.mu.RUnlock()
 	if r == nil {
 		return nil
 	}
