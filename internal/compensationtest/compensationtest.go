@@ -5,14 +5,12 @@
 package compensationtest
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/compensation"
 	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -46,20 +44,11 @@ func New(t testing.TB, cc compensation.Config, ec engine.Config, types ...aggreg
 	return eng, comp
 }
 
-// Start is New, and starts the engine until t's clean-up, which fails t if
-// the engine does not shut down within 30 s.
+// Start is New, and runs the engine for the length of the test
+// (enginetest.Run).
 func Start(t testing.TB, cc compensation.Config, ec engine.Config, types ...aggregate.Type) (*engine.Engine, *compensation.Compensation) {
 	t.Helper()
 	eng, comp := New(t, cc, ec, types...)
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := eng.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	enginetest.Run(t, eng)
 	return eng, comp
 }
