@@ -38,8 +38,7 @@ func newDefinition(context, name string) *aggregate.Definition[Execution] {
 
 func sourceCreated(e *Execution, ev executionFailedCreated) {
 	*e = Execution{
-		EventID: ev.EventID, EventName: ev.EventName, Aggregate: ev.Aggregate, Version: ev.Version,
-		Function: ev.Function, Stage: ev.Stage, Status: StatusFailed, Recoverability: ev.Recoverability,
+		FailedEvent: ev.FailedEvent, Status: StatusFailed, Recoverability: ev.Recoverability,
 		Error: ev.Error, RetrySpec: ev.RetrySpec, Failures: 1,
 		CreatedAt: ev.At, FailedAt: ev.At, NextRetryAt: TimeOf(ev.At.Add(ev.RetrySpec.Backoff(0))),
 	}

@@ -18,8 +18,8 @@ func at(d time.Duration) Time { return TimeOf(t0.Add(d)) }
 
 func recordCmd(d time.Duration, r Recoverability) recordExecutionFailure {
 	return recordExecutionFailure{
-		EventID: "ev-1", EventName: "order_placed", Aggregate: factum.NamedAggregate{Context: "shop", Aggregate: "order"}.WithID("o-1"),
-		Version: 3, Function: testFn, Stage: factum.StageProjected,
+		FailedEvent: FailedEvent{EventID: "ev-1", EventName: "order_placed", Aggregate: factum.NamedAggregate{Context: "shop", Aggregate: "order"}.WithID("o-1"),
+			Version: 3, Function: testFn, Stage: factum.StageProjected},
 		Error: ErrorInfo{Code: factum.CodeInternalServerError, Message: "boom"}, RetrySpec: spec, Recoverability: r, At: at(d),
 	}
 }
@@ -27,8 +27,7 @@ func recordCmd(d time.Duration, r Recoverability) recordExecutionFailure {
 func created() Execution {
 	c := recordCmd(0, RecoverabilityUnknown)
 	return Execution{
-		EventID: c.EventID, EventName: c.EventName, Aggregate: c.Aggregate, Version: 3, Function: testFn,
-		Stage: factum.StageProjected, Status: StatusFailed, Recoverability: RecoverabilityUnknown, Retryable: true,
+		FailedEvent: c.FailedEvent, Status: StatusFailed, Recoverability: RecoverabilityUnknown, Retryable: true,
 		Error: c.Error, RetrySpec: spec, Failures: 1, CreatedAt: at(0), FailedAt: at(0),
 		NextRetryAt: at(time.Minute), DueAt: at(time.Minute),
 	}

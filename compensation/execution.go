@@ -12,19 +12,9 @@ const AggregateName = "execution_failed"
 // it. It is what snapshots hold and queries select on; field paths such
 // as "state.status" or "state.function.processor" name its JSON members.
 type Execution struct {
-	// EventID is the event the function failed on.
-	EventID string `json:"eventId"`
-	// EventName is that event's name.
-	EventName string `json:"eventName,omitempty"`
-	// Aggregate is the aggregate of the stream holding the event.
-	Aggregate factum.AggregateID `json:"aggregate"`
-	// Version is the version of that stream: with Aggregate, where the
-	// scheduler finds the event again.
-	Version int `json:"version"`
-	// Function is the event function that failed.
-	Function factum.Function `json:"function"`
-	// Stage is the wait stage the function signals.
-	Stage factum.CommandStage `json:"stage,omitempty"`
+	// FailedEvent is the event the function failed on, its stream and the
+	// function; its fields are members of the execution's JSON.
+	FailedEvent
 	// Status is where the execution stands.
 	Status Status `json:"status"`
 	// Recoverability says whether retrying may help.
@@ -60,6 +50,24 @@ type Execution struct {
 	SucceededAt Time `json:"succeededAt,omitzero"`
 }
 
+// FailedEvent names one event function's failure on one event: the event,
+// the stream holding it and the function.
+type FailedEvent struct {
+	// EventID is the event the function failed on.
+	EventID string `json:"eventId"`
+	// EventName is that event's name.
+	EventName string `json:"eventName,omitempty"`
+	// Aggregate is the aggregate of the stream holding the event.
+	Aggregate factum.AggregateID `json:"aggregate"`
+	// Version is the version of that stream: with Aggregate, where the
+	// scheduler finds the event again.
+	Version int `json:"version"`
+	// Function is the event function that failed.
+	Function factum.Function `json:"function"`
+	// Stage is the wait stage the function signals.
+	Stage factum.CommandStage `json:"stage,omitempty"`
+}
+
 // refresh recomputes the derived fields after an event.
 func (e *Execution) refresh() {
 	e.Retryable = e.Status != StatusSucceeded && e.Recoverability != Unrecoverable && e.Retries < e.RetrySpec.MaxRetries
@@ -90,14 +98,9 @@ func ExecutionID(fn factum.Function, eventID string) string {
 // with its retries reset, because a failure of the function is a new fact
 // that must not be lost.
 type recordExecutionFailure struct {
-	// EventID, EventName, Aggregate, Version, Function and Stage name the
-	// failed event, its stream and the function, as in Execution.
-	EventID   string              `json:"eventId"`
-	EventName string              `json:"eventName,omitempty"`
-	Aggregate factum.AggregateID  `json:"aggregate"`
-	Version   int                 `json:"version"`
-	Function  factum.Function     `json:"function"`
-	Stage     factum.CommandStage `json:"stage,omitempty"`
+	// FailedEvent is the failed event, its stream and the function, as in
+	// Execution.
+	FailedEvent
 	// Error is the failure.
 	Error ErrorInfo `json:"error"`
 	// RetrySpec is the spec a new execution gets; a further failure

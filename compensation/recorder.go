@@ -43,8 +43,9 @@ func (c *Compensation) RecordFailure(ctx context.Context, f event.Failure) error
 	}
 	id := c.idOf(ExecutionID(f.Function, eventID), f.Stream.AggregateID.TenantOrDefault())
 	body := recordExecutionFailure{
-		EventID: eventID, EventName: eventName(&f.Stream, eventID), Aggregate: f.Stream.AggregateID,
-		Version: f.Stream.Version, Function: f.Function, Stage: f.Stage, Error: ErrorInfoOf(cause(f.Err)),
+		FailedEvent: FailedEvent{EventID: eventID, EventName: eventName(&f.Stream, eventID), Aggregate: f.Stream.AggregateID,
+			Version: f.Stream.Version, Function: f.Function, Stage: f.Stage},
+		Error:     ErrorInfoOf(cause(f.Err)),
 		RetrySpec: c.RetrySpecFor(f.Function), Recoverability: c.classify(f.Err), At: TimeOf(at),
 	}
 	// A fresh request ID: every record is a failure of its own. Deriving

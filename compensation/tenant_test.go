@@ -18,9 +18,9 @@ func TestExecutionRecordInAnotherTenantRefused(t *testing.T) {
 	eventID := f.placeIn("o-a", "a", 1)
 	ctx := context.Background()
 	rec := compensation.RecordExecutionFailure{
-		EventID: eventID, EventName: "order_placed",
-		Aggregate: orders.ID("o-a").WithTenant("a"), Version: 1,
-		Function: totalsFn, Stage: factum.StageProjected,
+		FailedEvent: compensation.FailedEvent{EventID: eventID, EventName: "order_placed",
+			Aggregate: orders.ID("o-a").WithTenant("a"), Version: 1,
+			Function: totalsFn, Stage: factum.StageProjected},
 		Error:     compensation.ErrorInfo{Code: factum.CodeInternalServerError, Message: "forged"},
 		RetrySpec: compensation.DefaultRetrySpec(), Recoverability: compensation.Recoverable,
 		At: compensation.TimeOf(f.clock.Now()),

@@ -119,3 +119,30 @@ func TestExecutionIDIsStable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An execution's failed event, its stream and its function are members of
+// the execution's own JSON object, where queries name them
+// (state.eventId, state.function.processor), and read back whole.
+func TestExecutionJSONHoldsTheFailedEventFlat(t *testing.T) {
+	e := Execution{FailedEvent: FailedEvent{EventID: "ev-1", EventName: "order_placed",
+		Aggregate: factum.NamedAggregate{Context: "shop", Aggregate: "order"}.WithID("o-1"), Version: 3,
+		Function: factum.Function{Context: "shop", Processor: "totals", Name: "on_placed"}, Stage: factum.StageProjected},
+		Status: StatusFailed}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"eventId", "eventName", "aggregate", "version", "function", "stage", "status"} {
+		if _, ok := members[k]; !ok {
+			t.Errorf("%s has no member %q", b, k)
+		}
+	}
+	var back Execution
+	if err := json.Unmarshal(b, &back); err != nil || back.FailedEvent != e.FailedEvent {
+		t.Fatalf("round trip: %+v, %v; want %+v", back.FailedEvent, err, e.FailedEvent)
+	}
+}

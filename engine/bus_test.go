@@ -9,6 +9,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/memory"
 )
 
@@ -55,7 +56,7 @@ func TestTheBusAndTheSignalSinkAreConfiguration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRT(t, rt)
+	enginetest.Run(t, rt)
 	id := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "test", Aggregate: "counter"}, ID: "c1"}
 	if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), command.Wait(factum.StageSnapshot)); err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestASendWrapperSeesEverySendAndKeepsTheDispatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRT(t, rt)
+	enginetest.Run(t, rt)
 	id := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "test", Aggregate: "counter"}, ID: "w1"}
 	for i := range 3 {
 		if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: i + 1}), command.Wait(factum.StageProcessed)); err != nil {

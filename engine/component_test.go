@@ -13,6 +13,7 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/memory"
 )
 
@@ -154,7 +155,7 @@ func TestAComponentsPartsJoinTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRT(t, rt)
+	enginetest.Run(t, rt)
 	if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(extra.ID("x1"), Add{N: 1}), command.Wait(factum.StageProcessed)); err != nil {
 		t.Fatalf("the component's aggregate type is not served: %v", err)
 	}
@@ -193,7 +194,7 @@ func TestAComponentsConsumersJoinTheWait(t *testing.T) {
 	if _, ok := rt.Failures().(nopRecorder); !ok {
 		t.Fatalf("Failures() = %T, want the component's recorder", rt.Failures())
 	}
-	startRT(t, rt)
+	enginetest.Run(t, rt)
 	cmd := factum.NewCommand(factum.NamedAggregate{Context: "test", Aggregate: "counter"}.WithID("j1"), Add{N: 1})
 	done := make(chan error, 1)
 	go func() {

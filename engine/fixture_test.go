@@ -2,16 +2,15 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/enginetest"
 )
 
 // The test aggregate: a counter.
@@ -93,23 +92,8 @@ func newRuntime(t testing.TB, cfg engine.Config, g *gate) (*engine.Engine, *aggr
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
-	startRT(t, rt)
+	enginetest.Run(t, rt)
 	return rt, def
-}
-
-// startRT starts rt and shuts it down at the test's end.
-func startRT(t testing.TB, rt *engine.Engine) {
-	t.Helper()
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
 }
 
 func processed() command.WaitPlan { return command.Wait(factum.StageProcessed) }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
@@ -14,6 +13,7 @@ import (
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/enginetest"
 )
 
 // The engine's middleware wraps every aggregate type's and every event
@@ -56,23 +56,12 @@ func TestEngineMiddlewareIsOutermost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := engine.New(engine.Config{
+	rt := enginetest.Start(t, engine.Config{
 		Store:             eventstore.NewMemory(),
 		CommandMiddleware: []aggregate.Middleware{cmdMW("engine")},
 		EventMiddleware:   []event.Middleware{evMW("events")},
 		Processors:        []*event.Processor{p, wrapped},
 	}, def, others)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(ctx)
-	})
 	ctx := context.Background()
 	if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(def.ID("c-1"), Add{N: 1}), command.Wait(factum.StageProjected)); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/snapshot"
 )
@@ -259,7 +260,7 @@ func TestATypeWithoutTheTypedFoldIsSnapshotted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRT(t, rt)
+	enginetest.Run(t, rt)
 	ctx := context.Background()
 	id := counters.WithID("plain")
 	for i := 1; i <= 3; i++ {

@@ -11,6 +11,7 @@ import (
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/memory"
 	"github.com/factum-go/factum/snapshot"
 )
@@ -79,7 +80,7 @@ func TestTheEngineUsesTheStoragesStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startRT(t, rt)
+	enginetest.Run(t, rt)
 	id := factum.AggregateID{NamedAggregate: factum.NamedAggregate{Context: "test", Aggregate: "counter"}, ID: "c1"}
 	if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(id, Add{N: 3}), command.Wait(factum.StageSnapshot)); err != nil {
 		t.Fatal(err)

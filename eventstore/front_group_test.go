@@ -7,6 +7,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/eventstore/eventstoretest"
 	"github.com/factum-go/factum/internal/built"
 )
 
@@ -20,33 +21,12 @@ func builtGroup(id factum.AggregateID, n int) []built.Stream {
 	return bs
 }
 
-// The memory store and a front end over a backend with a group append
-// serve groups; a front end over a backend without one says so, and
-// refuses every group.
-func TestGroupOf(t *testing.T) {
-	front, err := eventstore.New(eventstore.NewMemory().Backend(), eventstore.Config{})
+// A front end over a backend without a group append refuses every group
+// (built.GroupOf says it serves none), and nothing of it reaches the log.
+func TestGroupWithoutAGroupBackendRefused(t *testing.T) {
+	plain, err := eventstore.New(eventstoretest.Plain(eventstore.NewMemory().Backend()), eventstore.Config{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	plain, err := eventstore.New(bare{eventstore.NewMemory().Backend()}, eventstore.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name  string
-		store any
-		want  bool
-	}{
-		{"memory", eventstore.NewMemory(), true},
-		{"front end", front, true},
-		{"front end without a group append", plain, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := built.GroupOf(tt.store) != nil; got != tt.want {
-				t.Fatalf("GroupOf: %v, want %v", got, tt.want)
-			}
-		})
 	}
 	id := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}.WithID("c-1")
 	if err := plain.AppendBuiltGroup(context.Background(), builtGroup(id, 2)); !errors.Is(err, factum.ErrIllegalState) || !errors.Is(err, errors.ErrUnsupported) {

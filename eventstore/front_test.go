@@ -11,26 +11,11 @@ import (
 	"github.com/factum-go/factum/eventstore/eventstoretest"
 )
 
-// bare is the memory backend with every fast path hidden.
-type bare struct{ b eventstore.Backend }
-
-func (p bare) Append(ctx context.Context, s *factum.EventStream) (eventstore.Outcome, error) {
-	return p.b.Append(ctx, s)
-}
-
-func (p bare) Load(ctx context.Context, id factum.AggregateID, from, to int) ([]factum.EventStream, error) {
-	return p.b.Load(ctx, id, from, to)
-}
-
-func (p bare) ReadLog(ctx context.Context, after factum.Position, limit int) ([]factum.EventStream, error) {
-	return p.b.ReadLog(ctx, after, limit)
-}
-
 // The front end's generic fallbacks keep the whole contract: a backend of
 // the three required methods alone is a complete event store.
 func TestFallbacksContract(t *testing.T) {
 	eventstoretest.Run(t, func(t *testing.T) eventstore.Store {
-		f, err := eventstore.New(bare{eventstore.NewMemory().Backend()}, eventstore.Config{PollInterval: 5 * time.Millisecond})
+		f, err := eventstore.New(eventstoretest.Plain(eventstore.NewMemory().Backend()), eventstore.Config{PollInterval: 5 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +26,7 @@ func TestFallbacksContract(t *testing.T) {
 // A front end serving one bounded context refuses identities of another on
 // every path, before its backend sees them.
 func TestFrontRefusesOtherContexts(t *testing.T) {
-	f, err := eventstore.New(bare{eventstore.NewMemory().Backend()}, eventstore.Config{Context: "shop"})
+	f, err := eventstore.New(eventstoretest.Plain(eventstore.NewMemory().Backend()), eventstore.Config{Context: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +53,7 @@ func TestFrontRefusesOtherContexts(t *testing.T) {
 	if _, err := eventstore.New(nil, eventstore.Config{}); !errors.Is(err, factum.ErrIllegalArgument) {
 		t.Errorf("New(nil): %v, want IllegalArgument", err)
 	}
-	if _, err := eventstore.New(bare{}, eventstore.Config{PollInterval: -1}); !errors.Is(err, factum.ErrIllegalArgument) {
+	if _, err := eventstore.New(eventstoretest.Plain(nil), eventstore.Config{PollInterval: -1}); !errors.Is(err, factum.ErrIllegalArgument) {
 		t.Errorf("negative PollInterval: %v, want IllegalArgument", err)
 	}
 }

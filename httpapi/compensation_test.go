@@ -17,6 +17,7 @@ import (
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
+	"github.com/factum-go/factum/internal/compensationtest"
 	"github.com/factum-go/factum/snapshot"
 )
 
@@ -32,10 +33,6 @@ func compensationFixture(t *testing.T, broken *atomic.Bool) *fixture {
 func compensationFixtureWith(t *testing.T, broken *atomic.Bool, cfg httpapi.Config) *fixture {
 	t.Helper()
 	snaps := snapshot.NewMemory()
-	comp, err := compensation.New(compensation.Config{Context: "shop", Snapshots: snaps})
-	if err != nil {
-		t.Fatal(err)
-	}
 	proj := event.MustProcessor("shop", "cart_counter", factum.StageProjected,
 		event.On(func(context.Context, event.Message, cart.ItemAdded) error {
 			if broken.Load() {
@@ -43,16 +40,9 @@ func compensationFixtureWith(t *testing.T, broken *atomic.Bool, cfg httpapi.Conf
 			}
 			return nil
 		}))
-	rt, err := engine.New(engine.Config{
-		Store: eventstore.NewMemory(), SnapshotStore: snaps, Failures: comp,
-		Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1},
-	}, cart.New(cart.Items{"sku-1": true}, cart.DefaultLimits), comp.Type())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := comp.Bind(rt); err != nil {
-		t.Fatal(err)
-	}
+	rt, comp := compensationtest.New(t, compensation.Config{Context: "shop", Snapshots: snaps}, engine.Config{
+		Store: eventstore.NewMemory(), Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1},
+	}, cart.New(cart.Items{"sku-1": true}, cart.DefaultLimits))
 	cfg.SnapshotStore, cfg.Compensation = snaps, comp.Service()
 	return serve(t, rt, cfg)
 }

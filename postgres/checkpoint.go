@@ -23,6 +23,7 @@ import (
 // A CheckpointStore is safe for concurrent use.
 type CheckpointStore struct {
 	checkpointStore // the shared implementation
+	leases          // the shared lease methods, over the store's leaseStmts
 	db              *DB
 	context         string
 }
@@ -38,7 +39,9 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 	if err != nil {
 		return nil, err
 	}
-	return &CheckpointStore{checkpointStore: core, db: db, context: boundedContext}, nil
+	s := &CheckpointStore{checkpointStore: core, db: db, context: boundedContext}
+	s.leases = sqlstore.NewLeases(&dialect, (*leaseStmts)(s))
+	return s, nil
 }
 
 // validTableContext checks a context name for the tables named after it:

@@ -14,15 +14,16 @@ import (
 
 // dialect is PostgreSQL's for the shared SQL code.
 var dialect = sqlstore.Dialect{
-	Name:         "postgres",
-	Param:        sqlstore.Numbered("$"),
-	NoRows:       func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
-	JSON:         func(doc []byte) any { return doc },
-	Time:         func(t time.Time) any { return t },
-	CheckText:    esCheckText,
-	StrictText:   true,
-	Query:        sqlquery.PostgreSQL(),
-	ValidContext: validTableContext,
+	Name:           "postgres",
+	Param:          sqlstore.Numbered("$"),
+	NoRows:         func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
+	JSON:           func(doc []byte) any { return doc },
+	Time:           func(t time.Time) any { return t },
+	CheckText:      esCheckText,
+	StrictText:     true,
+	LowerCaseNames: true,
+	Query:          sqlquery.PostgreSQL(),
+	ValidContext:   validTableContext,
 	DataError: func(err error) bool {
 		// SQLSTATE class 22, a data exception: the value, not the
 		// database, is at fault.
@@ -32,11 +33,16 @@ var dialect = sqlstore.Dialect{
 }
 
 // migrator is db as the shared set-up takes it, nil for a nil db.
-func (d *DB) migrator() sqlstore.Migrator {
+func (d *DB) migrator() sqlstore.Migrator { return sqlstore.MigratorOf(d) }
+
+// projections is how projection transactions and reads run on db, all on
+// its pool, the rows of the transactions locked; the zero config for a nil
+// db, which the shared set-up refuses.
+func (d *DB) projections() sqlstore.ProjectionsConfig {
 	if d == nil {
-		return nil
+		return sqlstore.ProjectionsConfig{}
 	}
-	return d
+	return sqlstore.ProjectionsConfig{Lock: true, Reader: pgxexec.New(d.pool), Begin: pgxexec.Begin(d.pool), Read: pgxexec.Read(d.pool)}
 }
 
 // executor is the shared code's Executor over the pool of db, nil for a
@@ -52,4 +58,5 @@ func (d *DB) executor() sqlstore.Executor {
 // own, so that each store has the methods of the interface and no more.
 type (
 	checkpointStore = event.CheckpointStore
+	leases          = sqlstore.Leases
 )

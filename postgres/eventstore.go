@@ -132,12 +132,7 @@ type EventStore struct {
 	stopLife context.CancelFunc
 
 	appends *sqlstore.Appender[*esWriter] // one batch in flight per writer
-
-	// groupMu is held by a group append while it writes, and by Close
-	// to set groupsClosed, so that Close waits for the groups in flight
-	// and refuses the later ones.
-	groupMu      sync.RWMutex
-	groupsClosed bool
+	backend *sqlstore.EventBackend
 
 	notifyCh chan struct{}
 	bg       sync.WaitGroup // notifier and listener
@@ -214,9 +209,8 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		writers[i] = &esWriter{}
 	}
 	s.appends = sqlstore.NewAppender(&dialect, ErrEventStoreClosed, writers, opts.MaxBatch, true, s.flush)
-	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends, Groups: (*esGroups)(s)},
-		eventstore.Config{Context: boundedContext, Name: "postgres"})
-	if err != nil {
+	s.backend = &sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends, Groups: (*esGroups)(s), Closed: ErrEventStoreClosed}
+	if s.Front, err = s.backend.NewFront(); err != nil {
 		stop()
 		return nil, err
 	}
@@ -237,9 +231,7 @@ func (s *EventStore) Context() string { return s.context }
 // Close stops accepting appends and group appends, finishes those already
 // accepted, and stops the store's listener. It does not close the DB.
 func (s *EventStore) Close() error {
-	s.groupMu.Lock()
-	s.groupsClosed = true
-	s.groupMu.Unlock()
+	s.backend.CloseGroups()
 	if !s.appends.Close(func(w *esWriter) { w.close(context.Background()) }) {
 		return nil
 	}

@@ -46,7 +46,7 @@ RETURNING version, tx, seq`
 // makes a group atomic.
 type esGroups EventStore
 
-// AppendGroup implements eventstore.GroupBackend with one statement
+// AppendGroup implements sqlstore.GroupAppends with one statement
 // (esGroupSQL) on a connection of the pool. A group that does not go in is
 // classified afterwards, as a batch's refused rows are, reading the
 // committed rows that refused it: the first stream a rule of the contract
@@ -55,21 +55,8 @@ type esGroups EventStore
 // snapshot) or that a deadlock aborted is written again, up to
 // esMaxAttempts times. If ctx ends while the statement runs, the group is
 // stored whole or not at all, and AppendGroup returns ctx's error.
-func (g *esGroups) AppendGroup(ctx context.Context, ss []*factum.EventStream) (eventstore.Outcome, int, error) {
+func (g *esGroups) AppendGroup(ctx context.Context, ss []*factum.EventStream, rows []esRow) (eventstore.Outcome, int, error) {
 	s := (*EventStore)(g)
-	rows := make([]esRow, len(ss))
-	for i, es := range ss {
-		row, err := esEncode(es)
-		if err != nil {
-			return eventstore.Failed, i, err
-		}
-		rows[i] = row
-	}
-	s.groupMu.RLock()
-	defer s.groupMu.RUnlock()
-	if s.groupsClosed {
-		return eventstore.Failed, 0, ErrEventStoreClosed
-	}
 	fail := func(err error) (eventstore.Outcome, int, error) {
 		return eventstore.Failed, 0, fmt.Errorf("postgres: append a group of %s versions %d to %d: %w",
 			ss[0].AggregateID, ss[0].Version, ss[len(ss)-1].Version, err)

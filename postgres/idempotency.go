@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
@@ -67,7 +66,7 @@ type pgIdempotencyQueries struct {
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, t, seq, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
+	p, t, seq, err := sqlstore.SetupIdempotency(ctx, &dialect, db.migrator(), migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -129,19 +128,6 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 	s.owners = sqlstore.NewOwners(p, s.finish)
 	s.Front = idempotency.NewFront(&sqlstore.IdempotencyBackend{Owners: s.owners, BeginFunc: s.begin, GetFunc: s.get})
 	return s, nil
-}
-
-// checkPrefix refuses a table prefix that is not a plain lower-case
-// identifier part: unquoted identifiers fold to lower case, and allowing
-// only lower case keeps the names the migrations create and the queries
-// use equal.
-func checkPrefix(prefix string) error {
-	for i := 0; i < len(prefix); i++ {
-		if c := prefix[i]; !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			return factum.IllegalArgument(fmt.Sprintf("postgres: table prefix %q: want lower-case letters, digits and '_', not starting with a digit", prefix))
-		}
-	}
-	return nil
 }
 
 // Policy returns the store's lease and retention.
@@ -219,11 +205,7 @@ func (s *IdempotencyStore) readRow(ctx context.Context, query string, k idempote
 		return idempotency.Record{}, false, false, err
 	}
 	rec.State, rec.Attempt = idempotency.State(state), uint64(attempt)
-	if rec.State != idempotency.StateDone {
-		rec.Response = nil
-	} else if rec.Response == nil {
-		rec.Response = []byte{}
-	}
+	sqlstore.ShapeResponse(&rec)
 	return rec, true, live, nil
 }
 
@@ -233,9 +215,6 @@ func (s *IdempotencyStore) readRow(ctx context.Context, query string, k idempote
 // judged by.
 func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
 	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
-	if attempt > 1<<63-1 {
-		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
-	}
 	var (
 		curState, curFP *string
 		curAttempt      *int64

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/prepare"
 	"github.com/jackc/pgx/v5"
@@ -59,20 +58,11 @@ var (
 // NewPrepareBackend returns a backend on db, creating or migrating its table
 // (component "prepare") if needed.
 func NewPrepareBackend(ctx context.Context, db *DB, opts PrepareOptions) (*PrepareBackend, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("postgres: nil DB")
-	}
-	if opts.PurgeEvery == 0 {
-		opts.PurgeEvery = 1000
-	}
-	if err := db.Migrate(ctx, migrations, "migrations/prepare", "prepare", "factum_"); err != nil {
+	purgeEvery, err := sqlstore.SetupPrepare(ctx, &dialect, db.migrator(), migrations, opts.PurgeEvery)
+	if err != nil {
 		return nil, err
 	}
-	b := &PrepareBackend{db: db}
-	if opts.PurgeEvery > 0 {
-		b.purgeEvery = uint64(opts.PurgeEvery)
-	}
-	return b, nil
+	return &PrepareBackend{db: db, purgeEvery: purgeEvery}, nil
 }
 
 // prepareNowMs is the database's clock in Unix milliseconds when it is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/factum-go/factum/engine/storagetest"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/servicetest"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
@@ -20,6 +21,15 @@ func TestSQLStores(t *testing.T) {
 			url, schema := servicetest.PostgresSchema(t)
 			return storesIn(t, url, schema)
 		},
+		Storage: func(t *testing.T) (storagetest.Storage, func()) {
+			url, schema := servicetest.PostgresSchema(t)
+			db, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db, db.Close
+		},
+		NilDB:       storesOf(nil, nil),
 		ErrClosed:   postgres.ErrEventStoreClosed,
 		BadPrefixes: []string{"Upper_"}, // unquoted names fold to lower case
 	})
@@ -35,6 +45,13 @@ func storesIn(t testing.TB, url, schema string) sqlstoretest.Stores {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
+	return storesOf(db, func(t testing.TB) sqlstoretest.Stores { return storesIn(t, url, schema) })
+}
+
+// storesOf returns the makers of db's stores; reopen connects to the
+// database again.
+func storesOf(db *postgres.DB, reopen func(t testing.TB) sqlstoretest.Stores) sqlstoretest.Stores {
+	ctx := context.Background()
 	return sqlstoretest.Stores{
 		Events: func(c string, single bool) (sqlstoretest.EventStore, error) {
 			var opts postgres.EventStoreOptions
@@ -53,6 +70,6 @@ func storesIn(t testing.TB, url, schema string) sqlstoretest.Stores {
 			_, err := db.Pool().Exec(ctx, q)
 			return err
 		},
-		Reopen: func(t testing.TB) sqlstoretest.Stores { return storesIn(t, url, schema) },
+		Reopen: reopen,
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/projection"
 )
 
@@ -94,19 +95,7 @@ func items(t *testing.T, ps projection.Store, id string) int {
 // test's end.
 func startShop(t *testing.T, cfg engine.Config) *engine.Engine {
 	t.Helper()
-	eng, err := engine.New(cfg, shopTypes()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Shutdown(ctx)
-	})
-	return eng
+	return enginetest.Start(t, cfg, shopTypes()...)
 }
 
 // A PROJECTED wait returns after the projection's transaction committed:
@@ -197,14 +186,7 @@ func TestComponentRecordsFailures(t *testing.T) {
 func TestComponentShutdownStopsRunners(t *testing.T) {
 	es, ps := componentBackends()[0].open(t)
 	comp := projection.NewComponent(projection.ComponentConfig{Store: ps, Projections: []*projection.Projection{cartItems(t)}})
-	eng, err := engine.New(engine.Config{Store: es, Components: []engine.Component{comp}}, shopTypes()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
+	eng := enginetest.Start(t, engine.Config{Store: es, Components: []engine.Component{comp}}, shopTypes()...)
 	for deadline := time.Now().Add(5 * time.Second); !running("projection.(*Runner).Run"); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no runner runs after Start")

@@ -11,6 +11,7 @@ import (
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/saga"
 )
 
@@ -95,14 +96,7 @@ var counters = aggregate.New[counter]("test", "counter",
 func TestRedeliveryAfterACrashIsSafe(t *testing.T) {
 	ctx := context.Background()
 	store := eventstore.NewMemory()
-	rt, err := engine.New(engine.Config{Store: store}, counters)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	rt := enginetest.Start(t, engine.Config{Store: store}, counters)
 	m := event.Message{Stream: &factum.EventStream{AggregateID: stock.WithID("src")}, Event: &factum.DomainEvent{ID: "e-1"}}
 	cmds := []factum.Command{factum.NewCommand(counters.ID("x"), bump{}), factum.NewCommand(counters.ID("y"), bump{})}
 	for delivery := range 3 {
@@ -141,14 +135,7 @@ func TestFailedSendIsAFailedSagaHandled(t *testing.T) {
 	s := saga.New("test", "forwarder", saga.On(func(context.Context, event.Message, sourced) ([]factum.Command, error) {
 		return []factum.Command{factum.NewCommand(nowhere.WithID("x"), bump{})}, nil
 	}))
-	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s}, Events: event.Config{Attempts: 1}}, sources, counters)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	rt := enginetest.Start(t, engine.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s}, Events: event.Config{Attempts: 1}}, sources, counters)
 	res, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(sources.ID("s-1"), sourced{N: 1}), command.Wait(factum.StageSagaHandled))
 	if err == nil || res.Stage != factum.StageSagaHandled || res.Code != factum.CodeNotFound {
 		t.Fatalf("SAGA_HANDLED = %+v, %v; want a NotFound failure", res, err)
@@ -163,16 +150,9 @@ func TestRefusalIsRecordedWithoutRetriesInPlace(t *testing.T) {
 		return []factum.Command{factum.NewCommand(counters.ID("deleted"), bump{})}, nil
 	}))
 	failures := make(chan event.Failure, 10)
-	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s},
+	rt := enginetest.Start(t, engine.Config{Store: eventstore.NewMemory(), Sagas: []*saga.Saga{s},
 		Failures: event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error { failures <- f; return nil }),
 		Events:   event.Config{Attempts: 3}}, sources, counters)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 	gw := rt.Gateway()
 	for _, body := range []any{bump{}, aggregate.DeleteAggregate{}} {
 		if _, err := gw.SendAndWait(ctx, factum.NewCommand(counters.ID("deleted"), body), command.Wait(factum.StageProcessed)); err != nil {
@@ -205,14 +185,7 @@ func TestVoidCommandIsDecidedWhenAccepted(t *testing.T) {
 		return []factum.Command{factum.NewCommand(pings.ID("p-1"), ping{})}, nil
 	}))
 	store := eventstore.NewMemory()
-	rt, err := engine.New(engine.Config{Store: store, Sagas: []*saga.Saga{s}}, sources, pings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	rt := enginetest.Start(t, engine.Config{Store: store, Sagas: []*saga.Saga{s}}, sources, pings)
 	if _, err := rt.Gateway().SendAndWait(ctx, factum.NewCommand(sources.ID("s-1"), sourced{N: 1}), command.Wait(factum.StageSagaHandled)); err != nil {
 		t.Fatalf("SAGA_HANDLED: %v", err)
 	}

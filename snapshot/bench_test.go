@@ -6,45 +6,14 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/storebench"
-	"github.com/factum-go/factum/query"
 	"github.com/factum-go/factum/snapshot"
 )
-
-var orders = storebench.Orders
 
 // BenchmarkQueryServiceList10k: a list query over 10,000 snapshots in the
 // memory store, AND of EQ, GT and CONTAINS (about 1,600 match), sorted by
 // a number descending, first 20, returned as typed snapshots.
 func BenchmarkQueryServiceList10k(b *testing.B) {
-	ctx := context.Background()
-	store := snapshot.NewMemory()
-	for i := range 10_000 {
-		if _, err := store.Save(ctx, storebench.Order(i, 1)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	svc, err := snapshot.NewQueryService(store, orders, query.Planner{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	q := query.Query{
-		Condition: query.And(
-			query.Eq("state.status", "open"),
-			query.Gt("state.total", 100),
-			query.Contains("state.customer", "a"),
-		),
-		Sort:  []query.Sort{query.SortDesc("state.total")},
-		Limit: 20,
-	}
-	if list, err := svc.List(ctx, q); err != nil || len(list) != 20 {
-		b.Fatalf("List: %d, %v", len(list), err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := svc.List(ctx, q); err != nil {
-			b.Fatal(err)
-		}
-	}
+	storebench.List10k(b, storebench.FillList10k(b, snapshot.NewMemory()))
 }
 
 // BenchmarkMemorySave saves new versions of 10,000 aggregates in turn.

@@ -9,6 +9,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/memory"
 )
 
@@ -54,15 +55,8 @@ func TestTheExecutorsStatesKeepTheStoredFirstFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &watcher{store: qs, got: map[factum.AggregateID][]int{}}
-	eng, err := engine.New(engine.Config{Storage: st,
+	eng := enginetest.Start(t, engine.Config{Storage: st,
 		Signals: func(local command.Sink) (command.Sink, error) { w.local = local; return w, nil }}, tallies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Shutdown(ctx) })
 	first, err := st.EventStore(ctx, "snapb")
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 // A CheckpointStore is safe for concurrent use.
 type CheckpointStore struct {
 	checkpointStore // the shared implementation
+	leases          // the shared lease methods, over the store's leaseStmts
 	db              *DB
 	context         string
 	upsert          *sql.Stmt // prepared on the write connection, owned by db
@@ -51,7 +52,9 @@ func NewCheckpointStore(ctx context.Context, db *DB, boundedContext string) (*Ch
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint store %s: prepare save: %w", boundedContext, err)
 	}
-	return &CheckpointStore{checkpointStore: core, db: db, context: boundedContext, upsert: upsert, now: time.Now}, nil
+	s := &CheckpointStore{checkpointStore: core, db: db, context: boundedContext, upsert: upsert, now: time.Now}
+	s.leases = sqlstore.NewLeases(&dialect, (*leaseStmts)(s))
+	return s, nil
 }
 
 // Context returns the bounded context whose consumers the store serves.

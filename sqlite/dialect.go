@@ -45,13 +45,18 @@ func (d *DB) reads() sqlstore.Executor {
 	return sqlstore.StdDBCached(d.reader, d.readStmts)
 }
 
-// migrator is db as the shared set-up takes it, nil for a nil db.
-func (d *DB) migrator() sqlstore.Migrator {
+// projections is how projection transactions and reads run on db: the
+// transactions on the write connection, the reads on the reader pool; the
+// zero config for a nil db, which the shared set-up refuses.
+func (d *DB) projections() sqlstore.ProjectionsConfig {
 	if d == nil {
-		return nil
+		return sqlstore.ProjectionsConfig{}
 	}
-	return d
+	return sqlstore.ProjectionsConfig{Reader: d.reads(), Begin: sqlstore.StdBegin(d.writer, d.writeStmts), Read: sqlstore.StdRead(d.reader)}
 }
+
+// migrator is db as the shared set-up takes it, nil for a nil db.
+func (d *DB) migrator() sqlstore.Migrator { return sqlstore.MigratorOf(d) }
 
 // writes runs fn in a write transaction of the DB's batcher, shared with
 // the writes queued with it. A statement prepared on the write connection
@@ -81,4 +86,5 @@ func (d *DB) prepareWrites(ctx context.Context, queries ...string) error {
 // own, so that each store has the methods of the interface and no more.
 type (
 	checkpointStore = event.CheckpointStore
+	leases          = sqlstore.Leases
 )

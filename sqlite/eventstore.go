@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,12 +69,9 @@ type EventStore struct {
 	q        esQueries
 
 	appends *sqlstore.Appender[struct{}] // the one writer, the write connection, has no state
-
-	// groupMu is held by a group append while it writes, and by Close
-	// to set groupsClosed, so that no group uses the write statements
-	// after Close releases them.
-	groupMu      sync.RWMutex
-	groupsClosed bool
+	// backend's groups are closed by Close before it releases the write
+	// statements, so that no group uses them after.
+	backend *sqlstore.EventBackend
 
 	stats sqlstore.Stats
 	// autocommits counts the appends committed by their own statement,
@@ -147,9 +143,8 @@ func NewEventStore(ctx context.Context, db *DB, boundedContext string, opts Even
 		s.insert.Close()
 		return nil, fmt.Errorf("sqlite: event store %s: prepare classify: %w", boundedContext, err)
 	}
-	s.Front, err = eventstore.New(&sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends, Groups: (*esGroups)(s)},
-		eventstore.Config{Context: boundedContext, Name: "sqlite"})
-	if err != nil {
+	s.backend = &sqlstore.EventBackend{EventReads: s.reads, EventLog: (*esLog)(s), Appends: s.appends, Groups: (*esGroups)(s), Closed: ErrEventStoreClosed}
+	if s.Front, err = s.backend.NewFront(); err != nil {
 		return nil, errors.Join(err, s.insert.Close(), s.classify.Close())
 	}
 	return s, nil
@@ -167,9 +162,7 @@ func (s *EventStore) Context() string { return s.context }
 // statements belong to the DB, which closes them. It does not close the
 // DB.
 func (s *EventStore) Close() error {
-	s.groupMu.Lock()
-	s.groupsClosed = true
-	s.groupMu.Unlock()
+	s.backend.CloseGroups()
 	if !s.appends.Close(nil) {
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 // makes a group atomic.
 type esGroups EventStore
 
-// AppendGroup implements eventstore.GroupBackend. The group is one write
+// AppendGroup implements sqlstore.GroupAppends. The group is one write
 // of the DB's batcher, so it shares a transaction, and its one commit,
 // with the appends and other writes queued beside it; inside that
 // transaction it is a SAVEPOINT, its streams inserted one after another
@@ -30,21 +30,8 @@ type esGroups EventStore
 // outcome is always definite: a group whose ctx ends while it waits for
 // the batcher is never written, and once its transaction has begun the
 // call waits for it to end.
-func (g *esGroups) AppendGroup(ctx context.Context, ss []*factum.EventStream) (eventstore.Outcome, int, error) {
+func (g *esGroups) AppendGroup(ctx context.Context, ss []*factum.EventStream, rows []sqlstore.EventRow) (eventstore.Outcome, int, error) {
 	s := (*EventStore)(g)
-	rows := make([]sqlstore.EventRow, len(ss))
-	for i, es := range ss {
-		row, err := sqlstore.EncodeStream(&dialect, es)
-		if err != nil {
-			return eventstore.Failed, i, err
-		}
-		rows[i] = row
-	}
-	s.groupMu.RLock()
-	defer s.groupMu.RUnlock()
-	if s.groupsClosed {
-		return eventstore.Failed, 0, ErrEventStoreClosed
-	}
 	pos := make([]factum.Position, len(rows))
 	var (
 		outcome eventstore.Outcome

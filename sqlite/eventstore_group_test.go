@@ -30,14 +30,6 @@ func markAll(ss []*factum.EventStream) []built.Stream {
 	return bs
 }
 
-// The executor finds the store's group append (built.GroupOf).
-func TestEventStoreAppendsGroups(t *testing.T) {
-	st := newTestEventStore(t, newTestDB(t, Options{}), "kit", EventStoreOptions{})
-	if built.GroupOf(st) == nil {
-		t.Fatal("the store does not append groups")
-	}
-}
-
 // Groups queued in the DB's batcher beside an append and another store's
 // write share their transaction: a group the store refuses rolls back to
 // its savepoint alone, leaving the writes beside it committed in the same
@@ -134,24 +126,5 @@ func TestWriteBatchGroups(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// A group appended after Close is refused, and nothing is stored.
-func TestEventStoreGroupAfterClose(t *testing.T) {
-	db := newTestDB(t, Options{})
-	st, err := NewEventStore(context.Background(), db, "shop", EventStoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	id := esShopCart.WithID("c-1")
-	if err := built.GroupOf(st).AppendBuiltGroup(context.Background(), markAll(testGroup(id, 1, 2, "r"))); !errors.Is(err, factum.ErrClosed) {
-		t.Fatalf("group after Close: %v, want ErrClosed", err)
-	}
-	if got, err := st.Load(context.Background(), id, 1, 10); err != nil || len(got) != 0 {
-		t.Fatalf("after the refused group: %v, %v", got, err)
 	}
 }

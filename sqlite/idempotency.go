@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/sqlstore"
 )
@@ -69,7 +68,7 @@ type idempotencyQueries struct {
 // returns the store. It fails with an IllegalArgument error for an invalid
 // policy or prefix.
 func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (*IdempotencyStore, error) {
-	p, t, seq, err := sqlstore.SetupIdempotency(ctx, db, migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix, checkPrefix)
+	p, t, seq, err := sqlstore.SetupIdempotency(ctx, &dialect, db.migrator(), migrations, opts.Policy, opts.Prefix, DefaultIdempotencyPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -102,17 +101,6 @@ func NewIdempotencyStore(ctx context.Context, db *DB, opts IdempotencyOptions) (
 	s.owners = sqlstore.NewOwners(p, s.finish)
 	s.Front = idempotency.NewFront(&sqlstore.IdempotencyBackend{Owners: s.owners, BeginFunc: s.begin, GetFunc: s.get})
 	return s, nil
-}
-
-// checkPrefix refuses a table prefix that is not a plain identifier part.
-func checkPrefix(prefix string) error {
-	for i := 0; i < len(prefix); i++ {
-		c := prefix[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
-			return factum.IllegalArgument(fmt.Sprintf("sqlite: table prefix %q: want letters, digits and '_', not starting with a digit", prefix))
-		}
-	}
-	return nil
 }
 
 // Policy returns the store's lease and retention.
@@ -165,9 +153,6 @@ func (s *IdempotencyStore) begin(ctx context.Context, k idempotency.Key, fingerp
 // names the reason the UPDATE saw.
 func (s *IdempotencyStore) finish(ctx context.Context, op string, k idempotency.Key, fingerprint string, attempt uint64,
 	state idempotency.State, response []byte, validity time.Duration) (time.Time, error) {
-	if attempt > 1<<63-1 {
-		return time.Time{}, idempotency.OpError(op, k, idempotency.ErrStaleAttempt)
-	}
 	tx, err := s.db.Writer().BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock
 	if err != nil {
 		return time.Time{}, fmt.Errorf("sqlite: idempotency %s %s: %w", op, k, err)
@@ -256,11 +241,7 @@ func (s *IdempotencyStore) readRow(row *sql.Row) (idempotency.Record, rowState, 
 		return idempotency.Record{}, rowAbsent, err
 	}
 	rec.State, rec.ExpiresAt, rec.Attempt = idempotency.State(state), time.UnixMicro(expires), uint64(attempt)
-	if rec.State != idempotency.StateDone {
-		rec.Response = nil
-	} else if rec.Response == nil {
-		rec.Response = []byte{}
-	}
+	sqlstore.ShapeResponse(&rec)
 	return rec, rowPresent, nil
 }
 

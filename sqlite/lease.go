@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -12,10 +10,16 @@ import (
 	"github.com/factum-go/factum/internal/sqlstore"
 )
 
+// leaseStmts are the store's lease statements (sqlstore.LeaseStatements),
+// behind the shared lease methods: each runs in a write transaction of its
+// own, and judges expiry by the store's clock read once that transaction
+// holds SQLite's write lock.
+type leaseStmts CheckpointStore
+
 // leaseTx runs fn in a write transaction; now is read once the transaction
 // holds the write lock, so every process judges expiry at the moment it
 // writes.
-func (s *CheckpointStore) leaseTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+func (s *leaseStmts) leaseTx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
 	tx, err := s.db.Writer().BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -27,11 +31,8 @@ func (s *CheckpointStore) leaseTx(ctx context.Context, fn func(tx *sql.Tx, now i
 	return tx.Commit()
 }
 
-// Acquire implements event.LeaseStore.
-func (s *CheckpointStore) Acquire(ctx context.Context, group factum.Function, holder string, ttl time.Duration) (event.Lease, error) {
-	if err := event.ValidateLease(group, holder, ttl); err != nil {
-		return event.Lease{}, err
-	}
+// Acquire implements sqlstore.LeaseStatements.
+func (s *leaseStmts) Acquire(ctx context.Context, group factum.Function, holder string, ttl time.Duration) (event.Lease, error) {
 	l := event.Lease{Group: group, Holder: holder}
 	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
 		expires := now + ttl.Milliseconds()
@@ -42,26 +43,17 @@ func (s *CheckpointStore) Acquire(ctx context.Context, group factum.Function, ho
 				token = `+sqlstore.ContextTable(s.context, "leases")+`.token + 1, expires_at = excluded.expires_at
 			WHERE `+sqlstore.ContextTable(s.context, "leases")+`.expires_at <= ?6
 			RETURNING token`, group.Context, group.Processor, group.Name, holder, expires, now).Scan(&token)
-		if errors.Is(err, sql.ErrNoRows) {
+		if dialect.NoRows(err) {
 			return event.ErrLeaseHeld
 		}
 		l.Token, l.Expires = uint64(token), time.UnixMilli(expires)
 		return err
 	})
-	if err != nil {
-		if errors.Is(err, event.ErrLeaseHeld) {
-			return event.Lease{}, err
-		}
-		return event.Lease{}, fmt.Errorf("sqlite: acquire the lease of %s: %w", group, err)
-	}
-	return l, nil
+	return l, err
 }
 
-// Renew implements event.LeaseStore.
-func (s *CheckpointStore) Renew(ctx context.Context, l event.Lease, ttl time.Duration) (event.Lease, error) {
-	if err := event.ValidateLease(l.Group, l.Holder, ttl); err != nil {
-		return event.Lease{}, err
-	}
+// Renew implements sqlstore.LeaseStatements.
+func (s *leaseStmts) Renew(ctx context.Context, l event.Lease, ttl time.Duration) (event.Lease, error) {
 	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
 		expires := now + ttl.Milliseconds()
 		res, err := tx.ExecContext(ctx, `UPDATE `+sqlstore.ContextTable(s.context, "leases")+` SET expires_at = ?6
@@ -76,36 +68,23 @@ func (s *CheckpointStore) Renew(ctx context.Context, l event.Lease, ttl time.Dur
 		l.Expires = time.UnixMilli(expires)
 		return nil
 	})
-	if err != nil {
-		if errors.Is(err, event.ErrLeaseLost) {
-			return event.Lease{}, err
-		}
-		return event.Lease{}, fmt.Errorf("sqlite: renew the lease of %s: %w", l.Group, err)
-	}
-	return l, nil
+	return l, err
 }
 
-// Release implements event.LeaseStore.
-func (s *CheckpointStore) Release(ctx context.Context, l event.Lease) error {
-	if err := event.ValidateGroup(l.Group); err != nil {
-		return err
-	}
-	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
+// Release implements sqlstore.LeaseStatements.
+func (s *leaseStmts) Release(ctx context.Context, l event.Lease) error {
+	return s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
 		_, err := tx.ExecContext(ctx, `UPDATE `+sqlstore.ContextTable(s.context, "leases")+` SET expires_at = 0
 			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?6`,
 			l.Group.Context, l.Group.Processor, l.Group.Name, l.Holder, int64(l.Token), now)
 		return err
 	})
-	return sqlstore.LeaseError(&dialect, "release", l.Group, err)
 }
 
-// SaveFencedCheckpoint implements event.LeaseStore: the lease check and the
+// SaveFenced implements sqlstore.LeaseStatements: the lease check and the
 // save share one write transaction, which SQLite runs alone.
-func (s *CheckpointStore) SaveFencedCheckpoint(ctx context.Context, l event.Lease, pos factum.Position) error {
-	if err := sqlstore.CheckFenced(l, pos); err != nil {
-		return err
-	}
-	err := s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
+func (s *leaseStmts) SaveFenced(ctx context.Context, l event.Lease, pos factum.Position) error {
+	return s.leaseTx(ctx, func(tx *sql.Tx, now int64) error {
 		var held int
 		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+sqlstore.ContextTable(s.context, "leases")+`
 			WHERE context = ?1 AND processor = ?2 AND name = ?3 AND holder = ?4 AND token = ?5 AND expires_at > ?6`,
@@ -119,11 +98,4 @@ func (s *CheckpointStore) SaveFencedCheckpoint(ctx context.Context, l event.Leas
 		_, err = tx.StmtContext(ctx, s.upsert).ExecContext(ctx, l.Group.Context, l.Group.Processor, l.Group.Name, int64(pos.Tx), int64(pos.Seq), now)
 		return err
 	})
-	if err != nil {
-		if errors.Is(err, event.ErrLeaseLost) {
-			return err
-		}
-		return fmt.Errorf("sqlite: save checkpoint of %s at %s: %w", l.Group, pos, err)
-	}
-	return nil
 }

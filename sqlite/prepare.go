@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/prepare"
 )
@@ -70,23 +69,14 @@ var (
 // NewPrepareBackend returns a backend on db, creating or migrating its table
 // (component "prepare") if needed.
 func NewPrepareBackend(ctx context.Context, db *DB, opts PrepareOptions) (*PrepareBackend, error) {
-	if db == nil {
-		return nil, factum.IllegalArgument("sqlite: nil DB")
+	purgeEvery, err := sqlstore.SetupPrepare(ctx, &dialect, db.migrator(), migrations, opts.PurgeEvery)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.PurgeEvery == 0 {
-		opts.PurgeEvery = 1000
-	}
-	if err := db.Migrate(ctx, migrations, "migrations/prepare", "prepare", "factum_"); err != nil {
-		return nil, err
-	}
-	b := &PrepareBackend{db: db, now: opts.Now, batcher: db.batch}
-	if opts.PurgeEvery > 0 {
-		b.purgeEvery = uint64(opts.PurgeEvery)
-	}
-	return b, nil
+	return &PrepareBackend{db: db, now: opts.Now, batcher: db.batch, purgeEvery: purgeEvery}, nil
 }
 
 func (b *PrepareBackend) nowMilli() int64 { return b.now().UnixMilli() }

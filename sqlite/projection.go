@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"github.com/factum-go/factum/internal/sqlstore"
 	"github.com/factum-go/factum/projection"
@@ -26,56 +25,7 @@ type ProjectionStore = sqlstore.Projections
 // applying the checkpoint and projection tables' migrations if they are
 // not applied yet.
 func NewProjectionStore(ctx context.Context, db *DB, boundedContext string) (*ProjectionStore, error) {
-	return sqlstore.OpenProjections(ctx, &dialect, db.migrator(), migrations, boundedContext, sqlstore.ProjectionsConfig{
-		Reader: db.reads(),
-		Begin: func(ctx context.Context) (sqlstore.Executor, any, func(context.Context, bool) error, error) {
-			tx, err := db.Writer().BeginTx(ctx, nil)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			return sqlstore.StdTxCached(tx, db.writeStmts), tx, func(_ context.Context, commit bool) error {
-				if commit {
-					return tx.Commit()
-				}
-				if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
-					return err
-				}
-				return nil
-			}, nil
-		},
-		Read: func(ctx context.Context, limit int, query string, args ...any) (projection.Result, error) {
-			rows, err := db.Reader().QueryContext(ctx, query, args...)
-			if err != nil {
-				return projection.Result{}, err
-			}
-			defer rows.Close()
-			cols, err := rows.Columns()
-			if err != nil {
-				return projection.Result{}, err
-			}
-			res := projection.Result{Columns: cols, Rows: []map[string]any{}}
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for rows.Next() {
-				if len(res.Rows) == limit {
-					res.Truncated = true
-					break
-				}
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
-					return projection.Result{}, err
-				}
-				row := make(map[string]any, len(cols))
-				for i, c := range cols {
-					row[c] = vals[i]
-				}
-				res.Rows = append(res.Rows, row)
-			}
-			return res, rows.Err()
-		},
-	})
+	return sqlstore.OpenProjections(ctx, &dialect, db.migrator(), migrations, boundedContext, db.projections())
 }
 
 // SQLTx returns the *sql.Tx behind a projection's transaction on SQLite,

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/factum-go/factum/engine/storagetest"
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/internal/sqlstore/sqlstoretest"
 	"github.com/factum-go/factum/projection"
@@ -19,6 +20,14 @@ func TestSQLStores(t *testing.T) {
 		Open: func(t testing.TB) sqlstoretest.Stores {
 			return storesAt(t, filepath.Join(t.TempDir(), "factum.db"), "NORMAL")
 		},
+		Storage: func(t *testing.T) (storagetest.Storage, func()) {
+			db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "factum.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db, func() { _ = db.Close() }
+		},
+		NilDB:     storesOf(nil, nil),
 		ErrClosed: sqlite.ErrEventStoreClosed,
 		FoldsCase: true,
 	})
@@ -34,6 +43,13 @@ func storesAt(t testing.TB, path, sync string) sqlstoretest.Stores {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return storesOf(db, func(t testing.TB) sqlstoretest.Stores { return storesAt(t, path, sync) })
+}
+
+// storesOf returns the makers of db's stores; reopen opens the database
+// again.
+func storesOf(db *sqlite.DB, reopen func(t testing.TB) sqlstoretest.Stores) sqlstoretest.Stores {
+	ctx := context.Background()
 	return sqlstoretest.Stores{
 		Events: func(c string, single bool) (sqlstoretest.EventStore, error) {
 			var opts sqlite.EventStoreOptions
@@ -52,6 +68,6 @@ func storesAt(t testing.TB, path, sync string) sqlstoretest.Stores {
 			_, err := db.Writer().ExecContext(ctx, q)
 			return err
 		},
-		Reopen: func(t testing.TB) sqlstoretest.Stores { return storesAt(t, path, sync) },
+		Reopen: reopen,
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/snapshot"
+	"github.com/factum-go/factum/internal/compensationtest"
 	"github.com/factum-go/factum/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/codes"
@@ -65,34 +65,14 @@ func TestCompensationAttemptsAreSpans(t *testing.T) {
 			}
 			return nil
 		}))
-	snaps := snapshot.NewMemory()
-	comp, err := compensation.New(compensation.Config{Context: "shop", Snapshots: snaps, Now: clk.Now, Attempts: tel.Compensation()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := engine.New(engine.Config{
-		Store: tel.Store(eventstore.NewMemory()), SnapshotStore: snaps,
+	rt, comp := compensationtest.Start(t, compensation.Config{Context: "shop", Now: clk.Now, Attempts: tel.Compensation()}, engine.Config{
+		Store:             tel.Store(eventstore.NewMemory()),
 		Processors:        []*event.Processor{counter},
-		Failures:          comp,
 		Events:            event.Config{Attempts: 1, Now: clk.Now},
 		CommandMiddleware: []aggregate.Middleware{tel.Commands()},
 		EventMiddleware:   []event.Middleware{tel.Events()},
 		Bus:               engine.SendWrapper(engine.DispatcherBus(command.DispatcherConfig{}), tel.Bus),
-	}, order.Orders, order.Inventory, comp.Type())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := comp.Bind(rt); err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(sctx)
-	})
+	}, order.Orders, order.Inventory)
 	cmd := factum.NewCommand(order.Orders.ID("o-1"), order.PlaceOrder{SKU: "sku-1", Qty: 1})
 	if _, err := rt.Gateway().SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed)); err != nil {
 		t.Fatal(err)

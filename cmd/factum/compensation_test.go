@@ -19,16 +19,13 @@ import (
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/cart"
 	"github.com/factum-go/factum/httpapi"
+	"github.com/factum-go/factum/internal/compensationtest"
 	"github.com/factum-go/factum/snapshot"
 )
 
 // The compensation sub-commands drive a server whose projection failed.
 func TestCompensationCommands(t *testing.T) {
 	snaps := snapshot.NewMemory()
-	comp, err := compensation.New(compensation.Config{Context: boundedContext, Snapshots: snaps})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var failing atomic.Bool
 	failing.Store(true)
 	proj := event.MustProcessor(boundedContext, "flaky", factum.StageProjected,
@@ -38,19 +35,10 @@ func TestCompensationCommands(t *testing.T) {
 			}
 			return nil
 		}))
-	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory(), SnapshotStore: snaps, Failures: comp,
-		Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1}}, cart.New(catalog(), cart.DefaultLimits), comp.Type())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := comp.Bind(rt); err != nil {
-		t.Fatal(err)
-	}
+	rt, comp := compensationtest.Start(t, compensation.Config{Context: boundedContext, Snapshots: snaps}, engine.Config{
+		Store: eventstore.NewMemory(), Processors: []*event.Processor{proj}, Events: event.Config{Attempts: 1}},
+		cart.New(catalog(), cart.DefaultLimits))
 	ctx := context.Background()
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Shutdown(ctx)
 	h, err := httpapi.New(httpapi.Config{Engine: rt, SnapshotStore: snaps, Compensation: comp.Service()})
 	if err != nil {
 		t.Fatal(err)

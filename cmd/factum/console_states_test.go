@@ -49,7 +49,7 @@ func TestConsoleProjectionAndClusterStates(t *testing.T) {
 	failed := query.Paged[compensation.Item]{Total: 2, List: []compensation.Item{{
 		ID: factum.AggregateID{ID: "exec-1"},
 		Execution: compensation.Execution{Status: compensation.StatusFailed, Error: compensation.ErrorInfo{Code: factum.CodeIllegalState, Message: "no such SKU"},
-			Function: factum.Function{Context: "shop", Processor: "order_summaries", Name: "project"}},
+			FailedEvent: compensation.FailedEvent{Function: factum.Function{Context: "shop", Processor: "order_summaries", Name: "project"}}},
 	}}}
 	view := clusterInfo{ClusterView: nats.ClusterView{Context: "shop", Partitions: 4, LeaseMillis: 5000, Instance: "a",
 		Instances: []nats.InstanceView{{Name: "a", Alive: true, Partitions: []int{0, 1}}, {Name: "b", Partitions: []int{2}}},

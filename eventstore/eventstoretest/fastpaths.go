@@ -11,8 +11,12 @@ import (
 	"github.com/factum-go/factum/eventstore"
 )
 
-// plain hides a backend's fast paths, so that a front end over it takes
-// every generic fallback.
+// Plain returns b with every optional fast path hidden: the methods of
+// eventstore.Backend alone, so that a front end over it takes every
+// generic fallback.
+func Plain(b eventstore.Backend) eventstore.Backend { return plain{b} }
+
+// plain is Plain's backend.
 type plain struct{ b eventstore.Backend }
 
 func (p plain) Append(ctx context.Context, s *factum.EventStream) (eventstore.Outcome, error) {
@@ -55,14 +59,14 @@ func testFastPaths(t *testing.T, st eventstore.Store) {
 	}
 	ctx := context.Background()
 	f := newFixture(t)
-	a, other := f.id("a-1"), f.id("b-2").WithTenant("tenant-other")
+	a, other := f.ID("a-1"), f.ID("b-2").WithTenant("tenant-other")
 	var last *factum.EventStream
 	for v := 1; v <= 3; v++ {
 		last = stream(a, v, "req-"+string(rune('0'+v)), 2)
 		mustAppend(t, st, last)
 	}
 	mustAppend(t, st, stream(other, 1, "req-1", 1))
-	mustAppend(t, st, stream(f.id("c-3"), 1, "req-c", 1))
+	mustAppend(t, st, stream(f.ID("c-3"), 1, "req-c", 1))
 
 	same := func(what string, fast, fall any, fastErr, fallErr error) {
 		t.Helper()
@@ -78,7 +82,7 @@ func testFastPaths(t *testing.T, st eventstore.Store) {
 		req string
 	}{
 		{a, "req-1"}, {a, "req-3"}, {a, "req-9"}, {a.WithTenant("tenant-other"), "req-1"},
-		{other, "req-1"}, {other.WithTenant(""), "req-1"}, {f.id("missing"), "req-1"},
+		{other, "req-1"}, {other.WithTenant(""), "req-1"}, {f.ID("missing"), "req-1"},
 	} {
 		fast, fastErr := st.Lookup(ctx, q.id, q.req)
 		fall, fallErr := slow.Lookup(ctx, q.id, q.req)
@@ -102,8 +106,8 @@ func testFastPaths(t *testing.T, st eventstore.Store) {
 		after string
 		limit int
 	}{{"", 1}, {"", 10}, {"a-1", 10}, {"zzz", 10}, {"", 0}} {
-		fast, fastErr := st.ScanAggregateIDs(ctx, f.named, s.after, s.limit)
-		fall, fallErr := slow.ScanAggregateIDs(ctx, f.named, s.after, s.limit)
+		fast, fastErr := st.ScanAggregateIDs(ctx, f.Named, s.after, s.limit)
+		fall, fallErr := slow.ScanAggregateIDs(ctx, f.Named, s.after, s.limit)
 		same("ScanAggregateIDs", fast, fall, fastErr, fallErr)
 	}
 	// Both waits return at once for a log that holds a stream after the

@@ -77,7 +77,7 @@ func testGroupAppends(t *testing.T, st eventstore.Store) {
 	f := newFixture(t)
 	ctx := context.Background()
 	tail := logTail(t, st)
-	id := f.id("group").WithTenant("tenant-a")
+	id := f.ID("group").WithTenant("tenant-a")
 	var all []*factum.EventStream
 	for _, n := range []int{1, 4, 1, 3} {
 		ss := group(id, len(all)+1, n, "req")
@@ -111,7 +111,7 @@ func testGroupAppends(t *testing.T, st eventstore.Store) {
 	logTailPast(t, st, all[len(all)-1].ID)
 	var logged []factum.EventStream
 	for _, s := range readLogFrom(t, st, tail, 3) {
-		if s.AggregateID.Aggregate == f.named.Aggregate {
+		if s.AggregateID.Aggregate == f.Named.Aggregate {
 			logged = append(logged, s)
 		}
 	}
@@ -158,32 +158,16 @@ func testGroupRefusals(t *testing.T, st eventstore.Store) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id := f.id("refused-" + factum.DeriveID(c.name)[:8]).WithTenant("tenant-a")
+			id := f.ID("refused-" + factum.DeriveID(c.name)[:8]).WithTenant("tenant-a")
 			s1, s2 := stream(id, 1, "req-1", 1), stream(id, 2, "req-2", 1)
 			mustAppend(t, st, s1)
 			mustAppend(t, st, s2)
 			tail := logTailPast(t, st, s2.ID)
 			ss := c.make(id)
 			err := g.AppendBuiltGroup(context.Background(), marked(ss))
-			fe := kit.WantCode(t, err, c.code)
 			bad := ss[c.refused]
-			if fe.Aggregate.ID != id.ID || fe.Aggregate.Aggregate != id.Aggregate || fe.Version != bad.Version ||
-				fe.RequestID != bad.RequestID || fe.CommandID != bad.CommandID {
-				t.Fatalf("error identities = %v v%d command %q request %q, want stream %d's: v%d command %q request %q",
-					fe.Aggregate, fe.Version, fe.CommandID, fe.RequestID, c.refused, bad.Version, bad.CommandID, bad.RequestID)
-			}
-			if fe.Retryable != c.code.Retryable() {
-				t.Fatalf("retryable = %v, want %v", fe.Retryable, c.code.Retryable())
-			}
-			got := load(t, st, id)
-			if len(got) != 2 {
-				t.Fatalf("after the refused group: %d streams, want the original 2", len(got))
-			}
-			sameStream(t, got[0], s1)
-			sameStream(t, got[1], s2)
-			if after := readLogFrom(t, st, tail, 100); len(after) != 0 {
-				t.Fatalf("the refused group wrote %d streams to the log", len(after))
-			}
+			fe := wantRefused(t, err, c.code, bad)
+			wroteNothing(t, st, id, tail, s1, s2)
 			// Append refuses the stream alone with the same error.
 			alone := st.Append(context.Background(), clone(bad))
 			ae := kit.WantCode(t, alone, c.code)
@@ -244,7 +228,7 @@ func testGroupMalformed(t *testing.T, st eventstore.Store) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id := f.id("malformed-" + factum.DeriveID(c.name)[:8])
+			id := f.ID("malformed-" + factum.DeriveID(c.name)[:8])
 			ss := c.make(id)
 			kit.WantCode(t, g.AppendBuiltGroup(context.Background(), marked(ss)), factum.CodeIllegalArgument)
 			for _, s := range ss {
@@ -255,7 +239,7 @@ func testGroupMalformed(t *testing.T, st eventstore.Store) {
 		})
 	}
 	// A group may hold the most streams there are.
-	id := f.id("largest")
+	id := f.ID("largest")
 	if err := g.AppendBuiltGroup(context.Background(), marked(group(id, 1, eventstore.MaxGroup, "r"))); err != nil {
 		t.Fatalf("a group of %d streams: %v", eventstore.MaxGroup, err)
 	}
@@ -272,7 +256,7 @@ func testGroupCancelled(t *testing.T, st eventstore.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, n := range []int{1, 3} {
-		id := f.id(fmt.Sprintf("cancelled-%d", n))
+		id := f.ID(fmt.Sprintf("cancelled-%d", n))
 		ss := group(id, 1, n, "r")
 		if err := g.AppendBuiltGroup(ctx, marked(ss)); err == nil {
 			t.Fatalf("a group of %d appended under a cancelled context", n)

@@ -21,7 +21,7 @@ func testGroupRace(t *testing.T, st eventstore.Store) {
 	g := groups(t, st)
 	f := newFixture(t)
 	ctx := context.Background()
-	id := f.id("race")
+	id := f.ID("race")
 	tail := logTail(t, st)
 	mustAppend(t, st, stream(id, 1, "create", 1))
 
@@ -110,7 +110,7 @@ func testGroupRace(t *testing.T, st eventstore.Store) {
 	last := 0
 	for i, s := range logged {
 		at[s.ID] = i
-		if s.AggregateID.Aggregate != f.named.Aggregate {
+		if s.AggregateID.Aggregate != f.Named.Aggregate {
 			continue
 		}
 		if s.Version != last+1 {

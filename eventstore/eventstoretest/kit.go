@@ -54,17 +54,9 @@ func Run(t *testing.T, newStore NewStore) {
 }
 
 // fixture makes identities unique to one case.
-type fixture struct {
-	t     *testing.T
-	named factum.NamedAggregate
-}
+type fixture = kit.Fixture
 
-func newFixture(t *testing.T) fixture {
-	t.Helper()
-	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: kit.UniqueName(t, "acct_")}}
-}
-
-func (f fixture) id(id string) factum.AggregateID { return f.named.WithID(id) }
+func newFixture(t *testing.T) fixture { return kit.NewFixture(t, "acct_") }
 
 // base is a fixed, millisecond-precise time every backend stores exactly.
 var base = time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
@@ -141,6 +133,39 @@ func sameStream(t *testing.T, got factum.EventStream, want *factum.EventStream) 
 		if !kit.JSONEqual(g.Body, e.Body) {
 			t.Fatalf("event %d body = %s, want %s", i, g.Body, e.Body)
 		}
+	}
+}
+
+// wantRefused fails unless err refuses bad with code: a *factum.Error
+// naming bad's aggregate, version, command and request, retryable as code
+// is. It returns the error.
+func wantRefused(t *testing.T, err error, code factum.Code, bad *factum.EventStream) *factum.Error {
+	t.Helper()
+	fe := kit.WantCode(t, err, code)
+	if fe.Aggregate.ID != bad.AggregateID.ID || fe.Aggregate.Aggregate != bad.AggregateID.Aggregate || fe.Version != bad.Version ||
+		fe.RequestID != bad.RequestID || fe.CommandID != bad.CommandID {
+		t.Fatalf("error identities = %v v%d command %q request %q, want the refused stream's: %v v%d command %q request %q",
+			fe.Aggregate, fe.Version, fe.CommandID, fe.RequestID, bad.AggregateID, bad.Version, bad.CommandID, bad.RequestID)
+	}
+	if fe.Retryable != code.Retryable() {
+		t.Fatalf("retryable = %v, want %v", fe.Retryable, code.Retryable())
+	}
+	return fe
+}
+
+// wroteNothing fails unless a refused write left id holding exactly want,
+// the streams it held before, and the log holding nothing after tail.
+func wroteNothing(t *testing.T, st eventstore.Store, id factum.AggregateID, tail factum.Position, want ...*factum.EventStream) {
+	t.Helper()
+	got := load(t, st, id)
+	if len(got) != len(want) {
+		t.Fatalf("after the refused write: %d streams, want the original %d", len(got), len(want))
+	}
+	for i, w := range want {
+		sameStream(t, got[i], w)
+	}
+	if after := readLogFrom(t, st, tail, 100); len(after) != 0 {
+		t.Fatalf("the refused write wrote %d streams to the log", len(after))
 	}
 }
 

@@ -31,7 +31,7 @@ func AppendMixedOutcomes(t *testing.T, st eventstore.Store, burst func()) int {
 		make func(existing factum.AggregateID, i int) *factum.EventStream
 	}{
 		{"new aggregate", factum.CodeOk, func(_ factum.AggregateID, i int) *factum.EventStream {
-			return stream(f.id(fmt.Sprintf("new-%d", i)), 1, "r-1", 1)
+			return stream(f.ID(fmt.Sprintf("new-%d", i)), 1, "r-1", 1)
 		}},
 		{"next version", factum.CodeOk, func(e factum.AggregateID, _ int) *factum.EventStream { return stream(e, 2, "r-2", 1) }},
 		{"retried create", factum.CodeDuplicateRequestID, func(e factum.AggregateID, _ int) *factum.EventStream { return stream(e, 1, "r-1", 1) }},
@@ -48,7 +48,7 @@ func AppendMixedOutcomes(t *testing.T, st eventstore.Store, burst func()) int {
 	var calls []call
 	for k, kind := range kinds {
 		for i := range each {
-			existing := f.id(fmt.Sprintf("existing-%d-%d", k, i)).WithTenant("tenant-a")
+			existing := f.ID(fmt.Sprintf("existing-%d-%d", k, i)).WithTenant("tenant-a")
 			mustAppend(t, st, stream(existing, 1, "r-1", 1))
 			calls = append(calls, call{k, kind.make(existing, i)})
 		}

@@ -19,7 +19,7 @@ import (
 func testTenantSealed(t *testing.T, st eventstore.Store) {
 	f := newFixture(t)
 	ctx := context.Background()
-	owner := f.id("sealed").WithTenant("tenant-owner")
+	owner := f.ID("sealed").WithTenant("tenant-owner")
 	s1 := stream(owner, 1, "req-shared", 1)
 	s1.Events[0].Name = "owner_secret_happened"
 	mustAppend(t, st, s1)

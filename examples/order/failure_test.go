@@ -13,8 +13,8 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
+	"github.com/factum-go/factum/internal/compensationtest"
 	"github.com/factum-go/factum/saga"
-	"github.com/factum-go/factum/snapshot"
 )
 
 // An order for a SKU whose inventory was deleted: the saga's reservation is
@@ -23,27 +23,11 @@ import (
 // with nothing recorded.
 func TestRefusedSagaCommandIsRecorded(t *testing.T) {
 	ctx := context.Background()
-	snaps := snapshot.NewMemory()
-	comp, err := compensation.New(compensation.Config{Context: order.Context, Snapshots: snaps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := engine.New(engine.Config{
-		Store: eventstore.NewMemory(), SnapshotStore: snaps,
-		Sagas:    []*saga.Saga{order.Fulfilment},
-		Failures: comp,
-		Events:   event.Config{Attempts: 1},
-	}, order.Orders, order.Inventory, comp.Type())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := comp.Bind(rt); err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	rt, comp := compensationtest.Start(t, compensation.Config{Context: order.Context}, engine.Config{
+		Store:  eventstore.NewMemory(),
+		Sagas:  []*saga.Saga{order.Fulfilment},
+		Events: event.Config{Attempts: 1},
+	}, order.Orders, order.Inventory)
 	gw := rt.Gateway()
 	for _, body := range []any{order.Restock{Qty: 5}, aggregate.DeleteAggregate{}} {
 		if _, err := gw.SendAndWait(ctx, factum.NewCommand(order.Inventory.ID("plum"), body), command.Wait(factum.StageProcessed)); err != nil {

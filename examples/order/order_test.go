@@ -12,6 +12,7 @@ import (
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/saga/sagatest"
 )
 
@@ -112,21 +113,7 @@ func newService(t *testing.T) (*engine.Engine, *order.Summaries) {
 func startOrders(t *testing.T, cfg engine.Config) *engine.Engine {
 	t.Helper()
 	cfg.Sagas = append(cfg.Sagas, order.Fulfilment)
-	rt, err := engine.New(cfg, order.Orders, order.Inventory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := rt.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return rt
+	return enginetest.Start(t, cfg, order.Orders, order.Inventory)
 }
 
 func waitStatus(t *testing.T, s *order.Summaries, id string, want order.Status) order.Summary {

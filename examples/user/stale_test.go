@@ -10,6 +10,7 @@ import (
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/user"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/prepare"
 )
 
@@ -23,14 +24,7 @@ func TestRenameWithAStaleCacheStaysConsistent(t *testing.T) {
 	store := eventstore.NewMemory()
 	names := usernames(t)
 	start := func() *engine.Engine {
-		rt, err := engine.New(engine.Config{Store: store}, user.New(names))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rt.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+		rt := enginetest.Start(t, engine.Config{Store: store}, user.New(names))
 		return rt
 	}
 	a, b := start(), start()

@@ -13,6 +13,7 @@ import (
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/user"
+	"github.com/factum-go/factum/internal/enginetest"
 	"github.com/factum-go/factum/prepare"
 )
 
@@ -93,14 +94,7 @@ func TestRenameSpec(t *testing.T) {
 
 func newRuntime(t *testing.T, names *prepare.Key[string]) *engine.Engine {
 	t.Helper()
-	rt, err := engine.New(engine.Config{Store: eventstore.NewMemory()}, user.New(names))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
+	rt := enginetest.Start(t, engine.Config{Store: eventstore.NewMemory()}, user.New(names))
 	return rt
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/eventstore/eventstoretest"
 	"github.com/factum-go/factum/internal/built"
 	"github.com/factum-go/factum/sqlite"
 )
@@ -69,7 +70,8 @@ func BenchmarkValidate(b *testing.B) {
 type wrapper struct{ *eventstore.Memory }
 
 // Of trusts the module's stores, which append built streams by their own
-// methods, and not a type the methods were promoted into.
+// methods, and not a type the methods were promoted into; GroupOf, those
+// of them that serve groups.
 func TestOf(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "factum.db"), sqlite.Options{})
@@ -86,22 +88,30 @@ func TestOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	plain, err := eventstore.New(eventstoretest.Plain(eventstore.NewMemory().Backend()), eventstore.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		name  string
-		store any
-		want  bool
+		name      string
+		store     any
+		of, group bool
 	}{
-		{"memory", eventstore.NewMemory(), true},
-		{"front end", front, true},
-		{"sqlite", lite, true},
-		{"wrapper", &wrapper{Memory: eventstore.NewMemory()}, false},
-		{"value wrapper", wrapper{Memory: eventstore.NewMemory()}, false},
-		{"other", struct{}{}, false},
+		{"memory", eventstore.NewMemory(), true, true},
+		{"front end", front, true, true},
+		{"front end without a group append", plain, true, false},
+		{"sqlite", lite, true, true},
+		{"wrapper", &wrapper{Memory: eventstore.NewMemory()}, false, false},
+		{"value wrapper", wrapper{Memory: eventstore.NewMemory()}, false, false},
+		{"other", struct{}{}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := built.Of(tt.store) != nil; got != tt.want {
-				t.Fatalf("Of: %v, want %v", got, tt.want)
+			if got := built.Of(tt.store) != nil; got != tt.of {
+				t.Fatalf("Of: %v, want %v", got, tt.of)
+			}
+			if got := built.GroupOf(tt.store) != nil; got != tt.group {
+				t.Fatalf("GroupOf: %v, want %v", got, tt.group)
 			}
 		})
 	}

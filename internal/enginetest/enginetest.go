@@ -1,12 +1,14 @@
-// Package runtimetest runs the same end-to-end checks of a runtime on each
+// Package enginetest runs the same end-to-end checks of a runtime on each
 // durable backend: the cart example with its event store, snapshot store
 // and checkpoints on one database, read back through a query service, then
-// restarted on the same database.
+// restarted on the same database. Start and Run run an engine for the
+// length of a test.
 package enginetest
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/event"
@@ -204,4 +207,33 @@ func CartService(t *testing.T, open Open) {
 	}
 	// The command side loaded cart-2 from its snapshot and the tail.
 	addItem(t, r.rt, "cart-1", "sku-2", 1, 4)
+}
+
+// Start makes an engine of cfg and types and runs it (Run); it fails t
+// if the engine cannot be made.
+func Start(t testing.TB, cfg engine.Config, types ...aggregate.Type) *engine.Engine {
+	t.Helper()
+	eng, err := engine.New(cfg, types...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Run(t, eng)
+	return eng
+}
+
+// Run starts eng and shuts it down at t's clean-up; it fails t if eng
+// does not start, or does not shut down within 30 s (ErrStopped aside: a
+// test may shut it down itself).
+func Run(t testing.TB, eng *engine.Engine) {
+	t.Helper()
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := eng.Shutdown(ctx); err != nil && !errors.Is(err, engine.ErrStopped) {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
 }

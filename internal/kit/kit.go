@@ -1,7 +1,7 @@
 // Package kit holds what factum's contract kits (eventstoretest,
 // snapshottest, preparetest, idempotencytest, projectiontest, querytest,
-// bustest) share: names unique to one case, so that cases sharing a store
-// never see each other's data, the checks of factum errors and JSON
+// bustest) share: names and aggregates unique to one case, so that cases
+// sharing a store never see each other's data, the checks of factum errors and JSON
 // documents their cases make, and the running of their case tables.
 package kit
 
@@ -21,6 +21,23 @@ import (
 func UniqueName(t testing.TB, prefix string) string {
 	return prefix + factum.DeriveID(t.Name(), factum.NewID())[:8]
 }
+
+// Fixture makes identities unique to one case: the aggregates of one
+// type, in the bounded context "kit", named after the case, so that cases
+// sharing a store never see each other's aggregates.
+type Fixture struct {
+	T     *testing.T
+	Named factum.NamedAggregate
+}
+
+// NewFixture returns the fixture of t's case, whose aggregate type is
+// prefix followed by a UniqueName.
+func NewFixture(t *testing.T, prefix string) Fixture {
+	return Fixture{T: t, Named: factum.NamedAggregate{Context: "kit", Aggregate: UniqueName(t, prefix)}}
+}
+
+// ID returns the aggregate of the case's type called id.
+func (f Fixture) ID(id string) factum.AggregateID { return f.Named.WithID(id) }
 
 // CodeMismatch returns nil when err is a *factum.Error of code that
 // errors.Is also matches with code's sentinel, and otherwise an error

@@ -124,3 +124,22 @@ func TestRunParallelRunsSerialCasesAloneFirst(t *testing.T) {
 		t.Fatalf("serial cases %v ran beside another", beside)
 	}
 }
+
+// Fixtures of two cases name different aggregate types, in the context
+// "kit", after the prefix; ID is an aggregate of the fixture's type.
+func TestFixtureIsUniqueToItsCase(t *testing.T) {
+	var a, b Fixture
+	t.Run("a", func(t *testing.T) { a = NewFixture(t, "acct_") })
+	t.Run("b", func(t *testing.T) { b = NewFixture(t, "acct_") })
+	if a.Named == b.Named {
+		t.Fatalf("two cases share the aggregate type %v", a.Named)
+	}
+	for _, f := range []Fixture{a, b} {
+		if f.Named.Context != "kit" || !strings.HasPrefix(f.Named.Aggregate, "acct_") {
+			t.Errorf("fixture type %v: want context kit and a type starting acct_", f.Named)
+		}
+		if id := f.ID("x"); id.NamedAggregate != f.Named || id.ID != "x" {
+			t.Errorf("ID(x) = %v, want x of %v", id, f.Named)
+		}
+	}
+}

@@ -1,10 +1,13 @@
 // Package sqlstore is the one implementation of factum's SQL stores that
 // SQLite (package sqlite) and PostgreSQL (package postgres) share: the
 // snapshot store (save, load, find, count), the checkpoint and projection
-// stores, the idempotency store's owner transitions, set-up and purge, the
-// event store's row codec, its reads of an aggregate's streams and of a
-// request, and the group-commit appender that coalesces concurrent
-// appends.
+// stores (with projection transactions and reads over database/sql and,
+// in pgxexec, pgx), the lease methods around each dialect's lease
+// statements, the idempotency store's owner transitions, set-up and purge,
+// the prepare backends' set-up, the event store's row codec, its reads of
+// an aggregate's streams and of a request, the encoding and closing of
+// its group appends, and the group-commit appender that coalesces
+// concurrent appends.
 //
 // It runs over a small Executor (Exec, Query, QueryRow), with adapters for
 // database/sql (StdDB, StdTx) and for pgx (package pgxexec, apart so that
@@ -19,10 +22,10 @@
 // log; PostgreSQL's writer connections, multi-row statements and
 // xid8-ordered log, read only below the oldest running transaction so
 // that no stream appears later behind a position already read), waiting
-// for the log (notifications, polling), the leases (judged by the
-// application's clock under SQLite's write lock, by clock_timestamp() in
-// PostgreSQL), the idempotency claims and the prepare backends, which use
-// each database's own locking, and the schemas and their migrations.
+// for the log (notifications, polling), the lease statements (judged by
+// the application's clock under SQLite's write lock, by clock_timestamp()
+// in PostgreSQL), the idempotency claims and the prepare backends, which
+// use each database's own locking, and the schemas and their migrations.
 //
 // The tests every dialect shares live in package sqlstoretest.
 package sqlstore

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"sync"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
@@ -22,19 +23,36 @@ type Appends interface {
 }
 
 // GroupAppends is what writes a backend's group appends: the dialect's
-// own, as each database makes a group atomic its own way.
+// own, as each database makes a group atomic its own way. It is given the
+// group's streams and their rows, encoded, and is called only while the
+// backend's groups are open.
 type GroupAppends interface {
-	AppendGroup(ctx context.Context, ss []*factum.EventStream) (eventstore.Outcome, int, error)
+	AppendGroup(ctx context.Context, ss []*factum.EventStream, rows []EventRow) (eventstore.Outcome, int, error)
 }
 
 // EventBackend is the eventstore.Backend of a SQL store: the shared reads
 // (with every fast path), the dialect's appends, group appends and its
-// log. A backend's constructor puts the eventstore front end over it.
+// log. A backend's constructor puts the eventstore front end over it
+// (NewFront).
 type EventBackend struct {
 	*EventReads
 	EventLog
 	Appends Appends
 	Groups  GroupAppends
+	// Closed is the error of a group append after CloseGroups.
+	Closed error
+
+	// groupMu is held by a group append while it writes, and by
+	// CloseGroups to set groupsClosed, so that CloseGroups waits for the
+	// groups in flight and refuses the later ones.
+	groupMu      sync.RWMutex
+	groupsClosed bool
+}
+
+// NewFront returns the eventstore front end over b, named after the
+// dialect.
+func (b *EventBackend) NewFront() (*eventstore.Front, error) {
+	return eventstore.New(b, eventstore.Config{Context: b.context, Name: b.d.Name})
 }
 
 // Append implements eventstore.Backend.
@@ -42,9 +60,32 @@ func (b *EventBackend) Append(ctx context.Context, s *factum.EventStream) (event
 	return b.Appends.Append(ctx, s)
 }
 
-// AppendGroup implements eventstore.GroupBackend.
+// AppendGroup implements eventstore.GroupBackend: it encodes the group's
+// rows (a stream the dialect cannot store fails at its index) and hands
+// them to the dialect's group appends, unless CloseGroups was called.
 func (b *EventBackend) AppendGroup(ctx context.Context, ss []*factum.EventStream) (eventstore.Outcome, int, error) {
-	return b.Groups.AppendGroup(ctx, ss)
+	rows := make([]EventRow, len(ss))
+	for i, es := range ss {
+		row, err := EncodeStream(b.d, es)
+		if err != nil {
+			return eventstore.Failed, i, err
+		}
+		rows[i] = row
+	}
+	b.groupMu.RLock()
+	defer b.groupMu.RUnlock()
+	if b.groupsClosed {
+		return eventstore.Failed, 0, b.Closed
+	}
+	return b.Groups.AppendGroup(ctx, ss, rows)
+}
+
+// CloseGroups waits for the group appends in flight and refuses the later
+// ones with Closed.
+func (b *EventBackend) CloseGroups() {
+	b.groupMu.Lock()
+	b.groupsClosed = true
+	b.groupMu.Unlock()
 }
 
 var (

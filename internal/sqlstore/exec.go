@@ -67,6 +67,10 @@ type Dialect struct {
 	// wherever it is stored, snapshots included, so the shared code checks
 	// snapshots before their statements too.
 	StrictText bool
+	// LowerCaseNames says unquoted identifiers fold to lower case, so
+	// table prefixes must be lower case: the names the migrations create
+	// and the ones the queries use are then equal.
+	LowerCaseNames bool
 	// DataError reports whether err is the database refusing a value
 	// rather than failing; nil means it never says so apart.
 	DataError func(err error) bool

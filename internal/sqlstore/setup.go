@@ -13,6 +13,19 @@ type Migrator interface {
 	Migrate(ctx context.Context, fsys fs.FS, dir, component, prefix string) error
 }
 
+// MigratorOf returns db as a Migrator, nil for a nil db: a nil pointer in
+// the interface would not compare equal to nil, and Setup refuses a nil
+// DB by that comparison.
+func MigratorOf[DB any, P interface {
+	*DB
+	Migrator
+}](db P) Migrator {
+	if db == nil {
+		return nil
+	}
+	return db
+}
+
 // Component is the schema of a store of one bounded context: its
 // migrations, in the folder migrations/<Name> of FS, and the table of the
 // context the store is named after.
@@ -38,6 +51,24 @@ func Setup(ctx context.Context, d *Dialect, db Migrator, c Component, boundedCon
 		return "", err
 	}
 	return ContextTable(boundedContext, c.Table), nil
+}
+
+// SetupPrepare is the set-up of a prepare-key backend: it checks db and
+// applies the prepare migrations of fsys (component "prepare", tables
+// prefixed factum_). It returns how many prepares run between two lazy
+// purges: purgeEvery, 1000 for 0, and 0 (no lazy purge) for a negative
+// one.
+func SetupPrepare(ctx context.Context, d *Dialect, db Migrator, fsys fs.FS, purgeEvery int) (uint64, error) {
+	if db == nil {
+		return 0, factum.IllegalArgument(d.Name + ": nil DB")
+	}
+	if purgeEvery == 0 {
+		purgeEvery = 1000
+	}
+	if err := db.Migrate(ctx, fsys, "migrations/prepare", "prepare", "factum_"); err != nil {
+		return 0, err
+	}
+	return uint64(max(purgeEvery, 0)), nil
 }
 
 // ContextTable returns the quoted name of the table of boundedContext

@@ -46,10 +46,10 @@ func loadCorpus(t *testing.T, st snapshot.QueryStore, f fixture, data querytest.
 		if err := json.Unmarshal(raw, &s); err != nil {
 			t.Fatalf("corpus document is not a snapshot: %v", err)
 		}
-		s.AggregateID.NamedAggregate = f.named
+		s.AggregateID.NamedAggregate = f.Named
 		mustSave(t, st, s)
 	}
-	svc, err := snapshot.NewQueryService(st, f.named, query.Planner{
+	svc, err := snapshot.NewQueryService(st, f.Named, query.Planner{
 		Now:      func() time.Time { return data.Now },
 		Location: data.Location,
 	})
@@ -95,7 +95,7 @@ func testQueryTyped(t *testing.T, st snapshot.QueryStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if one.AggregateID != f.named.WithID("d05").WithTenant("") || one.Version != 5 || one.OwnerID != "" || one.EventID != "" ||
+	if one.AggregateID != f.Named.WithID("d05").WithTenant("") || one.Version != 5 || one.OwnerID != "" || one.EventID != "" ||
 		!one.EventTime.IsZero() || !kit.JSONEqual(one.State, []byte(`{"name":"Delta"}`)) {
 		t.Errorf("projected Single = %+v (state %s)", one, one.State)
 	}
@@ -124,7 +124,7 @@ func testQueryState(t *testing.T, st snapshot.QueryStore) {
 		t.Fatalf("ListState returned %d states, want 2", len(states))
 	}
 	for i, id := range []string{"d01", "d13"} {
-		if want := mustLoad(t, st, f.named.WithID(id).WithTenant("t1")).State; !kit.JSONEqual(states[i], want) {
+		if want := mustLoad(t, st, f.Named.WithID(id).WithTenant("t1")).State; !kit.JSONEqual(states[i], want) {
 			t.Errorf("state %d = %s, want %s", i, states[i], want)
 		}
 	}
@@ -188,9 +188,9 @@ func testQueryTenant(t *testing.T, st snapshot.QueryStore) {
 
 func testQueryTypesSeparate(t *testing.T, st snapshot.QueryStore) {
 	f := newFixture(t)
-	mustSave(t, st, snap(f.id("mine"), 1))
+	mustSave(t, st, snap(f.ID("mine"), 1))
 	mustSave(t, st, snap(f.other().WithID("theirs"), 1))
-	svc, err := snapshot.NewQueryService(st, f.named, query.Planner{})
+	svc, err := snapshot.NewQueryService(st, f.Named, query.Planner{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func testQueryTypesSeparate(t *testing.T, st snapshot.QueryStore) {
 	if got := ids(list); !slices.Equal(got, []string{"mine"}) {
 		t.Errorf("query over one aggregate type returned %v", got)
 	}
-	empty, err := snapshot.NewQueryService(st, factum.NamedAggregate{Context: "kit", Aggregate: f.named.Aggregate + "_none"}, query.Planner{})
+	empty, err := snapshot.NewQueryService(st, factum.NamedAggregate{Context: "kit", Aggregate: f.Named.Aggregate + "_none"}, query.Planner{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +223,12 @@ func testQueryTypesSeparate(t *testing.T, st snapshot.QueryStore) {
 // once a save returns, queries see that version and no older one.
 func testQueryLatest(t *testing.T, st snapshot.QueryStore) {
 	f := newFixture(t)
-	svc, err := snapshot.NewQueryService(st, f.named, query.Planner{})
+	svc, err := snapshot.NewQueryService(st, f.Named, query.Planner{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	id := f.id("moving")
+	id := f.ID("moving")
 	for v := 1; v <= 20; v++ {
 		mustSave(t, st, snap(id, v))
 		got, err := svc.Single(ctx, query.Query{Condition: query.Eq("state.version", v)})
@@ -252,7 +252,7 @@ func testQueryLatest(t *testing.T, st snapshot.QueryStore) {
 // every result is a consistent snapshot and no aggregate goes back.
 func testQueryWhileSaving(t *testing.T, st snapshot.QueryStore) {
 	f := newFixture(t)
-	svc, err := snapshot.NewQueryService(st, f.named, query.Planner{})
+	svc, err := snapshot.NewQueryService(st, f.Named, query.Planner{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func testQueryWhileSaving(t *testing.T, st snapshot.QueryStore) {
 	var wg sync.WaitGroup
 	errs := make(chan error, aggregates+4)
 	for a := range aggregates {
-		id := f.id(fmt.Sprintf("live-%02d", a))
+		id := f.ID(fmt.Sprintf("live-%02d", a))
 		wg.Go(func() {
 			for v := 1; v <= versions; v++ {
 				if _, err := st.Save(ctx, snap(id, v)); err != nil {
@@ -314,8 +314,8 @@ func testQueryWhileSaving(t *testing.T, st snapshot.QueryStore) {
 
 func testQueryCancelled(t *testing.T, st snapshot.QueryStore) {
 	f := newFixture(t)
-	mustSave(t, st, snap(f.id("x"), 1))
-	svc, err := snapshot.NewQueryService(st, f.named, query.Planner{})
+	mustSave(t, st, snap(f.ID("x"), 1))
+	svc, err := snapshot.NewQueryService(st, f.Named, query.Planner{})
 	if err != nil {
 		t.Fatal(err)
 	}

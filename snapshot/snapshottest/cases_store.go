@@ -36,7 +36,7 @@ func mustLoad(t *testing.T, st snapshot.Store, id factum.AggregateID) snapshot.S
 
 func testRoundTrip(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	s := snap(f.id("round-trip").WithTenant("tenant-a"), 3)
+	s := snap(f.ID("round-trip").WithTenant("tenant-a"), 3)
 	s.Deleted = true
 	s.State = json.RawMessage(`{"text":"héllo \"quoted\"","n":12.5,"big":9007199254740993,"list":[1,{"x":null}],"empty":{}}`)
 	if !mustSave(t, st, s) {
@@ -48,7 +48,7 @@ func testRoundTrip(t *testing.T, st snapshot.Store) {
 		t.Errorf("event time %v keeps sub-millisecond digits", got.EventTime)
 	}
 	// Zero times stay zero, a scalar state is a state.
-	z := snapshot.Snapshot{AggregateID: f.id("zero"), Version: 1, State: json.RawMessage(`42`)}
+	z := snapshot.Snapshot{AggregateID: f.ID("zero"), Version: 1, State: json.RawMessage(`42`)}
 	mustSave(t, st, z)
 	got = mustLoad(t, st, z.AggregateID)
 	same(t, got, z)
@@ -59,7 +59,7 @@ func testRoundTrip(t *testing.T, st snapshot.Store) {
 
 func testDefaultTenant(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	id := f.id("default")
+	id := f.ID("default")
 	id.Tenant = ""
 	mustSave(t, st, snap(id, 1))
 	got := mustLoad(t, st, id)
@@ -74,7 +74,7 @@ func testDefaultTenant(t *testing.T, st snapshot.Store) {
 
 func testInvalid(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	id := f.id("invalid")
+	id := f.ID("invalid")
 	cases := []struct {
 		name   string
 		mutate func(*snapshot.Snapshot)
@@ -103,22 +103,22 @@ func testInvalid(t *testing.T, st snapshot.Store) {
 	}
 	_, err := st.Load(context.Background(), id)
 	kit.WantCode(t, err, factum.CodeNotFound)
-	_, err = st.Load(context.Background(), factum.AggregateID{NamedAggregate: f.named})
+	_, err = st.Load(context.Background(), factum.AggregateID{NamedAggregate: f.Named})
 	kit.WantCode(t, err, factum.CodeIllegalArgument)
 }
 
 func testLoadMissing(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	_, err := st.Load(context.Background(), f.id("never-saved"))
+	_, err := st.Load(context.Background(), f.ID("never-saved"))
 	kit.WantCode(t, err, factum.CodeNotFound)
-	mustSave(t, st, snap(f.id("saved"), 1))
-	_, err = st.Load(context.Background(), f.id("still-never-saved"))
+	mustSave(t, st, snap(f.ID("saved"), 1))
+	_, err = st.Load(context.Background(), f.ID("still-never-saved"))
 	kit.WantCode(t, err, factum.CodeNotFound)
 }
 
 func testVersionGuard(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	id := f.id("guarded")
+	id := f.ID("guarded")
 	if !mustSave(t, st, snap(id, 5)) {
 		t.Fatal("v5 on an empty store was not saved")
 	}
@@ -148,7 +148,7 @@ func testVersionGuard(t *testing.T, st snapshot.Store) {
 
 func testTenantMismatch(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	id := f.id("tenanted").WithTenant("tenant-a")
+	id := f.ID("tenanted").WithTenant("tenant-a")
 	mustSave(t, st, snap(id, 1))
 	_, err := st.Save(context.Background(), snap(id.WithTenant("tenant-b"), 2))
 	kit.WantCode(t, err, factum.CodeTenantMismatch)
@@ -169,7 +169,7 @@ func testTenantMismatch(t *testing.T, st snapshot.Store) {
 
 func testStateNotRetained(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	id := f.id("buffers")
+	id := f.ID("buffers")
 	s := snap(id, 1)
 	buf := []byte(`{"v":"original"}`)
 	s.State = buf
@@ -187,12 +187,12 @@ func testStateNotRetained(t *testing.T, st snapshot.Store) {
 
 func testTypesSeparate(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
-	mustSave(t, st, snap(f.id("same-id"), 7))
+	mustSave(t, st, snap(f.ID("same-id"), 7))
 	other := f.other().WithID("same-id")
 	if !mustSave(t, st, snap(other, 1)) {
 		t.Fatal("v1 of another aggregate type with the same ID was not saved")
 	}
-	if got := mustLoad(t, st, f.id("same-id")); got.Version != 7 {
+	if got := mustLoad(t, st, f.ID("same-id")); got.Version != 7 {
 		t.Errorf("version = %d, want 7: aggregate types share snapshots", got.Version)
 	}
 	if got := mustLoad(t, st, other); got.Version != 1 {
@@ -204,13 +204,13 @@ func testCancelled(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := st.Save(ctx, snap(f.id("cancelled"), 1)); !errors.Is(err, context.Canceled) {
+	if _, err := st.Save(ctx, snap(f.ID("cancelled"), 1)); !errors.Is(err, context.Canceled) {
 		t.Errorf("Save with a cancelled context: %v, want context.Canceled", err)
 	}
-	if _, err := st.Load(ctx, f.id("cancelled")); !errors.Is(err, context.Canceled) {
+	if _, err := st.Load(ctx, f.ID("cancelled")); !errors.Is(err, context.Canceled) {
 		t.Errorf("Load with a cancelled context: %v, want context.Canceled", err)
 	}
-	_, err := st.Load(context.Background(), f.id("cancelled"))
+	_, err := st.Load(context.Background(), f.ID("cancelled"))
 	kit.WantCode(t, err, factum.CodeNotFound)
 }
 
@@ -220,7 +220,7 @@ func testCancelled(t *testing.T, st snapshot.Store) {
 func testConcurrentSaves(t *testing.T, st snapshot.Store) {
 	f := newFixture(t)
 	const n, workers = 200, 16
-	ids := []factum.AggregateID{f.id("hot-1"), f.id("hot-2"), f.id("hot-3")}
+	ids := []factum.AggregateID{f.ID("hot-1"), f.ID("hot-2"), f.ID("hot-3")}
 	for _, id := range ids {
 		versions := rand.Perm(n)
 		var wg sync.WaitGroup
@@ -257,7 +257,7 @@ func testConcurrentAggregates(t *testing.T, st snapshot.Store) {
 	var wg sync.WaitGroup
 	errs := make(chan error, aggregates*4)
 	for a := range aggregates {
-		id := f.id(fmt.Sprintf("agg-%d", a))
+		id := f.ID(fmt.Sprintf("agg-%d", a))
 		for w := range 2 {
 			wg.Go(func() {
 				for v := 1 + w; v <= versions; v += 2 {
@@ -297,7 +297,7 @@ func testConcurrentAggregates(t *testing.T, st snapshot.Store) {
 		t.Fatal(err)
 	}
 	for a := range aggregates {
-		if got := mustLoad(t, st, f.id(fmt.Sprintf("agg-%d", a))); got.Version != versions {
+		if got := mustLoad(t, st, f.ID(fmt.Sprintf("agg-%d", a))); got.Version != versions {
 			t.Errorf("agg-%d ended at v%d, want v%d", a, got.Version, versions)
 		}
 	}

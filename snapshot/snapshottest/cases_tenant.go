@@ -17,7 +17,7 @@ import (
 // TenantMismatch, never stored.
 func testTenantRace(t *testing.T, st snapshot.Store) {
 	ctx := context.Background()
-	named := newFixture(t).named
+	named := newFixture(t).Named
 	for round := range 5 {
 		id := named.WithID(fmt.Sprintf("contested-%d", round))
 		tenants := []string{"tenant-a", "tenant-b"}

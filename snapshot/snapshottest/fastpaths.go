@@ -16,8 +16,12 @@ import (
 	"github.com/factum-go/factum/snapshot"
 )
 
-// plain hides a backend's fast paths, so that a front end over it takes
-// every generic fallback.
+// Plain returns b with every optional fast path hidden: the methods of
+// snapshot.Backend alone, so that a front end over it takes every generic
+// fallback.
+func Plain(b snapshot.Backend) snapshot.Backend { return plain{b} }
+
+// plain is Plain's backend.
 type plain struct{ b snapshot.Backend }
 
 func (p plain) Save(ctx context.Context, s snapshot.Snapshot) (snapshot.Outcome, error) {
@@ -95,7 +99,7 @@ func testFinder(t *testing.T, st snapshot.Store, b snapshot.Backend) {
 	f := newFixture(t)
 	data := querytest.Dataset()
 	fast := evaluator{loadCorpus(t, qs, f, data)}
-	fall, err := snapshot.NewQueryService(slow, f.named, query.Planner{Now: func() time.Time { return data.Now }, Location: data.Location})
+	fall, err := snapshot.NewQueryService(slow, f.Named, query.Planner{Now: func() time.Time { return data.Now }, Location: data.Location})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +126,8 @@ func testFinder(t *testing.T, st snapshot.Store, b snapshot.Backend) {
 		t.Errorf("fallback Count of an empty type: %d, %v", n, err)
 	}
 	bad := query.Plan{Condition: query.Eq("nosuchfield", 1), Limit: 10}
-	_, aerr := qs.Find(ctx, f.named, bad)
-	_, berr := slow.Find(ctx, f.named, bad)
+	_, aerr := qs.Find(ctx, f.Named, bad)
+	_, berr := slow.Find(ctx, f.Named, bad)
 	if (aerr == nil) != (berr == nil) || factum.CodeOf(aerr) != factum.CodeOf(berr) {
 		t.Errorf("a plan on an unknown field: fast path %v, fallback %v", aerr, berr)
 	}
@@ -158,7 +162,7 @@ func answer(ctx context.Context, ev evaluator, c querytest.Case) ([]byte, error)
 func testBatch(t *testing.T, st snapshot.Store, saveBatch func(context.Context, []snapshot.Snapshot) ([]bool, error)) {
 	ctx := context.Background()
 	f := newFixture(t)
-	fastType, slowType := f.named, f.other()
+	fastType, slowType := f.Named, f.other()
 	as := func(named factum.NamedAggregate, s snapshot.Snapshot) snapshot.Snapshot {
 		s.AggregateID.NamedAggregate = named
 		return s

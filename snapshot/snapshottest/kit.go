@@ -61,21 +61,13 @@ func Run(t *testing.T, newStore NewStore) {
 }
 
 // fixture makes aggregate types unique to one case.
-type fixture struct {
-	t     *testing.T
-	named factum.NamedAggregate
-}
+type fixture struct{ kit.Fixture }
 
-func newFixture(t *testing.T) fixture {
-	t.Helper()
-	return fixture{t: t, named: factum.NamedAggregate{Context: "kit", Aggregate: kit.UniqueName(t, "snap_")}}
-}
-
-func (f fixture) id(id string) factum.AggregateID { return f.named.WithID(id) }
+func newFixture(t *testing.T) fixture { return fixture{kit.NewFixture(t, "snap_")} }
 
 // other returns a second aggregate type unique to the case.
 func (f fixture) other() factum.NamedAggregate {
-	return factum.NamedAggregate{Context: f.named.Context, Aggregate: f.named.Aggregate + "_other"}
+	return factum.NamedAggregate{Context: f.Named.Context, Aggregate: f.Named.Aggregate + "_other"}
 }
 
 // base is a fixed time with sub-millisecond digits every store truncates.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/engine/storagetest"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/event/checkpointtest"
 	"github.com/factum-go/factum/event/consumertest"
@@ -62,6 +63,12 @@ type Stores struct {
 type Backend struct {
 	// Open opens a fresh, empty database, closed at t's cleanup.
 	Open func(t testing.TB) Stores
+	// Storage opens a fresh, empty database as a storage handle (the DB
+	// itself), with the function that closes it.
+	Storage storagetest.Open
+	// NilDB makes the stores of a nil DB, each of which its constructor
+	// refuses.
+	NilDB Stores
 	// ErrClosed is the error of an append after Close.
 	ErrClosed error
 	// BadPrefixes are table prefixes of the idempotency store that only
@@ -105,6 +112,9 @@ func Run(t *testing.T, b Backend) {
 	})
 	t.Run("Engine", b.engine)
 	t.Run("IdempotencyOptions", b.idempotencyOptions)
+	t.Run("NilDBRefused", b.nilDBRefused)
+	t.Run("StorageContract", func(t *testing.T) { storagetest.Run(t, b.Storage) })
+	t.Run("StorageClosesItsStores", b.storageClosesItsStores)
 }
 
 // Must returns v, or rather a function that returns it and fails t with
@@ -262,6 +272,20 @@ func (b Backend) eventStoreClose(t *testing.T) {
 	if err := st.Append(context.Background(), Stream(id, 2, "r-2")); !errors.Is(err, b.ErrClosed) || !errors.Is(err, factum.ErrClosed) {
 		t.Fatalf("append after close: %v, want %v, a factum.ErrClosed", err, b.ErrClosed)
 	}
+	// A group appended after Close is refused, and nothing of it is
+	// stored.
+	groups := built.GroupOf(st)
+	if groups == nil {
+		t.Fatal("the store does not append groups")
+	}
+	other := shopCart.WithID("g")
+	group := []built.Stream{built.Mark(Stream(other, 1, "g-1")), built.Mark(Stream(other, 2, "g-2"))}
+	if err := groups.AppendBuiltGroup(context.Background(), group); !errors.Is(err, b.ErrClosed) || !errors.Is(err, factum.ErrClosed) {
+		t.Fatalf("group after close: %v, want %v, a factum.ErrClosed", err, b.ErrClosed)
+	}
+	if got, err := st.Load(context.Background(), other, 1, 10); err != nil || len(got) != 0 {
+		t.Fatalf("after the refused group: %v, %v", got, err)
+	}
 }
 
 // Contexts whose table names need quoting are served, and contexts sharing
@@ -394,5 +418,35 @@ func (b Backend) idempotencyOptions(t *testing.T) {
 	again := Must(stores.Idempotency("a_", idempotency.Policy{}))(t)
 	if rec, found, err := again.Get(ctx, k); err != nil || !found || rec.Fingerprint != "fp" {
 		t.Fatalf("a_ opened again: %+v, %v, %v", rec, found, err)
+	}
+}
+
+// Every constructor refuses a nil DB as IllegalArgument.
+func (b Backend) nilDBRefused(t *testing.T) {
+	for name, open := range map[string]func() error{
+		"events":      func() error { _, err := b.NilDB.Events("shop", false); return err },
+		"snapshots":   func() error { _, err := b.NilDB.Snapshots("shop"); return err },
+		"checkpoints": func() error { _, err := b.NilDB.Checkpoints("shop"); return err },
+		"projections": func() error { _, err := b.NilDB.Projections("shop"); return err },
+		"idempotency": func() error { _, err := b.NilDB.Idempotency("", idempotency.Policy{}); return err },
+	} {
+		if err := open(); factum.CodeOf(err) != factum.CodeIllegalArgument {
+			t.Errorf("%s on a nil DB: %v, want IllegalArgument", name, err)
+		}
+	}
+}
+
+// Closing the storage handle closes the stores it made: an append to one
+// fails with ErrClosed.
+func (b Backend) storageClosesItsStores(t *testing.T) {
+	ctx := context.Background()
+	s, closeS := b.Storage(t)
+	es, err := s.EventStore(ctx, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeS()
+	if err := es.Append(ctx, Stream(shopCart.WithID("c"), 1, "r-1")); !errors.Is(err, b.ErrClosed) || !errors.Is(err, factum.ErrClosed) {
+		t.Fatalf("append after the handle's Close: %v, want %v, a factum.ErrClosed", err, b.ErrClosed)
 	}
 }
