@@ -143,6 +143,9 @@ type Bus struct {
 	parts  *Partitions
 	stream jetstream.Stream
 	proc   command.Executor
+	// runs is proc when it takes runs (command.RunExecutor): a batch's
+	// commands go to it as one run.
+	runs   command.RunExecutor
 	sink   command.Sink
 	origin OriginSink // sink, when it routes by origin
 	// forgetter drops the cached states of a partition given up; nil when
@@ -185,6 +188,8 @@ type Bus struct {
 	once    sync.Once
 	dropped atomic.Int64
 
+	out outboxes // the sends of crossing commands, by aggregate (see sendCoalesced)
+
 	// hooks are test seams at the points where timing decides an outcome;
 	// nil outside tests.
 	hooks *busHooks
@@ -203,6 +208,9 @@ type busHooks struct {
 	draining func()
 	// unquiet runs each time the drain finds a partition not yet drained.
 	unquiet func()
+	// coalescing runs before a publish of sendCoalesced goes out, with
+	// the number of commands it carries.
+	coalescing func(commands int)
 }
 
 var _ engine.Bus = (*Bus)(nil)
@@ -217,6 +225,9 @@ func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink 
 	}
 	b.origin, _ = sink.(OriginSink)
 	b.forgetter, _ = proc.(aggregate.Forgetter)
+	if r, ok := proc.(command.RunExecutor); ok && r.TakesRuns() {
+		b.runs = r
+	}
 	for i := range b.lanes {
 		b.lanes[i].q = make(chan job, cfg.QueueSize)
 	}
@@ -322,7 +333,7 @@ func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error 
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
 	}
-	return b.publish(ctx, cmd, n)
+	return b.sendCoalesced(ctx, cmd, n)
 }
 
 // setOrigin sets HeaderOrigin in cmd's header to this instance. A command
@@ -349,7 +360,7 @@ func (b *Bus) Idle() bool { return b.busy.Load() == 0 }
 func (b *Bus) Done() uint64 { return b.finished.Load() }
 
 // Unavailable answers a send that cannot reach the partition's owner.
-func (b *Bus) unavailable(cmd *factum.Command, n int, owner, reason string, cause error) error {
+func (b *Bus) unavailable(cmd *factum.Command, n int, owner, reason string, cause error) *factum.Error {
 	ue := &UnavailableError{Partition: n, Owner: owner, Reason: reason, After: b.cfg.RetryAfter, Err: cause}
 	return factum.Errorf(factum.CodeTooManyRequests, "%w", ue).With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 }

@@ -89,12 +89,14 @@ func (s *countingStore) count(err error) error {
 }
 
 // probe records which instance processed which request and fails the
-// test when one aggregate is processed by two commands at once, on any
-// instance. Its hooks run inside the processing, in this order: before,
+// test when one aggregate is processed by two instances at once. The
+// commands of one run (a batch the executor processes by ProcessRun) go
+// through the middleware concurrently on their instance by design; one
+// instance's order is checked by the stored versions and the conflicts. Its hooks run inside the processing, in this order: before,
 // block, the delay, the handler, hold.
 type probe struct {
 	mu     sync.Mutex
-	busy   map[string]string         // aggregate ID -> instance processing it
+	busy   map[string]busyOn         // aggregate ID -> the instance processing it
 	by     map[string]map[string]int // request ID -> instance -> times
 	errs   []string
 	before func(instance string, cmd *factum.Command)
@@ -108,7 +110,7 @@ type probe struct {
 }
 
 func newProbe() *probe {
-	return &probe{busy: map[string]string{}, by: map[string]map[string]int{}}
+	return &probe{busy: map[string]busyOn{}, by: map[string]map[string]int{}}
 }
 
 func (p *probe) middleware(instance string) aggregate.Middleware {
@@ -116,10 +118,15 @@ func (p *probe) middleware(instance string) aggregate.Middleware {
 		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
 			id, req := cmd.AggregateID.ID, cmd.RequestIDOrID()
 			p.mu.Lock()
-			if other, ok := p.busy[id]; ok {
-				p.errs = append(p.errs, fmt.Sprintf("aggregate %s: %s processed on %s while %s processes it", id, req, instance, other))
+			if other, ok := p.busy[id]; ok && other.instance != instance {
+				p.errs = append(p.errs, fmt.Sprintf("aggregate %s: %s processed on %s while %s processes it", id, req, instance, other.instance))
 			}
-			p.busy[id] = instance
+			on := p.busy[id]
+			if on.instance != instance {
+				on = busyOn{instance: instance}
+			}
+			on.commands++
+			p.busy[id] = on
 			if p.by[req] == nil {
 				p.by[req] = map[string]int{}
 			}
@@ -128,8 +135,12 @@ func (p *probe) middleware(instance string) aggregate.Middleware {
 			p.mu.Unlock()
 			defer func() {
 				p.mu.Lock()
-				if p.busy[id] == instance {
-					delete(p.busy, id)
+				if on := p.busy[id]; on.instance == instance {
+					if on.commands--; on.commands == 0 {
+						delete(p.busy, id)
+					} else {
+						p.busy[id] = on
+					}
 				}
 				p.mu.Unlock()
 			}()
@@ -153,6 +164,13 @@ func (p *probe) middleware(instance string) aggregate.Middleware {
 			return s
 		}
 	}
+}
+
+// busyOn is the instance processing an aggregate and how many of its
+// commands it is processing.
+type busyOn struct {
+	instance string
+	commands int
 }
 
 // times returns how many times the instance processed the request.

@@ -28,6 +28,9 @@ type job struct {
 	msg   jetstream.Msg
 	seq   uint64     // the message's stream sequence
 	copy  *localCopy // LocalDurable: the stored copy of a command accepted here
+	// more are the commands after cmd of a delivered batch message (see
+	// HeaderBatch), all of cmd's aggregate: the job is the message.
+	more []*factum.Command
 }
 
 // local reports whether j's command was accepted here and is stored
@@ -137,6 +140,8 @@ func (b *Bus) run(q chan job) {
 				break
 			}
 			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed, and it could not be handed over to the stream; it was not appended")
+		case len(j.more) > 0:
+			b.runBatch(&j)
 		default:
 			sig, held := b.process(&j)
 			if !held {
@@ -172,7 +177,7 @@ func (b *Bus) run(q chan job) {
 			b.emit(j.cmd, sig)
 		}
 		b.settled(&j)
-		b.finished.Add(1)
+		b.finished.Add(uint64(1 + len(j.more)))
 		b.busy.Add(-1)
 	}
 }
