@@ -25,13 +25,16 @@ const (
 	// DefaultCommandSubjectPrefix starts every command subject.
 	DefaultCommandSubjectPrefix = "factum.cmd"
 	// DefaultCommandDuplicates is the stream's de-duplication window: a
-	// command sent again with the same command ID within it is stored once.
+	// message sent again with the same message ID within it is stored
+	// once, so a command sent alone again with the same command ID is
+	// (see HeaderBatch for a command that traveled in a batch).
 	DefaultCommandDuplicates = 2 * time.Minute
-	// DefaultMaxPending bounds the commands waiting on one subject (one
-	// aggregate type's partition); a send beyond it is TooManyRequests.
+	// DefaultMaxPending bounds the messages waiting on one subject (one
+	// aggregate type's partition), a batch counting as one; a send beyond
+	// it is TooManyRequests.
 	DefaultMaxPending = 10_000
-	// DefaultMaxAckPending bounds the commands of one partition delivered
-	// to its owner and not yet processed.
+	// DefaultMaxAckPending bounds the messages of one partition delivered
+	// to its owner and not yet processed, a batch counting as one.
 	DefaultMaxAckPending = 1024
 	// DefaultPublishTimeout bounds the wait for JetStream's acknowledgement
 	// of one command.
@@ -99,12 +102,16 @@ type OriginSink interface {
 // LocalMode). Any other is published on subject
 // prefix.context.aggregate.partition ([CommandSubject]) and Send returns
 // once JetStream has stored it: it is processed by the partition's owner
-// even if this instance dies the next moment. Each owner consumes its
+// even if this instance dies the next moment. The commands of one
+// aggregate sent concurrently this way travel together, as one batch
+// message (see HeaderBatch and BusConfig.MaxBatch). Each owner consumes its
 // partitions in stream order, one aggregate's commands at a time and
 // different aggregates in parallel, through the same executor the
 // in-process dispatcher runs, and acknowledges each command once it was
-// processed; a command delivered again (its owner died first) is
-// recognised by its request ID in the event store. A send for a partition
+// processed (a batch once, its commands as one run); a command delivered
+// again (its owner died first), or stored twice (sent again after a lost
+// acknowledgement of its batch), is recognised by its request ID in the
+// event store. A send for a partition
 // whose owner is unreachable, or while NATS is, fails at once with an
 // UnavailableError.
 func NewBus(ctx context.Context, cfg BusConfig) (engine.NewBus, error) {
@@ -273,7 +280,11 @@ func (b *Bus) Start(ctx context.Context) {
 // behind them); any other is published to JetStream and
 // Send returns once JetStream stored it, waiting for that answer up to
 // PublishTimeout even past ctx's end, so that an error means the command
-// was not accepted. It fails with an UnavailableError (code
+// was not accepted. Such sends of one aggregate that overlap travel
+// together: while a publish of the aggregate's commands is in flight,
+// the next ones wait and then go as one batch message (HeaderBatch), and
+// each Send returns the batch's outcome; one whose ctx ends while it
+// waits is not sent and fails with TooManyRequests wrapping ctx's error. It fails with an UnavailableError (code
 // TooManyRequests, retryable) while NATS is unreachable or when the
 // partition's owner is, with TooManyRequests when the partition's subject
 // or the local lane is full, and with TooManyRequests wrapping

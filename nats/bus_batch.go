@@ -16,8 +16,11 @@ import (
 // the commands, each encoded as a message of one command is, in the order
 // they were sent. Its other headers are the aggregate's identity
 // (HeaderTenant, HeaderAggregateID), the origin and the trace headers of
-// its first command; its Nats-Msg-Id is derived from its commands' IDs.
-// A message without it holds one command.
+// its first command; its Nats-Msg-Id is derived from its commands' IDs,
+// so JetStream's de-duplication covers the same batch stored again, not
+// a command of it sent again alone: that is stored again, and the owner
+// finds it appended by its request ID in the event store, as it does a
+// command delivered again. A message without it holds one command.
 const HeaderBatch = "Factum-Batch"
 
 // DefaultMaxBatch bounds the commands of one batch message (see

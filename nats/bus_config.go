@@ -36,11 +36,12 @@ type BusConfig struct {
 	// Duplicates is the stream's de-duplication window when NewBus creates
 	// it; DefaultCommandDuplicates if 0.
 	Duplicates time.Duration
-	// MaxPending bounds the commands waiting on one subject when NewBus
-	// creates the stream; DefaultMaxPending if 0.
+	// MaxPending bounds the messages waiting on one subject when NewBus
+	// creates the stream (a batch counting as one); DefaultMaxPending if
+	// 0.
 	MaxPending int
-	// MaxAckPending bounds each partition's commands delivered and not yet
-	// processed; DefaultMaxAckPending if 0.
+	// MaxAckPending bounds each partition's messages delivered and not
+	// yet processed (a batch counting as one); DefaultMaxAckPending if 0.
 	MaxAckPending int
 	// AckWait is how long JetStream waits for a delivered command's
 	// acknowledgement before delivering it again; DefaultAckWait if 0.
