@@ -98,7 +98,6 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) err
 		return err
 	}
 	key := outKeyOf(cmd)
-	me := &outSend{ctx: ctx, cmd: cmd, data: data}
 	o := &b.out
 	o.mu.Lock()
 	box := o.m[key]
@@ -116,7 +115,7 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) err
 		o.mu.Unlock()
 		return err
 	}
-	me.ch = make(chan outAnswer, 1)
+	me := &outSend{ctx: ctx, cmd: cmd, data: data, ch: make(chan outAnswer, 1)}
 	box.waiting = append(box.waiting, me)
 	o.mu.Unlock()
 	select {

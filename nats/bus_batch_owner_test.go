@@ -18,9 +18,16 @@ import (
 // aggregate one after another, the aggregate's partition owned by the
 // other instance: their sends form batches, and every command is
 // processed once, by the owner, with contiguous versions and each
-// sender's order kept.
+// sender's order kept, in every local mode (LocalDurable's owner must not
+// take a batch for a copy of its own).
 func TestCrossingBatchesAreProcessedOnceInOrder(t *testing.T) {
-	f := newFleet(t, sharedWorld(t, 8, 3*time.Second), LocalFirst)
+	for _, local := range []LocalMode{LocalFirst, LocalNever, LocalDurable} {
+		t.Run(fmt.Sprint("local=", local), func(t *testing.T) { testCrossingBatches(t, local) })
+	}
+}
+
+func testCrossingBatches(t *testing.T, local LocalMode) {
+	f := newFleet(t, sharedWorld(t, 8, 3*time.Second), local)
 	a := f.start("a")
 	f.start("b")
 	f.balanced()
