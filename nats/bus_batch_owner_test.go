@@ -219,10 +219,9 @@ func TestBatchCutMidwayIsHandedOverWhole(t *testing.T) {
 	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r2" }, true)
 	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 	bus := a.Bus().(*Bus)
-	ids := make([]string, partitions)
+	ids := idsApart(t, bus, partitions)
 	requests := map[string][]string{}
 	for n := range partitions {
-		ids[n] = idInPartition(t, n, partitions)
 		for i := range 5 {
 			requests[ids[n]] = append(requests[ids[n]], fmt.Sprintf("%s-r%d", ids[n], i))
 		}
@@ -277,4 +276,26 @@ func TestBatchCutMidwayIsHandedOverWhole(t *testing.T) {
 	if by := f.probe.by[kept]; len(by) != 1 || by["a"] != 1 {
 		t.Errorf("%s, of the batch a kept, processed %v, want once by a", kept, by)
 	}
+}
+
+// idsApart returns an aggregate ID in each of the partitions, each in a
+// lane of bus's own: a command held in one lane does not hold the others.
+func idsApart(t testing.TB, bus *Bus, partitions int) []string {
+	t.Helper()
+	ids := make([]string, partitions)
+	lanes := map[*lane]bool{}
+	for i := 0; i < 10000; i++ {
+		id := fmt.Sprintf("t-%d", i)
+		n := PartitionOf(id, partitions)
+		ln := bus.laneOf(&factum.AggregateID{NamedAggregate: tallyID(id).NamedAggregate, ID: id})
+		if ids[n] != "" || lanes[ln] {
+			continue
+		}
+		ids[n], lanes[ln] = id, true
+		if len(lanes) == partitions {
+			return ids
+		}
+	}
+	t.Fatal("no aggregate IDs in lanes apart")
+	return nil
 }
