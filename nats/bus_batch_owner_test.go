@@ -270,7 +270,9 @@ func TestBatchCutMidwayIsHandedOverWhole(t *testing.T) {
 	f.probe.mu.Lock()
 	defer f.probe.mu.Unlock()
 	moved, kept := ids[given]+"-r3", ids[1-given]+"-r3"
-	if by := f.probe.by[moved]; len(by) != 1 || by["b"] != 1 {
+	// Its chain may have started at a before the cut (a run's commands
+	// start one after another's start), but it was appended at b.
+	if by := f.probe.by[moved]; by["b"] != 1 {
 		t.Errorf("%s, of the batch cut at a, processed %v, want once by b", moved, by)
 	}
 	if by := f.probe.by[kept]; len(by) != 1 || by["a"] != 1 {

@@ -103,10 +103,13 @@ type probe struct {
 	// block runs with the command's context: a handler that takes its
 	// time; an error it returns is the command's outcome, the handler
 	// not run.
-	block   func(ctx context.Context, instance string, cmd *factum.Command) error
-	hold    func(instance string, cmd *factum.Command)
-	delay   time.Duration // widens every window a second writer could use
-	started atomic.Int64
+	block func(ctx context.Context, instance string, cmd *factum.Command) error
+	hold  func(instance string, cmd *factum.Command)
+	delay time.Duration // widens every window a second writer could use
+	// overlaps counts the commands that started while another of their
+	// aggregate was under way on their instance: members of a run.
+	overlaps int
+	started  atomic.Int64
 }
 
 func newProbe() *probe {
@@ -126,6 +129,9 @@ func (p *probe) middleware(instance string) aggregate.Middleware {
 				on = busyOn{instance: instance}
 			}
 			on.commands++
+			if on.commands > 1 {
+				p.overlaps++
+			}
 			p.busy[id] = on
 			if p.by[req] == nil {
 				p.by[req] = map[string]int{}

@@ -128,9 +128,26 @@ func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
 // nowhere is handed over to the stream instead, in the lane's order, and
 // so is, with LocalFirst, a delivered one (see handOver), so that the
 // commands of an aggregate the lane held keep their order on the stream.
+// When the executor takes runs, a delivered batch is one run (runBatch),
+// and so are commands accepted here of one aggregate queued behind one
+// another (gather, runLocal).
 func (b *Bus) run(q chan job) {
 	defer b.lwg.Done()
-	for j := range q {
+	var next job // taken from q while a run was gathered, and not of it
+	hasNext, closed := false, false
+	for {
+		var j job
+		switch {
+		case hasNext:
+			j, hasNext = next, false
+		case closed:
+			return
+		default:
+			var ok bool
+			if j, ok = <-q; !ok {
+				return
+			}
+		}
 		switch {
 		case b.aborted.Load():
 			b.dropped.Add(1)
@@ -142,6 +159,13 @@ func (b *Bus) run(q chan job) {
 			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed, and it could not be handed over to the stream; it was not appended")
 		case len(j.more) > 0:
 			b.runBatch(&j)
+		case b.runs != nil && j.local():
+			run := b.gather(q, j, &next, &hasNext, &closed)
+			if len(run) > 1 {
+				b.runLocal(run)
+				continue
+			}
+			fallthrough
 		default:
 			sig, held := b.process(&j)
 			if !held {
