@@ -160,8 +160,7 @@ func (b *Bus) run(q chan job) {
 		case len(j.more) > 0:
 			b.runBatch(&j)
 		case b.runs != nil && j.local():
-			run := b.gather(q, j, &next, &hasNext, &closed)
-			if len(run) > 1 {
+			if run := b.gather(q, &j, &next, &hasNext, &closed); run != nil {
 				b.runLocal(run)
 				continue
 			}

@@ -8,11 +8,12 @@ import (
 // gather returns the run that j, a command accepted here that entered
 // its claim, starts: j and the jobs queued right behind it in its lane
 // that are commands accepted here of its aggregate under its claim and
-// enter it too, taken without waiting, up to command.DefaultMaxRun. The
-// first job taken that does not join is put in next (hasNext set), to be
-// run after the run; closed is set when q was found closed.
-func (b *Bus) gather(q chan job, j job, next *job, hasNext, closed *bool) []job {
-	run := []job{j}
+// enter it too, taken without waiting, up to command.DefaultMaxRun; nil
+// when none joins j (no run, nothing allocated). The first job taken that
+// does not join is put in next (hasNext set), to be run after the run;
+// closed is set when q was found closed.
+func (b *Bus) gather(q chan job, j *job, next *job, hasNext, closed *bool) []job {
+	var run []job
 	for len(run) < command.DefaultMaxRun && !b.aborted.Load() {
 		var nj job
 		select {
@@ -28,6 +29,9 @@ func (b *Bus) gather(q chan job, j job, next *job, hasNext, closed *bool) []job 
 		if !nj.local() || nj.token != j.token || !sameOutKey(nj.cmd, j.cmd) || !b.enter(&nj) {
 			*next, *hasNext = nj, true
 			return run
+		}
+		if run == nil {
+			run = append(make([]job, 0, 8), *j)
 		}
 		run = append(run, nj)
 	}
