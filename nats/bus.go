@@ -25,13 +25,16 @@ const (
 	// DefaultCommandSubjectPrefix starts every command subject.
 	DefaultCommandSubjectPrefix = "factum.cmd"
 	// DefaultCommandDuplicates is the stream's de-duplication window: a
-	// command sent again with the same command ID within it is stored once.
+	// message sent again with the same message ID within it is stored
+	// once, so a command sent alone again with the same command ID is
+	// (see HeaderBatch for a command that traveled in a batch).
 	DefaultCommandDuplicates = 2 * time.Minute
-	// DefaultMaxPending bounds the commands waiting on one subject (one
-	// aggregate type's partition); a send beyond it is TooManyRequests.
+	// DefaultMaxPending bounds the messages waiting on one subject (one
+	// aggregate type's partition), a batch counting as one; a send beyond
+	// it is TooManyRequests.
 	DefaultMaxPending = 10_000
-	// DefaultMaxAckPending bounds the commands of one partition delivered
-	// to its owner and not yet processed.
+	// DefaultMaxAckPending bounds the messages of one partition delivered
+	// to its owner and not yet processed, a batch counting as one.
 	DefaultMaxAckPending = 1024
 	// DefaultPublishTimeout bounds the wait for JetStream's acknowledgement
 	// of one command.
@@ -99,12 +102,16 @@ type OriginSink interface {
 // LocalMode). Any other is published on subject
 // prefix.context.aggregate.partition ([CommandSubject]) and Send returns
 // once JetStream has stored it: it is processed by the partition's owner
-// even if this instance dies the next moment. Each owner consumes its
+// even if this instance dies the next moment. The commands of one
+// aggregate sent concurrently this way travel together, as one batch
+// message (see HeaderBatch and BusConfig.MaxBatch). Each owner consumes its
 // partitions in stream order, one aggregate's commands at a time and
 // different aggregates in parallel, through the same executor the
 // in-process dispatcher runs, and acknowledges each command once it was
-// processed; a command delivered again (its owner died first) is
-// recognised by its request ID in the event store. A send for a partition
+// processed (a batch once, its commands as one run); a command delivered
+// again (its owner died first), or stored twice (sent again after a lost
+// acknowledgement of its batch), is recognised by its request ID in the
+// event store. A send for a partition
 // whose owner is unreachable, or while NATS is, fails at once with an
 // UnavailableError.
 func NewBus(ctx context.Context, cfg BusConfig) (engine.NewBus, error) {
@@ -143,6 +150,9 @@ type Bus struct {
 	parts  *Partitions
 	stream jetstream.Stream
 	proc   command.Executor
+	// runs is proc when it takes runs (command.RunExecutor): a batch's
+	// commands go to it as one run.
+	runs   command.RunExecutor
 	sink   command.Sink
 	origin OriginSink // sink, when it routes by origin
 	// forgetter drops the cached states of a partition given up; nil when
@@ -185,6 +195,8 @@ type Bus struct {
 	once    sync.Once
 	dropped atomic.Int64
 
+	out outboxes // the sends of crossing commands, by aggregate (see sendCoalesced)
+
 	// hooks are test seams at the points where timing decides an outcome;
 	// nil outside tests.
 	hooks *busHooks
@@ -203,6 +215,9 @@ type busHooks struct {
 	draining func()
 	// unquiet runs each time the drain finds a partition not yet drained.
 	unquiet func()
+	// coalescing runs before a publish of sendCoalesced goes out, with
+	// the number of commands it carries.
+	coalescing func(commands int)
 }
 
 var _ engine.Bus = (*Bus)(nil)
@@ -217,6 +232,9 @@ func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink 
 	}
 	b.origin, _ = sink.(OriginSink)
 	b.forgetter, _ = proc.(aggregate.Forgetter)
+	if r, ok := proc.(command.RunExecutor); ok && r.TakesRuns() {
+		b.runs = r
+	}
 	for i := range b.lanes {
 		b.lanes[i].q = make(chan job, cfg.QueueSize)
 	}
@@ -262,7 +280,11 @@ func (b *Bus) Start(ctx context.Context) {
 // behind them); any other is published to JetStream and
 // Send returns once JetStream stored it, waiting for that answer up to
 // PublishTimeout even past ctx's end, so that an error means the command
-// was not accepted. It fails with an UnavailableError (code
+// was not accepted. Such sends of one aggregate that overlap travel
+// together: while a publish of the aggregate's commands is in flight,
+// the next ones wait and then go as one batch message (HeaderBatch), and
+// each Send returns the batch's outcome; one whose ctx ends while it
+// waits is not sent and fails with TooManyRequests wrapping ctx's error. It fails with an UnavailableError (code
 // TooManyRequests, retryable) while NATS is unreachable or when the
 // partition's owner is, with TooManyRequests when the partition's subject
 // or the local lane is full, and with TooManyRequests wrapping
@@ -322,7 +344,7 @@ func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error 
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
 	}
-	return b.publish(ctx, cmd, n)
+	return b.sendCoalesced(ctx, cmd, n)
 }
 
 // setOrigin sets HeaderOrigin in cmd's header to this instance. A command
@@ -349,7 +371,7 @@ func (b *Bus) Idle() bool { return b.busy.Load() == 0 }
 func (b *Bus) Done() uint64 { return b.finished.Load() }
 
 // Unavailable answers a send that cannot reach the partition's owner.
-func (b *Bus) unavailable(cmd *factum.Command, n int, owner, reason string, cause error) error {
+func (b *Bus) unavailable(cmd *factum.Command, n int, owner, reason string, cause error) *factum.Error {
 	ue := &UnavailableError{Partition: n, Owner: owner, Reason: reason, After: b.cfg.RetryAfter, Err: cause}
 	return factum.Errorf(factum.CodeTooManyRequests, "%w", ue).With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 }

@@ -36,11 +36,12 @@ type BusConfig struct {
 	// Duplicates is the stream's de-duplication window when NewBus creates
 	// it; DefaultCommandDuplicates if 0.
 	Duplicates time.Duration
-	// MaxPending bounds the commands waiting on one subject when NewBus
-	// creates the stream; DefaultMaxPending if 0.
+	// MaxPending bounds the messages waiting on one subject when NewBus
+	// creates the stream (a batch counting as one); DefaultMaxPending if
+	// 0.
 	MaxPending int
-	// MaxAckPending bounds each partition's commands delivered and not yet
-	// processed; DefaultMaxAckPending if 0.
+	// MaxAckPending bounds each partition's messages delivered and not
+	// yet processed (a batch counting as one); DefaultMaxAckPending if 0.
 	MaxAckPending int
 	// AckWait is how long JetStream waits for a delivered command's
 	// acknowledgement before delivering it again; DefaultAckWait if 0.
@@ -62,6 +63,13 @@ type BusConfig struct {
 	Lanes          int
 	QueueSize      int
 	RejectWhenFull bool
+	// MaxBatch bounds the commands of one batch message: the commands of
+	// one aggregate that this instance sends for JetStream to store while
+	// a publish of that aggregate's commands is in flight wait for it to
+	// end and then travel together, as one message (see HeaderBatch);
+	// DefaultMaxBatch if 0, and 1 sends every command as a message of its
+	// own. A batch also stays well under NATS's maximum payload.
+	MaxBatch int
 	// Logger receives what the bus cannot return (a consumer that fails
 	// and is made again, an undecodable message); slog.Default() if nil.
 	Logger *slog.Logger
@@ -81,7 +89,7 @@ func (c *BusConfig) defaults() error {
 		return factum.IllegalArgument(fmt.Sprintf("nats: stream %q or subject prefix %q holds a character NATS reserves", c.Stream, c.SubjectPrefix))
 	}
 	if c.Replicas < 0 || c.Duplicates < 0 || c.MaxPending < 0 || c.MaxAckPending < 0 || c.AckWait < 0 ||
-		c.PublishTimeout < 0 || c.RetryAfter < 0 || c.Lanes < 0 || c.QueueSize < 0 {
+		c.PublishTimeout < 0 || c.RetryAfter < 0 || c.Lanes < 0 || c.QueueSize < 0 || c.MaxBatch < 0 {
 		return factum.IllegalArgument("nats: negative bus setting")
 	}
 	if c.Local != LocalFirst && c.Local != LocalNever && c.Local != LocalDurable {
@@ -111,6 +119,9 @@ func (c *BusConfig) defaults() error {
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = 1024
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -13,9 +13,12 @@ var ErrUnavailable = errors.New("nats: command bus unavailable")
 
 // UnavailableError is the cause of a send the bus refused because NATS or
 // the partition's owner is unreachable. The command was not accepted
-// (except after a publish whose acknowledgement was lost, which JetStream
-// de-duplicates by command ID when the same command is sent again), so
-// sending it again is safe; the error carries the code TooManyRequests
+// (except after a publish whose acknowledgement was lost: it may be
+// stored then; JetStream de-duplicates a command sent alone again with
+// the same command ID, and the partition's owner processes a command
+// stored twice once, finding it by its request ID in the event store, as
+// it does a command delivered again: the way of one that traveled in a
+// batch), so sending it again is safe; the error carries the code TooManyRequests
 // (retryable) and HTTP answers it with 503 and Retry-After.
 type UnavailableError struct {
 	// Partition is the command's partition.

@@ -29,16 +29,28 @@ func (b *Bus) handedFilter(n int) string {
 	return b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(n) + "." + handedSuffix
 }
 
-// publishHanded stores cmd on its handed subject under the message ID id
-// and returns its stream sequence. The partition's owner is not looked at:
-// the stream keeps the command for whoever owns the partition next.
-func (b *Bus) publishHanded(ctx context.Context, cmd *factum.Command, n int, id string) (uint64, error) {
+// publishHanded stores j's command, or j's batch, on its handed subject
+// under the message ID id and returns its stream sequence. The
+// partition's owner is not looked at: the stream keeps the command for
+// whoever owns the partition next. A batch is stored with the body and
+// the headers it was delivered with, under its new ID.
+func (b *Bus) publishHanded(ctx context.Context, j *job, id string) (uint64, error) {
+	cmd, n := j.cmd, j.n
 	if st := b.nc.Status(); st != natsgo.CONNECTED {
 		return 0, b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
 	}
-	msg, err := encodeCommand(b.cfg.SubjectPrefix, cmd, n)
-	if err != nil {
-		return 0, err
+	var msg *natsgo.Msg
+	if len(j.more) > 0 {
+		h := natsgo.Header{}
+		for k, v := range j.msg.Headers() {
+			h[k] = v
+		}
+		msg = &natsgo.Msg{Header: h, Data: j.msg.Data()}
+	} else {
+		var err error
+		if msg, err = encodeCommand(b.cfg.SubjectPrefix, cmd, n); err != nil {
+			return 0, err
+		}
 	}
 	msg.Subject = HandedSubject(b.cfg.SubjectPrefix, cmd.AggregateID.NamedAggregate, n)
 	msg.Header[jetstream.MsgIDHeader] = []string{id}
@@ -72,7 +84,7 @@ func (b *Bus) handOver(j *job) bool {
 	if j.msg != nil {
 		id += "@" + strconv.FormatUint(j.seq, 10)
 	}
-	seq, err := b.publishHanded(b.runCtx, j.cmd, j.n, id)
+	seq, err := b.publishHanded(b.runCtx, j, id)
 	st.mu.Lock()
 	st.fwdInflight--
 	if err == nil {

@@ -28,6 +28,9 @@ type job struct {
 	msg   jetstream.Msg
 	seq   uint64     // the message's stream sequence
 	copy  *localCopy // LocalDurable: the stored copy of a command accepted here
+	// more are the commands after cmd of a delivered batch message (see
+	// HeaderBatch), all of cmd's aggregate: the job is the message.
+	more []*factum.Command
 }
 
 // local reports whether j's command was accepted here and is stored
@@ -125,9 +128,26 @@ func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
 // nowhere is handed over to the stream instead, in the lane's order, and
 // so is, with LocalFirst, a delivered one (see handOver), so that the
 // commands of an aggregate the lane held keep their order on the stream.
+// When the executor takes runs, a delivered batch is one run (runBatch),
+// and so are commands accepted here of one aggregate queued behind one
+// another (gather, runLocal).
 func (b *Bus) run(q chan job) {
 	defer b.lwg.Done()
-	for j := range q {
+	var next job // taken from q while a run was gathered, and not of it
+	hasNext, closed := false, false
+	for {
+		var j job
+		switch {
+		case hasNext:
+			j, hasNext = next, false
+		case closed:
+			return
+		default:
+			var ok bool
+			if j, ok = <-q; !ok {
+				return
+			}
+		}
 		switch {
 		case b.aborted.Load():
 			b.dropped.Add(1)
@@ -137,6 +157,14 @@ func (b *Bus) run(q chan job) {
 				break
 			}
 			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed, and it could not be handed over to the stream; it was not appended")
+		case len(j.more) > 0:
+			b.runBatch(&j)
+		case b.runs != nil && j.local():
+			if run := b.gather(q, &j, &next, &hasNext, &closed); run != nil {
+				b.runLocal(run)
+				continue
+			}
+			fallthrough
 		default:
 			sig, held := b.process(&j)
 			if !held {
@@ -172,7 +200,7 @@ func (b *Bus) run(q chan job) {
 			b.emit(j.cmd, sig)
 		}
 		b.settled(&j)
-		b.finished.Add(1)
+		b.finished.Add(uint64(1 + len(j.more)))
 		b.busy.Add(-1)
 	}
 }

@@ -55,9 +55,25 @@ func (b *Bus) publishSeq(ctx context.Context, cmd *factum.Command, n int, owned 
 // UnavailableError.
 func (b *Bus) store(ctx context.Context, cmd *factum.Command, n int, owner string, msg *natsgo.Msg) (uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, factum.Errorf(factum.CodeTooManyRequests, "nats: the sender gave up before the command was sent: %w", err).
-			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+		return 0, gaveUp(cmd, err)
 	}
+	seq, err := b.put(ctx, msg)
+	if err != nil {
+		return 0, b.refused(cmd, n, owner, err, false)
+	}
+	return seq, nil
+}
+
+// gaveUp is the error of a send whose ctx ended before its message was on
+// its way: the command was not sent.
+func gaveUp(cmd *factum.Command, err error) *factum.Error {
+	return factum.Errorf(factum.CodeTooManyRequests, "nats: the sender gave up before the command was sent: %w", err).
+		With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+}
+
+// put publishes msg and returns the stream sequence JetStream stored it
+// at, or the publish's error as JetStream's client returned it.
+func (b *Bus) put(ctx context.Context, msg *natsgo.Msg) (uint64, error) {
 	// Once the message is on its way, the answer is awaited past ctx's
 	// end (up to PublishTimeout): a send that fails must mean that the
 	// command was not accepted, and only JetStream's answer tells.
@@ -67,33 +83,58 @@ func (b *Bus) store(ctx context.Context, cmd *factum.Command, n int, owner strin
 	// options' allocations; the message ID is encodeCommand's.
 	msg.Header[jetstream.ExpectedStreamHeader] = []string{b.cfg.Stream}
 	ack, err := b.js.PublishMsg(pctx, msg)
-	if err == nil {
-		return ack.Sequence, nil
+	if err != nil {
+		return 0, err
 	}
+	return ack.Sequence, nil
+}
+
+// refused is the error of cmd, whose message (a batch's when batch is
+// set) JetStream did not store: err is the publish's. An error means the
+// command was not stored, except an UnavailableError after no answer: it
+// may be.
+func (b *Bus) refused(cmd *factum.Command, n int, owner string, err error, batch bool) *factum.Error {
 	var apiErr *jetstream.APIError
 	switch {
 	case errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum messages"):
-		// The partition's subject holds MaxPending commands: back-pressure.
-		return 0, factum.Errorf(factum.CodeTooManyRequests, "nats: the partition's commands are at their bound; retry later: %w", err).
+		// The partition's subject holds MaxPending messages: back-pressure.
+		return factum.Errorf(factum.CodeTooManyRequests, "nats: the partition's commands are at their bound; retry later: %w", err).
 			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 	case errors.As(err, &apiErr) && apiErr.Code == 503:
-		return 0, b.unavailable(cmd, n, owner, "JetStream could not store the command", err)
+		return b.unavailable(cmd, n, owner, "JetStream could not store the command", err)
 	case errors.As(err, &apiErr):
-		return 0, factum.Errorf(factum.CodeIllegalState, "nats: the command stream refused the command: %w", err).
+		return factum.Errorf(factum.CodeIllegalState, "nats: the command stream refused the command: %w", err).
 			With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
+	case batch:
+		return b.unavailable(cmd, n, owner, "no acknowledgement from JetStream (the command may be stored, in a batch of its aggregate's commands: send it again with the same request ID; the owner processes a command stored twice once, finding it by its request ID in the event store)", err)
 	default:
-		return 0, b.unavailable(cmd, n, owner, "no acknowledgement from JetStream (the command may be stored: send it again with the same command ID, which JetStream de-duplicates)", err)
+		return b.unavailable(cmd, n, owner, "no acknowledgement from JetStream (the command may be stored: send it again with the same command ID, which JetStream de-duplicates)", err)
 	}
 }
 
 // encodeCommand makes the message of a command: its JSON as the body, the
 // identities as headers, the command ID as Nats-Msg-Id (JetStream's
-// de-duplication). The header's values share one array.
+// de-duplication).
 func encodeCommand(prefix string, cmd *factum.Command, n int) (*natsgo.Msg, error) {
+	data, err := marshalCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return commandMsg(prefix, cmd, data, n), nil
+}
+
+// marshalCommand returns the JSON of a command, its message's body.
+func marshalCommand(cmd *factum.Command) ([]byte, error) {
 	data, err := json.Marshal(cmd)
 	if err != nil {
 		return nil, factum.Errorf(factum.CodeIllegalArgument, "nats: command %s does not encode: %w", cmd.ID, err)
 	}
+	return data, nil
+}
+
+// commandMsg makes the message of a command whose JSON is data. The
+// header's values share one array.
+func commandMsg(prefix string, cmd *factum.Command, data []byte, n int) *natsgo.Msg {
 	traced := 0
 	for _, t := range traceHeaders {
 		if cmd.Header[t.key] != "" {
@@ -121,7 +162,7 @@ func encodeCommand(prefix string, cmd *factum.Command, n int) (*natsgo.Msg, erro
 			set(t.header, v)
 		}
 	}
-	return &natsgo.Msg{Subject: CommandSubject(prefix, cmd.AggregateID.NamedAggregate, n), Header: h, Data: data}, nil
+	return &natsgo.Msg{Subject: CommandSubject(prefix, cmd.AggregateID.NamedAggregate, n), Header: h, Data: data}
 }
 
 // wireCommand decodes a command with its body as raw JSON, which the

@@ -316,11 +316,14 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) erro
 			b.advance(pc, ready, meta.NumPending)
 			continue
 		}
-		if b.cfg.Local == LocalDurable && b.copyDelivered(pc.n, m.Headers().Get(HeaderCommandID), m, seq) {
+		// A batch (HeaderBatch) is never a local copy: LocalDurable
+		// stores those one command per message.
+		count := m.Headers().Get(HeaderBatch)
+		if count == "" && b.cfg.Local == LocalDurable && b.copyDelivered(pc.n, m.Headers().Get(HeaderCommandID), m, seq) {
 			b.advance(pc, ready, meta.NumPending)
 			continue
 		}
-		cmd, err := decodeCommand(m.Data())
+		j, err := b.decodeJob(m.Data(), count)
 		if err != nil {
 			b.cfg.Logger.Error("nats: dropping a command message that does not decode", "subject", m.Subject(), "seq", seq, "err", err)
 			_ = m.Term()
@@ -328,12 +331,27 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) erro
 			b.advance(pc, ready, meta.NumPending)
 			continue
 		}
-		if !b.enqueueDelivered(pc.ctx, job{cmd: cmd, n: pc.n, token: pc.token, msg: m, seq: seq}) {
+		j.n, j.token, j.msg, j.seq = pc.n, pc.token, m, seq
+		if !b.enqueueDelivered(pc.ctx, j) {
 			b.forget(&job{n: pc.n, seq: seq})
 			return nil
 		}
 		b.advance(pc, ready, meta.NumPending)
 	}
+}
+
+// decodeJob decodes a delivered message's body: one command, or the
+// commands of a batch when count (its HeaderBatch) is set, as one job.
+func (b *Bus) decodeJob(data []byte, count string) (job, error) {
+	if count == "" {
+		cmd, err := decodeCommand(data)
+		return job{cmd: cmd}, err
+	}
+	cmds, err := decodeBatch(data, count)
+	if err != nil {
+		return job{}, err
+	}
+	return job{cmd: cmds[0], more: cmds[1:]}, nil
 }
 
 // process runs j's command under its claim (Partitions.Begin): with a

@@ -32,21 +32,29 @@
 // # The command bus
 //
 // [NewBus] makes the engine's command bus (engine.Config.Bus) for the
-// context of a [Partitions]. A command for a partition this instance owns
-// is processed here ([LocalMode]: at once, or stored first); any other is
+// context of a [Partitions]. A command for a partition this instance owns is
+// processed here ([LocalMode]: at once, or stored first); any other is
 // published to a JetStream work-queue stream on subject
-// prefix.context.aggregate.partition ([CommandSubject]), with the command
-// ID as Nats-Msg-Id, and Send returns once JetStream stored it. Each owner
-// consumes its partitions with a durable consumer made anew per claim, in
-// stream order, through lanes that run one aggregate's commands one at a
-// time, and acknowledges a command once the executor processed it; a
-// redelivery is recognised by its request ID in the event store. A
-// command starts only while its claim holds, so an instance that gives a
-// partition up or loses it stops acting on it first. Every command carries
-// its origin instance ([HeaderOrigin]) in the message and in its header;
-// an [OriginSink] routes its PROCESSED signal there. A send that cannot
-// reach NATS or the partition's owner fails at once with an
-// [UnavailableError] (retryable; HTTP 503 with Retry-After).
+// prefix.context.aggregate.partition ([CommandSubject]), with the command ID
+// as Nats-Msg-Id, and Send returns once JetStream stored it. Sends of one
+// aggregate that overlap travel together: while one publish of the
+// aggregate's commands is in flight, the next ones wait and then go as one
+// batch message ([HeaderBatch], up to [BusConfig].MaxBatch commands), a
+// group commit per aggregate. Each owner consumes its partitions with a
+// durable consumer made anew per claim, in stream order, through lanes that
+// run one aggregate's commands one at a time, or as one run of the executor
+// (command.RunExecutor) when several wait together (a batch, or commands
+// accepted here queued behind one another), and acknowledges a message once
+// the executor processed its commands; a redelivery, or a command stored
+// twice (sent again after a lost acknowledgement of its batch), is
+// recognised by its request ID in the event store: JetStream's
+// de-duplication by Nats-Msg-Id covers a command sent alone again. A command
+// starts only while its claim holds, so an instance that gives a partition
+// up or loses it stops acting on it first. Every command carries its origin
+// instance ([HeaderOrigin]) in the message and in its header; an
+// [OriginSink] routes its PROCESSED signal there. A send that cannot reach
+// NATS or the partition's owner fails at once with an [UnavailableError]
+// (retryable; HTTP 503 with Retry-After).
 //
 // # The global log for others
 //

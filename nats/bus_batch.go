@@ -1,0 +1,308 @@
+package nats
+
+import (
+	"context"
+	"hash/fnv"
+	"strconv"
+	"sync"
+
+	"github.com/factum-go/factum"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// HeaderBatch marks a message that holds several commands of one
+// aggregate (a batch): its value is their count, its body a JSON array of
+// the commands, each encoded as a message of one command is, in the order
+// they were sent. Its other headers are the aggregate's identity
+// (HeaderTenant, HeaderAggregateID), the origin and the trace headers of
+// its first command; its Nats-Msg-Id is derived from its commands' IDs,
+// so JetStream's de-duplication covers the same batch stored again, not
+// a command of it sent again alone: that is stored again, and the owner
+// finds it appended by its request ID in the event store, as it does a
+// command delivered again. A message without it holds one command.
+const HeaderBatch = "Factum-Batch"
+
+// DefaultMaxBatch bounds the commands of one batch message (see
+// BusConfig.MaxBatch).
+const DefaultMaxBatch = 64
+
+// maxBatchBytes bounds the body of a batch message, well under the
+// server's default maximum payload (1 MiB).
+const maxBatchBytes = 256 << 10
+
+// outKey is an aggregate as the sender side groups its commands: by type,
+// ID and effective tenant.
+type outKey struct {
+	named      factum.NamedAggregate
+	id, tenant string
+}
+
+func outKeyOf(cmd *factum.Command) outKey {
+	return outKey{named: cmd.AggregateID.NamedAggregate, id: cmd.AggregateID.ID, tenant: cmd.AggregateID.TenantOrDefault()}
+}
+
+// outbox is one aggregate's sends while a publish of its commands is in
+// flight (it exists only then): the sends that arrived meanwhile wait in
+// it, in their order, for the next publish, which takes them together.
+type outbox struct {
+	waiting []*outSend
+}
+
+// outboxes are a bus's outboxes by aggregate.
+type outboxes struct {
+	mu sync.Mutex
+	m  map[outKey]*outbox
+}
+
+// The states of an outSend, written under outboxes.mu.
+const (
+	outQueued  = iota // waiting in its outbox
+	outLeading        // told to publish the next batch (first in its outbox)
+	outTaken          // in a batch on its way: its answer comes on ch
+)
+
+// outSend is one send waiting in an outbox.
+type outSend struct {
+	ctx   context.Context
+	cmd   *factum.Command
+	data  []byte // the command's JSON
+	state int
+	ch    chan outAnswer // 1: the lead, or the answer
+}
+
+// outAnswer is what an outSend is told: to lead the next publish, or its
+// command's outcome.
+type outAnswer struct {
+	lead bool
+	err  error
+}
+
+// sendCoalesced publishes cmd, a command of partition n that JetStream
+// stores for its owner (see sendStored), as a group commit per aggregate:
+// at most one publish of the aggregate's commands is in flight from this
+// instance; a send that finds none publishes cmd alone, as a message of
+// one command; the sends arriving while one is in flight wait, and the
+// first of them publishes, once it ended, every one waiting (up to
+// MaxBatch and maxBatchBytes) as one batch message (HeaderBatch). Each
+// send returns its command's outcome: the batch's, with its own
+// identities. A send whose ctx ends while it waits is taken out and not
+// sent; once its batch is on its way it waits for JetStream's answer, up
+// to PublishTimeout, as a send of one command does.
+func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) error {
+	if b.cfg.MaxBatch == 1 {
+		return b.publish(ctx, cmd, n)
+	}
+	data, err := marshalCommand(cmd)
+	if err != nil {
+		return err
+	}
+	key := outKeyOf(cmd)
+	o := &b.out
+	o.mu.Lock()
+	box := o.m[key]
+	if box == nil {
+		if o.m == nil {
+			o.m = map[outKey]*outbox{}
+		}
+		box = &outbox{}
+		o.m[key] = box
+		o.mu.Unlock()
+		b.coalescing(1)
+		_, err := b.publishData(ctx, cmd, data, n)
+		o.mu.Lock()
+		b.handOn(key, box)
+		o.mu.Unlock()
+		return err
+	}
+	me := &outSend{ctx: ctx, cmd: cmd, data: data, ch: make(chan outAnswer, 1)}
+	box.waiting = append(box.waiting, me)
+	o.mu.Unlock()
+	select {
+	case a := <-me.ch:
+		if a.lead {
+			return b.lead(key, box, me, n)
+		}
+		return a.err
+	case <-ctx.Done():
+	}
+	o.mu.Lock()
+	switch me.state {
+	case outQueued:
+		box.remove(me)
+		o.mu.Unlock()
+		return gaveUp(cmd, ctx.Err())
+	case outLeading:
+		// Told to lead as its ctx ended: the next one leads instead.
+		box.remove(me)
+		b.handOn(key, box)
+		o.mu.Unlock()
+		return gaveUp(cmd, ctx.Err())
+	}
+	o.mu.Unlock()
+	return (<-me.ch).err // on its way: the answer comes
+}
+
+// coalescing calls the test seam of the same name.
+func (b *Bus) coalescing(commands int) {
+	if b.hooks != nil && b.hooks.coalescing != nil {
+		b.hooks.coalescing(commands)
+	}
+}
+
+// remove takes s out of the box's waiting sends.
+func (box *outbox) remove(s *outSend) {
+	for i, w := range box.waiting {
+		if w == s {
+			box.waiting = append(box.waiting[:i], box.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// handOn ends a publish of key's commands: the first send waiting leads
+// the next one, or, none waiting, the outbox goes. b.out.mu is held.
+func (b *Bus) handOn(key outKey, box *outbox) {
+	if len(box.waiting) == 0 {
+		delete(b.out.m, key)
+		return
+	}
+	next := box.waiting[0]
+	next.state = outLeading
+	next.ch <- outAnswer{lead: true}
+}
+
+// lead publishes the sends waiting in key's outbox, me (the first) and
+// those behind it, up to MaxBatch and maxBatchBytes, as one message, tells
+// each its outcome and hands the outbox on. A waiting send whose ctx
+// ended is taken out and told it gave up.
+func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) error {
+	limit := min(maxBatchBytes, b.nc.MaxPayload()-4096)
+	o := &b.out
+	o.mu.Lock()
+	if err := me.ctx.Err(); err != nil {
+		// Its ctx ended as it was told to lead: not sent, the next one
+		// leads instead.
+		box.remove(me)
+		b.handOn(key, box)
+		o.mu.Unlock()
+		return gaveUp(me.cmd, err)
+	}
+	var batch []*outSend
+	size := 2
+	i := 0
+	for ; i < len(box.waiting) && len(batch) < b.cfg.MaxBatch; i++ {
+		s := box.waiting[i]
+		if s != me && s.ctx.Err() != nil {
+			s.state = outTaken
+			s.ch <- outAnswer{err: gaveUp(s.cmd, s.ctx.Err())}
+			continue
+		}
+		if len(batch) > 0 && int64(size+len(s.data)+1) > limit {
+			break
+		}
+		size += len(s.data) + 1
+		s.state = outTaken
+		batch = append(batch, s)
+	}
+	box.waiting = append(box.waiting[:0], box.waiting[i:]...)
+	o.mu.Unlock()
+	b.coalescing(len(batch))
+	var errs []error
+	if len(batch) == 1 {
+		_, err := b.publishData(me.ctx, me.cmd, me.data, n)
+		errs = []error{err}
+	} else {
+		errs = b.publishBatch(me.ctx, batch, n)
+	}
+	o.mu.Lock()
+	b.handOn(key, box)
+	o.mu.Unlock()
+	for j, s := range batch[1:] {
+		s.ch <- outAnswer{err: errs[j+1]}
+	}
+	return errs[0]
+}
+
+// publishData is publishSeq for a command whose JSON is data.
+func (b *Bus) publishData(ctx context.Context, cmd *factum.Command, data []byte, n int) (uint64, error) {
+	owner, err := b.reachable(cmd, n)
+	if err != nil {
+		return 0, err
+	}
+	return b.store(ctx, cmd, n, owner, commandMsg(b.cfg.SubjectPrefix, cmd, data, n))
+}
+
+// reachable returns the owner of partition n, or the UnavailableError of
+// cmd when NATS or the owner is unreachable.
+func (b *Bus) reachable(cmd *factum.Command, n int) (string, error) {
+	if st := b.nc.Status(); st != natsgo.CONNECTED {
+		return "", b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
+	}
+	owner, alive := b.parts.Owner(n)
+	if owner != "" && !alive {
+		return owner, b.unavailable(cmd, n, owner, "the partition's owner "+owner+" is unreachable (no announcement within a lease); another instance takes the partition over within a lease", nil)
+	}
+	return owner, nil
+}
+
+// publishBatch publishes the commands of batch, two or more of one
+// aggregate, as one batch message, and returns each command's outcome, in
+// batch's order: all stored, or the same failure, each with its command's
+// identities.
+func (b *Bus) publishBatch(ctx context.Context, batch []*outSend, n int) []error {
+	errs := make([]error, len(batch))
+	first := batch[0].cmd
+	fail := func(err *factum.Error) []error {
+		for i, s := range batch {
+			errs[i] = err.With(s.cmd.AggregateID, 0, s.cmd.ID, s.cmd.RequestIDOrID())
+		}
+		return errs
+	}
+	owner, err := b.reachable(first, n)
+	if err != nil {
+		return fail(err.(*factum.Error))
+	}
+	if _, err := b.put(ctx, b.batchMsg(batch, n)); err != nil {
+		return fail(b.refused(first, n, owner, err, true))
+	}
+	return errs
+}
+
+// batchMsg makes the message of batch (see HeaderBatch).
+func (b *Bus) batchMsg(batch []*outSend, n int) *natsgo.Msg {
+	first := batch[0].cmd
+	size := 2
+	for _, s := range batch {
+		size += len(s.data) + 1
+	}
+	body := make([]byte, 0, size)
+	body = append(body, '[')
+	id := fnv.New64a()
+	for i, s := range batch {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, s.data...)
+		id.Write([]byte(s.cmd.ID))
+		id.Write([]byte{0})
+	}
+	body = append(body, ']')
+	count := strconv.Itoa(len(batch))
+	h := natsgo.Header{
+		// Derived from every command's ID: a message stored again with
+		// the same commands is stored once, one with other commands is
+		// never mistaken for it.
+		jetstream.MsgIDHeader: {first.ID + "+" + count + "+" + strconv.FormatUint(id.Sum64(), 16)},
+		HeaderBatch:           {count},
+		HeaderTenant:          {first.AggregateID.TenantOrDefault()},
+		HeaderAggregateID:     {first.AggregateID.ID},
+		HeaderOrigin:          {first.Header[HeaderOrigin]},
+	}
+	for _, t := range traceHeaders {
+		if v := first.Header[t.key]; v != "" {
+			h[t.header] = []string{v}
+		}
+	}
+	return &natsgo.Msg{Subject: CommandSubject(b.cfg.SubjectPrefix, first.AggregateID.NamedAggregate, n), Header: h, Data: body}
+}

@@ -1,0 +1,105 @@
+package nats
+
+import (
+	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
+)
+
+// gather returns the run that j, a command accepted here that entered
+// its claim, starts: j and the jobs queued right behind it in its lane
+// that are commands accepted here of its aggregate under its claim and
+// enter it too, taken without waiting, up to command.DefaultMaxRun; nil
+// when none joins j (no run, nothing allocated). The first job taken that
+// does not join is put in next (hasNext set), to be run after the run;
+// closed is set when q was found closed.
+func (b *Bus) gather(q chan job, j *job, next *job, hasNext, closed *bool) []job {
+	var run []job
+	for len(run) < command.DefaultMaxRun && !b.aborted.Load() {
+		var nj job
+		select {
+		case got, ok := <-q:
+			if !ok {
+				*closed = true
+				return run
+			}
+			nj = got
+		default:
+			return run
+		}
+		if !nj.local() || nj.token != j.token || !sameOutKey(nj.cmd, j.cmd) || !b.enter(&nj) {
+			*next, *hasNext = nj, true
+			return run
+		}
+		if run == nil {
+			run = append(make([]job, 0, 8), *j)
+		}
+		run = append(run, nj)
+	}
+	return run
+}
+
+// runLocal processes run, two or more commands accepted here of one
+// aggregate that entered their claim (see gather), under one claim, as one
+// run of the executor (ProcessRun), and decides once every command's
+// outcome is known. The claim held throughout: each is signalled, in
+// order. Cut off: the commands after the last one that succeeded are
+// handed over to the stream, in order, as a single command cut off is
+// (see run); the ones up to it are signalled as a single command cut off
+// and not handed over is (see fenced): a later command of the run was
+// appended, and the next owner would store one handed over behind it.
+func (b *Bus) runLocal(run []job) {
+	cmds := make([]*factum.Command, len(run))
+	for i := range run {
+		cmds[i] = run[i].cmd
+	}
+	sigs := make([]factum.Signal, len(run))
+	j := &run[0]
+	ctx, w, ok := b.parts.Begin(b.procCtx, j.n, j.token)
+	for !ok && b.awaitClaim(b.runCtx, j.n, j.token) {
+		ctx, w, ok = b.parts.Begin(b.procCtx, j.n, j.token)
+	}
+	held := false
+	if ok {
+		skip := func(c *factum.Command) (factum.Signal, bool) {
+			switch {
+			case b.aborted.Load():
+				b.dropped.Add(1)
+				return notProcessed(c, "shut down before the command was processed; it was not appended"), true
+			case ctx.Err() != nil:
+				return notProcessed(c, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), true
+			}
+			return factum.Signal{}, false
+		}
+		b.runs.ProcessRun(ctx, cmds, skip, func(i int, s factum.Signal) { sigs[i] = s })
+		held = ctx.Err() == nil
+		w.End()
+	} else {
+		for i, c := range cmds {
+			sigs[i] = notProcessed(c, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended")
+		}
+	}
+	last := -1
+	if !held {
+		for i := range sigs {
+			if sigs[i].Succeeded() {
+				last = i
+			}
+		}
+	}
+	for i := range run {
+		m := &run[i]
+		b.leave(m)
+		switch {
+		case held:
+			b.emit(m.cmd, sigs[i])
+		case i > last && b.handOver(m):
+		default:
+			b.fenced(m, sigs[i])
+		}
+	}
+	for i := range run {
+		b.settled(&run[i])
+		b.finished.Add(1)
+		b.busy.Add(-1)
+	}
+}

@@ -1,0 +1,112 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// Commands accepted here (LocalFirst) queued behind one another of their
+// aggregate run as one run; when the claim is cut mid-run, the members
+// after the last one that succeeded are handed over, in order, and the
+// ones before it stand (here r1, failed on a): a later member was
+// appended, so handing an earlier one over would store it behind that
+// one. Each aggregate so stores pre, r0, r2, r3, r4, in order: the run of
+// the partition a gave up ends at b, the other's at a.
+func TestLocalRunCutMidwayHandsOverOnlyAfterTheLastSuccess(t *testing.T) {
+	const partitions = 2
+	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
+	pre := make(chan struct{})
+	openPre := sync.OnceFunc(func() { close(pre) })
+	t.Cleanup(openPre)
+	f.probe.hold = func(instance string, cmd *factum.Command) {
+		if cmd.RequestID == cmd.AggregateID.ID+"-pre" {
+			<-pre
+		}
+	}
+	f.probe.block = func(_ context.Context, instance string, cmd *factum.Command) error {
+		if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-r1" {
+			return factum.IllegalArgument("r1 is refused at a")
+		}
+		return nil
+	}
+	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r3" }, true)
+	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
+	bus := a.Bus().(*Bus)
+	if bus.runs == nil {
+		t.Fatal("the executor takes no runs: the test would check nothing")
+	}
+	ids := idsApart(t, bus, partitions)
+	want := map[string][]string{}
+	for _, id := range ids {
+		for _, r := range []string{"pre", "r0", "r1", "r2", "r3", "r4"} {
+			if _, err := a.Gateway().Send(context.Background(), tallyCommand(id, id+"-"+r)); err != nil {
+				t.Fatal(err)
+			}
+			if r != "r1" {
+				want[id] = append(want[id], id+"-"+r)
+			}
+		}
+	}
+	waitFor(t, 10*time.Second, "pre in process and the rest queued", func() bool { return bus.busy.Load() == 2*6 })
+	openPre()
+	waitFor(t, 30*time.Second, "each run's r3 to be held", func() bool {
+		for _, id := range ids {
+			if f.probe.times(id+"-r3", "a") != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	f.start("b")
+	given := -1
+	waitFor(t, 30*time.Second, "a to give a partition up", func() bool {
+		for n := range partitions {
+			if bus.claimOf(n) == 0 {
+				given = n
+				return true
+			}
+		}
+		return false
+	})
+	free()
+	waitFor(t, 60*time.Second, "every instance to be idle and the stream empty", func() bool {
+		f.mu.Lock()
+		buses := make([]*Bus, 0, len(f.engines))
+		for _, e := range f.engines {
+			buses = append(buses, e.Bus().(*Bus))
+		}
+		f.mu.Unlock()
+		for _, b := range buses {
+			if !b.Idle() {
+				return false
+			}
+		}
+		return stored(t, f) == 0
+	})
+	for n, id := range ids {
+		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(want[id]) {
+			t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, want[id])
+		}
+	}
+	f.probe.mu.Lock()
+	defer f.probe.mu.Unlock()
+	if f.probe.overlaps == 0 {
+		t.Error("no command started while another of its aggregate was under way: no run formed")
+	}
+	for _, id := range ids {
+		if by := f.probe.by[id+"-r1"]; len(by) != 1 || by["a"] != 1 {
+			t.Errorf("%s processed %v, want once, at a (its failure stands)", id+"-r1", by)
+		}
+	}
+	moved := ids[given] + "-r4"
+	// Its chain may have started at a before the cut (a run's commands
+	// start one after another's start), but it was appended at b.
+	if by := f.probe.by[moved]; by["b"] != 1 {
+		t.Errorf("%s, after the cut at a, processed %v, want once by b", moved, by)
+	}
+}
