@@ -20,6 +20,13 @@ import (
 // Position.Tx is the event store's transaction ID (see EventStore), kept
 // as a bigint.
 //
+// It is also the event.LeaseStore of those groups (Acquire, Renew,
+// Release, SaveFencedCheckpoint), their leases in the table
+// factum_<context>_leases: each call is one statement that judges expiry
+// by clock_timestamp() once it holds the lease's row, and a fenced save
+// share-locks that row while the lease is in force and saves the position
+// only then, so that a takeover waits for the save to commit.
+//
 // A CheckpointStore is safe for concurrent use.
 type CheckpointStore struct {
 	checkpointStore // the shared implementation

@@ -27,6 +27,13 @@ import (
 // never written; once it has started, the call waits for the outcome, so
 // an error always means "not written".
 //
+// It is also the event.LeaseStore of those groups (Acquire, Renew,
+// Release, SaveFencedCheckpoint), their leases in the table
+// factum_<context>_leases: each call is a write transaction of its own,
+// which judges expiry by the store's clock read once it holds SQLite's
+// write lock, and a fenced save checks the lease and saves the position in
+// that one transaction.
+//
 // A CheckpointStore is safe for concurrent use.
 type CheckpointStore struct {
 	checkpointStore // the shared implementation

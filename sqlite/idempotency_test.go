@@ -113,3 +113,24 @@ func TestIdempotencyPurge(t *testing.T) {
 		t.Fatalf("Begin of a purged key = %+v, %v, %v; want an attempt above %d", rec, created, err, n)
 	}
 }
+
+// TestIdempotencyPrefixKeepsItsCase: SQLite's table names ignore case, so
+// a prefix with upper-case letters is a plain identifier part here (unlike
+// PostgreSQL, which folds unquoted names), and its store keeps its keys.
+func TestIdempotencyPrefixKeepsItsCase(t *testing.T) {
+	db := openIdempotencyDB(t, sqlite.Options{})
+	ctx := context.Background()
+	for _, prefix := range []string{"Upper_", "mixedCase_"} {
+		s, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{Prefix: prefix})
+		if err != nil {
+			t.Fatalf("prefix %q: %v, want a store", prefix, err)
+		}
+		k := idempotency.Key{Tenant: "t", Operation: "op", Value: prefix}
+		if _, created, err := s.Begin(ctx, k, "fp"); err != nil || !created {
+			t.Fatalf("prefix %q: Begin = %v, %v; want a new claim", prefix, created, err)
+		}
+		if rec, found, err := s.Get(ctx, k); err != nil || !found || rec.Fingerprint != "fp" {
+			t.Fatalf("prefix %q: Get = %+v, %v, %v", prefix, rec, found, err)
+		}
+	}
+}
