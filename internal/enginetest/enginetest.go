@@ -222,8 +222,8 @@ func Start(t testing.TB, cfg engine.Config, types ...aggregate.Type) *engine.Eng
 }
 
 // Run starts eng and shuts it down at t's clean-up; it fails t if eng
-// does not start, or does not shut down within 30 s (ErrStopped aside: a
-// test may shut it down itself).
+// does not start, or if its shutdown, given 30 s, returns an error
+// (ErrStopped aside: a test may shut it down itself).
 func Run(t testing.TB, eng *engine.Engine) {
 	t.Helper()
 	if err := eng.Start(context.Background()); err != nil {

@@ -26,14 +26,16 @@ func UniqueName(t testing.TB, prefix string) string {
 // type, in the bounded context "kit", named after the case, so that cases
 // sharing a store never see each other's aggregates.
 type Fixture struct {
-	T     *testing.T
+	// Named is the case's aggregate type: context "kit", a name no other
+	// case uses.
 	Named factum.NamedAggregate
 }
 
 // NewFixture returns the fixture of t's case, whose aggregate type is
 // prefix followed by a UniqueName.
 func NewFixture(t *testing.T, prefix string) Fixture {
-	return Fixture{T: t, Named: factum.NamedAggregate{Context: "kit", Aggregate: UniqueName(t, prefix)}}
+	t.Helper()
+	return Fixture{Named: factum.NamedAggregate{Context: "kit", Aggregate: UniqueName(t, prefix)}}
 }
 
 // ID returns the aggregate of the case's type called id.

@@ -1,5 +1,7 @@
-// Package pgxexec adapts pgx to sqlstore.Executor. It is a package of its
-// own so that only the PostgreSQL backend links pgx.
+// Package pgxexec adapts pgx to the SQL core: a pool or transaction as
+// sqlstore.Executor, and projections' transactions, reads and pipelined
+// statement batches over pgx. It is a package of its own so that only the
+// PostgreSQL backend links pgx.
 package pgxexec
 
 import (
