@@ -1,0 +1,96 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/factum-go/factum"
+)
+
+// A delivered batch whose claim is cut after a member failed and a later
+// member was appended must not have the failed member appended behind
+// that later one: the stream held it first, and the next owner, deciding
+// it again on a state that holds the later member's events, would store
+// the aggregate's commands out of their order (the rule runLocal keeps
+// for a local run: nothing before the last success is handed over). Here
+// r1 fails at a, r2 is appended at a, r3 is cut: no aggregate may store
+// r1 after r2.
+func TestBatchCutAfterAFailureKeepsTheOrder(t *testing.T) {
+	for _, local := range []LocalMode{LocalFirst, LocalNever} {
+		t.Run(fmt.Sprint("local=", local), func(t *testing.T) { testBatchCutAfterAFailure(t, local) })
+	}
+}
+
+func testBatchCutAfterAFailure(t *testing.T, local LocalMode) {
+	const partitions = 2
+	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), local)
+	f.probe.block = func(_ context.Context, instance string, cmd *factum.Command) error {
+		if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-r1" {
+			return factum.IllegalArgument("r1 is refused at a")
+		}
+		return nil
+	}
+	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r3" }, true)
+	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
+	bus := a.Bus().(*Bus)
+	ids := idsApart(t, bus, partitions)
+	for n := range partitions {
+		var reqs []string
+		for i := range 5 {
+			reqs = append(reqs, fmt.Sprintf("%s-r%d", ids[n], i))
+		}
+		sendBatchMsg(t, bus, ids[n], reqs...)
+	}
+	waitFor(t, 30*time.Second, "each batch's r3 to be held", func() bool {
+		for _, id := range ids {
+			if f.probe.times(id+"-r3", "a") != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	f.start("b")
+	given := -1
+	waitFor(t, 30*time.Second, "a to give a partition up", func() bool {
+		for n := range partitions {
+			if bus.claimOf(n) == 0 {
+				given = n
+				return true
+			}
+		}
+		return false
+	})
+	free()
+	waitFor(t, 60*time.Second, "every instance to be idle and the stream empty", func() bool {
+		f.mu.Lock()
+		buses := make([]*Bus, 0, len(f.engines))
+		for _, e := range f.engines {
+			buses = append(buses, e.Bus().(*Bus))
+		}
+		f.mu.Unlock()
+		for _, b := range buses {
+			if !b.Idle() {
+				return false
+			}
+		}
+		return stored(t, f) == 0
+	})
+	for n, id := range ids {
+		got := f.requestsOf(t, id)
+		at := map[string]int{}
+		for i, req := range got {
+			at[req] = i
+		}
+		r1, ok1 := at[id+"-r1"]
+		r2, ok2 := at[id+"-r2"]
+		if !ok2 {
+			t.Errorf("aggregate %s (given up: %v): stored %v, r2 missing", id, n == given, got)
+			continue
+		}
+		if ok1 && r1 > r2 {
+			t.Errorf("aggregate %s (given up: %v): stored %v: r1, failed at a and before r2 in the batch, appended after r2", id, n == given, got)
+		}
+	}
+}
