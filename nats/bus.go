@@ -284,8 +284,9 @@ func (b *Bus) Start(ctx context.Context) {
 // together: while a publish of the aggregate's commands is in flight,
 // the next ones wait and then go as one batch message (HeaderBatch), and
 // each Send returns the batch's outcome; one whose ctx ends while it
-// waits is not sent and fails with TooManyRequests wrapping ctx's error. It fails with an UnavailableError (code
-// TooManyRequests, retryable) while NATS is unreachable or when the
+// waits is not sent and fails with TooManyRequests wrapping ctx's
+// error. It fails with an UnavailableError (code TooManyRequests,
+// retryable) while NATS is unreachable or when the
 // partition's owner is, with TooManyRequests when the partition's subject
 // or the local lane is full, and with TooManyRequests wrapping
 // factum.ErrClosed once Shutdown began. The bus owns cmd afterwards: it
@@ -343,8 +344,13 @@ func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error 
 		case token != 0:
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
+		// Crossing, counted by forward until stored (see crossed).
+		seq, err := b.sendCoalesced(ctx, cmd, n)
+		b.crossed(n, seq)
+		return err
 	}
-	return b.sendCoalesced(ctx, cmd, n)
+	_, err := b.sendCoalesced(ctx, cmd, n)
+	return err
 }
 
 // setOrigin sets HeaderOrigin in cmd's header to this instance. A command

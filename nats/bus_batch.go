@@ -75,6 +75,7 @@ type outSend struct {
 // command's outcome.
 type outAnswer struct {
 	lead bool
+	seq  uint64 // the stream sequence the command's message was stored at
 	err  error
 }
 
@@ -88,14 +89,15 @@ type outAnswer struct {
 // send returns its command's outcome: the batch's, with its own
 // identities. A send whose ctx ends while it waits is taken out and not
 // sent; once its batch is on its way it waits for JetStream's answer, up
-// to PublishTimeout, as a send of one command does.
-func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) error {
+// to PublishTimeout, as a send of one command does. It returns the stream
+// sequence cmd's message was stored at (0 when it was not).
+func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) (uint64, error) {
 	if b.cfg.MaxBatch == 1 {
-		return b.publish(ctx, cmd, n)
+		return b.publishSeq(ctx, cmd, n, false)
 	}
 	data, err := marshalCommand(cmd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	key := outKeyOf(cmd)
 	o := &b.out
@@ -109,11 +111,11 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) err
 		o.m[key] = box
 		o.mu.Unlock()
 		b.coalescing(1)
-		_, err := b.publishData(ctx, cmd, data, n)
+		seq, err := b.publishData(ctx, cmd, data, n)
 		o.mu.Lock()
 		b.handOn(key, box)
 		o.mu.Unlock()
-		return err
+		return seq, err
 	}
 	me := &outSend{ctx: ctx, cmd: cmd, data: data, ch: make(chan outAnswer, 1)}
 	box.waiting = append(box.waiting, me)
@@ -123,7 +125,7 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) err
 		if a.lead {
 			return b.lead(key, box, me, n)
 		}
-		return a.err
+		return a.seq, a.err
 	case <-ctx.Done():
 	}
 	o.mu.Lock()
@@ -131,16 +133,17 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) err
 	case outQueued:
 		box.remove(me)
 		o.mu.Unlock()
-		return gaveUp(cmd, ctx.Err())
+		return 0, gaveUp(cmd, ctx.Err())
 	case outLeading:
 		// Told to lead as its ctx ended: the next one leads instead.
 		box.remove(me)
 		b.handOn(key, box)
 		o.mu.Unlock()
-		return gaveUp(cmd, ctx.Err())
+		return 0, gaveUp(cmd, ctx.Err())
 	}
 	o.mu.Unlock()
-	return (<-me.ch).err // on its way: the answer comes
+	a := <-me.ch // on its way: the answer comes
+	return a.seq, a.err
 }
 
 // coalescing calls the test seam of the same name.
@@ -175,8 +178,9 @@ func (b *Bus) handOn(key outKey, box *outbox) {
 // lead publishes the sends waiting in key's outbox, me (the first) and
 // those behind it, up to MaxBatch and maxBatchBytes, as one message, tells
 // each its outcome and hands the outbox on. A waiting send whose ctx
-// ended is taken out and told it gave up.
-func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) error {
+// ended is taken out and told it gave up. It returns the stream sequence
+// the message was stored at (0 when it was not) and me's outcome.
+func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) (uint64, error) {
 	limit := min(maxBatchBytes, b.nc.MaxPayload()-4096)
 	o := &b.out
 	o.mu.Lock()
@@ -186,7 +190,7 @@ func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) error {
 		box.remove(me)
 		b.handOn(key, box)
 		o.mu.Unlock()
-		return gaveUp(me.cmd, err)
+		return 0, gaveUp(me.cmd, err)
 	}
 	var batch []*outSend
 	size := 2
@@ -209,19 +213,21 @@ func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) error {
 	o.mu.Unlock()
 	b.coalescing(len(batch))
 	var errs []error
+	var seq uint64
 	if len(batch) == 1 {
-		_, err := b.publishData(me.ctx, me.cmd, me.data, n)
+		var err error
+		seq, err = b.publishData(me.ctx, me.cmd, me.data, n)
 		errs = []error{err}
 	} else {
-		errs = b.publishBatch(me.ctx, batch, n)
+		seq, errs = b.publishBatch(me.ctx, batch, n)
 	}
 	o.mu.Lock()
 	b.handOn(key, box)
 	o.mu.Unlock()
 	for j, s := range batch[1:] {
-		s.ch <- outAnswer{err: errs[j+1]}
+		s.ch <- outAnswer{seq: seq, err: errs[j+1]}
 	}
-	return errs[0]
+	return seq, errs[0]
 }
 
 // publishData is publishSeq for a command whose JSON is data.
@@ -247,26 +253,28 @@ func (b *Bus) reachable(cmd *factum.Command, n int) (string, error) {
 }
 
 // publishBatch publishes the commands of batch, two or more of one
-// aggregate, as one batch message, and returns each command's outcome, in
-// batch's order: all stored, or the same failure, each with its command's
+// aggregate, as one batch message, and returns the stream sequence it was
+// stored at (0 when it was not) and each command's outcome, in batch's
+// order: all stored, or the same failure, each with its command's
 // identities.
-func (b *Bus) publishBatch(ctx context.Context, batch []*outSend, n int) []error {
+func (b *Bus) publishBatch(ctx context.Context, batch []*outSend, n int) (uint64, []error) {
 	errs := make([]error, len(batch))
 	first := batch[0].cmd
-	fail := func(err *factum.Error) []error {
+	fail := func(err *factum.Error) (uint64, []error) {
 		for i, s := range batch {
 			errs[i] = err.With(s.cmd.AggregateID, 0, s.cmd.ID, s.cmd.RequestIDOrID())
 		}
-		return errs
+		return 0, errs
 	}
 	owner, err := b.reachable(first, n)
 	if err != nil {
 		return fail(err.(*factum.Error))
 	}
-	if _, err := b.put(ctx, b.batchMsg(batch, n)); err != nil {
+	seq, err := b.put(ctx, b.batchMsg(batch, n))
+	if err != nil {
 		return fail(b.refused(first, n, owner, err, true))
 	}
-	return errs
+	return seq, errs
 }
 
 // batchMsg makes the message of batch (see HeaderBatch).
@@ -292,8 +300,9 @@ func (b *Bus) batchMsg(batch []*outSend, n int) *natsgo.Msg {
 	h := natsgo.Header{
 		// Derived from every command's ID: a message stored again with
 		// the same commands is stored once, one with other commands is
-		// never mistaken for it.
-		jetstream.MsgIDHeader: {first.ID + "+" + count + "+" + strconv.FormatUint(id.Sum64(), 16)},
+		// never mistaken for it, and, IDs never holding '/', neither is
+		// a command stored alone (see handedID for the others).
+		jetstream.MsgIDHeader: {first.ID + "/" + count + "/" + strconv.FormatUint(id.Sum64(), 16)},
 		HeaderBatch:           {count},
 		HeaderTenant:          {first.AggregateID.TenantOrDefault()},
 		HeaderAggregateID:     {first.AggregateID.ID},

@@ -52,3 +52,32 @@ func TestBatchMessageIDIsNoCommandID(t *testing.T) {
 		t.Errorf("stored %v, want %v: Send returned nil for r1 and r2", got, want)
 	}
 }
+
+// fakeMsg is a delivered message that is never looked at.
+type fakeMsg struct{ jetstream.Msg }
+
+// A command handed over gets a message ID no command ID equals, nor a
+// batch's: IDs may hold '@' and digits, so "ID@seq" could be a command's
+// ID, stored first within the de-duplication window, and JetStream would
+// drop the hand-over as its duplicate.
+func TestHandedMessageIDIsNoCommandID(t *testing.T) {
+	one := tallyCommand("t-1", "r0")
+	two := tallyCommand("t-1", "r1")
+	for _, c := range []struct {
+		j *job
+		k int
+	}{
+		{&job{cmd: &one, msg: fakeMsg{}, seq: 5}, 0},
+		{&job{cmd: &one, more: []*factum.Command{&two}, msg: fakeMsg{}, seq: 5}, 0},
+		{&job{cmd: &one, more: []*factum.Command{&two}, msg: fakeMsg{}, seq: 5}, 1},
+	} {
+		id := handedID(c.j, c.k)
+		if err := factum.ValidateID("command id", id); err == nil {
+			t.Errorf("handed ID %q (k %d) is a valid command ID", id, c.k)
+		}
+	}
+	batch := &job{cmd: &one, more: []*factum.Command{&two}, msg: fakeMsg{}, seq: 5}
+	if a, b := handedID(batch, 0), handedID(batch, 1); a == b {
+		t.Errorf("a batch and its rest are handed under one ID %q", a)
+	}
+}

@@ -46,11 +46,13 @@ func (j *job) commands() []*factum.Command {
 }
 
 // processBatch is process for a delivered batch: its commands run in
-// their order under one claim, as one run when the executor takes runs
-// (command.RunExecutor), else one after another. Once the claim's context
-// ended, the commands not yet started are not processed (their signals say
-// so). It returns every command's signal, in order, and whether the claim
-// held throughout.
+// their order under one claim, as runs of up to BusConfig.MaxRun commands
+// when the executor takes runs (command.RunExecutor), else one after
+// another. Once the claim's context ended, or the shutdown was cut short,
+// the commands not yet started are not processed (their signals say so).
+// It returns every command's signal, in order, and whether the claim held
+// throughout (false too when the shutdown cut it short: the message
+// stays on the stream).
 func (b *Bus) processBatch(j *job) ([]factum.Signal, bool) {
 	cmds := j.commands()
 	sigs := make([]factum.Signal, len(cmds))
@@ -64,58 +66,87 @@ func (b *Bus) processBatch(j *job) ([]factum.Signal, bool) {
 		}
 		return sigs, false
 	}
+	aborted := false
 	skip := func(c *factum.Command) (factum.Signal, bool) {
-		if ctx.Err() == nil {
-			return factum.Signal{}, false
+		switch {
+		case b.aborted.Load():
+			// Shut down past the deadline: the message stays on the
+			// stream (not held, whatever ctx says yet).
+			aborted = true
+			b.dropped.Add(1)
+			return notProcessed(c, "shut down before the command was processed; it was not appended"), true
+		case ctx.Err() != nil:
+			return notProcessed(c, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), true
 		}
-		return notProcessed(c, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), true
+		return factum.Signal{}, false
 	}
-	if b.runs != nil {
-		b.runs.ProcessRun(ctx, cmds, skip, func(i int, s factum.Signal) { sigs[i] = s })
-	} else {
-		for i, c := range cmds {
-			if s, skipped := skip(c); skipped {
-				sigs[i] = s
-				continue
-			}
-			sigs[i] = b.proc.Process(ctx, c)
+	for i := 0; i < len(cmds); {
+		if k := min(len(cmds)-i, b.cfg.MaxRun); b.runs != nil && k > 1 {
+			b.runs.ProcessRun(ctx, cmds[i:i+k], skip, func(m int, s factum.Signal) { sigs[i+m] = s })
+			i += k
+			continue
 		}
+		if s, skipped := skip(cmds[i]); skipped {
+			sigs[i] = s
+		} else {
+			sigs[i] = b.proc.Process(ctx, cmds[i])
+		}
+		i++
 	}
-	held := ctx.Err() == nil
+	held := ctx.Err() == nil && !aborted
 	w.End()
 	return sigs, held
 }
 
 // runBatch is run's processing of a delivered batch that entered its
-// claim, decided for the whole message as for one delivered command: the
-// claim held throughout, the message is acknowledged once and every
-// command's signal emitted, in order; cut off, nothing is emitted and the
-// message stays on the stream for the partition's next owner, or, when
-// movesDelivered says so and a command of it did not succeed, is handed
-// over whole (see handOver): the next owner finds the commands appended
-// here by their request IDs and processes the others, in order.
+// claim. The claim held throughout: the message is acknowledged once and
+// every command's signal emitted, in order. Cut off, with LocalFirst (see
+// movesDelivered), it keeps runLocal's rule: the commands up to the last
+// one that succeeded have their outcomes (one after them was appended,
+// so the ones that failed before it failed for good, and deciding them
+// again would append them behind it); the commands after it are handed
+// over (see handOverFrom), and once they are stored, the message is
+// acknowledged and the others' signals emitted, in order, as a held run
+// would. When none succeeded, the batch is handed over whole: the next
+// owner finds the commands appended here by their request IDs and
+// processes the others, in order. When the hand-over fails, or with the
+// other modes, nothing is emitted and the message stays on the stream
+// for the partition's next owner, which processes it whole.
 func (b *Bus) runBatch(j *job) {
 	sigs, held := b.processBatch(j)
-	if !held {
-		j.msg = b.latest(j)
+	if held {
+		_ = b.latest(j).Ack()
 		b.leave(j)
-		if b.movesDelivered(j) && !allSucceeded(sigs) {
-			b.handOver(j)
-		}
+		b.emitBatch(j, sigs, len(sigs))
 		return
 	}
-	_ = b.latest(j).Ack()
+	j.msg = b.latest(j)
 	b.leave(j)
-	for i, c := range j.commands() {
-		b.emit(c, sigs[i])
+	if !b.movesDelivered(j) {
+		return
+	}
+	last := -1
+	for i := range sigs {
+		if sigs[i].Succeeded() {
+			last = i
+		}
+	}
+	switch {
+	case last < 0:
+		b.handOver(j)
+	case last == len(sigs)-1:
+		// Every command has its outcome: nothing to hand over.
+		_ = j.msg.Ack()
+		b.forget(j)
+		b.emitBatch(j, sigs, len(sigs))
+	case b.handOverFrom(j, last+1):
+		b.emitBatch(j, sigs, last+1)
 	}
 }
 
-func allSucceeded(sigs []factum.Signal) bool {
-	for _, s := range sigs {
-		if !s.Succeeded() {
-			return false
-		}
+// emitBatch emits the signals of j's first k commands, in order.
+func (b *Bus) emitBatch(j *job, sigs []factum.Signal, k int) {
+	for i, c := range j.commands()[:k] {
+		b.emit(c, sigs[i])
 	}
-	return true
 }

@@ -173,7 +173,7 @@ func (s *sender) messages(t *testing.T) []storedMsg {
 			for _, c := range cmds {
 				sm.requests = append(sm.requests, c.RequestID)
 			}
-			if !strings.HasPrefix(sm.msgID, cmds[0].ID+"+"+sm.batch+"+") {
+			if !strings.HasPrefix(sm.msgID, cmds[0].ID+"/"+sm.batch+"/") {
 				t.Errorf("batch message %d: message ID %q, want its first command's ID and count first", seq, sm.msgID)
 			}
 		}

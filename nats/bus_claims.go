@@ -40,6 +40,15 @@ type partState struct {
 	catchingUp  bool
 	fwdInflight int
 	fwdSeq      uint64
+	// crossing counts the sends of the partition's commands accepted here
+	// that found no claim here (see forward) and are not yet stored (or
+	// failed): one may wait in its aggregate's outbox (see sendCoalesced)
+	// while this instance takes the partition and be stored after its
+	// claim's consumer looked at the stream. A claim catches up only once
+	// none is left, and the stream sequences they stored at count in
+	// fwdSeq, so that such a command is delivered before a later one of
+	// its sender is admitted here.
+	crossing int
 	// queued counts the commands of the partition accepted here and stored
 	// nowhere (LocalFirst) that a lane holds or is settling: while any is,
 	// a new one follows them through the lanes, so that the ones handed
@@ -210,12 +219,13 @@ func (b *Bus) unhold(n int) {
 // caughtUp ends the catching up of partition n under token once nothing
 // is pending on its consumer beyond what was delivered (pending is the
 // consumer's count of undelivered commands) and every command published
-// while catching up was delivered.
+// while catching up, or crossing (see partState.crossing), was stored and
+// delivered.
 func (b *Bus) caughtUp(n int, token uint64, pending uint64) {
 	st := &b.state[n]
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.token == token && pending == 0 && st.fwdInflight == 0 && st.delivered >= st.fwdSeq {
+	if st.token == token && pending == 0 && st.fwdInflight == 0 && st.crossing == 0 && st.delivered >= st.fwdSeq {
 		st.catchingUp = false
 		st.mirror()
 	}
@@ -226,11 +236,16 @@ func (b *Bus) caughtUp(n int, token uint64, pending uint64) {
 // partition under (0 for none) and whether it published the command
 // (false: queue it here under that claim, or publish it when there is
 // none). The claim and its catching up are read together, under the lock:
-// the senders' mirror only steers them here.
+// the senders' mirror only steers them here. With no claim (token 0) the
+// send crosses to the partition's owner: it is counted in
+// partState.crossing, and the caller reports its end to crossed.
 func (b *Bus) forward(ctx context.Context, cmd *factum.Command, n int) (token uint64, fwd bool, err error) {
 	st := &b.state[n]
 	st.mu.Lock()
 	token = st.token
+	if token == 0 {
+		st.crossing++
+	}
 	if token == 0 || !st.catchingUp {
 		st.mu.Unlock()
 		return token, false, nil
@@ -243,6 +258,17 @@ func (b *Bus) forward(ctx context.Context, cmd *factum.Command, n int) (token ui
 	st.fwdSeq = max(st.fwdSeq, seq)
 	st.mu.Unlock()
 	return token, true, err
+}
+
+// crossed ends a crossing send of partition n counted by forward: seq is
+// the stream sequence its command was stored at, 0 when it was not. A
+// claim catching up waits for its delivery (see caughtUp).
+func (b *Bus) crossed(n int, seq uint64) {
+	st := &b.state[n]
+	st.mu.Lock()
+	st.crossing--
+	st.fwdSeq = max(st.fwdSeq, seq)
+	st.mu.Unlock()
 }
 
 // ownsNow reports whether this instance acts on partition n now, with

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -70,6 +71,12 @@ type BusConfig struct {
 	// DefaultMaxBatch if 0, and 1 sends every command as a message of its
 	// own. A batch also stays well under NATS's maximum payload.
 	MaxBatch int
+	// MaxRun bounds the commands this instance processes as one run of
+	// the executor (command.RunExecutor), whose appends the event store
+	// groups: a delivered batch's commands, or commands accepted here of
+	// one aggregate queued behind one another; command.DefaultMaxRun if
+	// 0, and 1 processes every command on its own.
+	MaxRun int
 	// Logger receives what the bus cannot return (a consumer that fails
 	// and is made again, an undecodable message); slog.Default() if nil.
 	Logger *slog.Logger
@@ -89,7 +96,7 @@ func (c *BusConfig) defaults() error {
 		return factum.IllegalArgument(fmt.Sprintf("nats: stream %q or subject prefix %q holds a character NATS reserves", c.Stream, c.SubjectPrefix))
 	}
 	if c.Replicas < 0 || c.Duplicates < 0 || c.MaxPending < 0 || c.MaxAckPending < 0 || c.AckWait < 0 ||
-		c.PublishTimeout < 0 || c.RetryAfter < 0 || c.Lanes < 0 || c.QueueSize < 0 || c.MaxBatch < 0 {
+		c.PublishTimeout < 0 || c.RetryAfter < 0 || c.Lanes < 0 || c.QueueSize < 0 || c.MaxBatch < 0 || c.MaxRun < 0 {
 		return factum.IllegalArgument("nats: negative bus setting")
 	}
 	if c.Local != LocalFirst && c.Local != LocalNever && c.Local != LocalDurable {
@@ -122,6 +129,9 @@ func (c *BusConfig) defaults() error {
 	}
 	if c.MaxBatch == 0 {
 		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.MaxRun == 0 {
+		c.MaxRun = command.DefaultMaxRun
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -18,8 +18,9 @@ var ErrUnavailable = errors.New("nats: command bus unavailable")
 // the same command ID, and the partition's owner processes a command
 // stored twice once, finding it by its request ID in the event store, as
 // it does a command delivered again: the way of one that traveled in a
-// batch), so sending it again is safe; the error carries the code TooManyRequests
-// (retryable) and HTTP answers it with 503 and Retry-After.
+// batch), so sending it again is safe; the error carries the code
+// TooManyRequests (retryable) and HTTP answers it with 503 and
+// Retry-After.
 type UnavailableError struct {
 	// Partition is the command's partition.
 	Partition int

@@ -29,24 +29,38 @@ func (b *Bus) handedFilter(n int) string {
 	return b.cfg.SubjectPrefix + "." + b.parts.cfg.Context + ".*." + strconv.Itoa(n) + "." + handedSuffix
 }
 
-// publishHanded stores j's command, or j's batch, on its handed subject
-// under the message ID id and returns its stream sequence. The
-// partition's owner is not looked at: the stream keeps the command for
-// whoever owns the partition next. A batch is stored with the body and
-// the headers it was delivered with, under its new ID.
-func (b *Bus) publishHanded(ctx context.Context, j *job, id string) (uint64, error) {
-	cmd, n := j.cmd, j.n
+// publishHanded stores j's commands from the k-th on (see
+// job.commands) on their handed subject under the message ID id and
+// returns its stream sequence. The partition's owner is not looked at:
+// the stream keeps the commands for whoever owns the partition next. A
+// whole batch (k 0) is stored with the body and the headers it was
+// delivered with, under its new ID; the rest of a batch, as a batch
+// message of its own, or of one command when one is left.
+func (b *Bus) publishHanded(ctx context.Context, j *job, k int, id string) (uint64, error) {
+	cmds := j.commands()[k:]
+	cmd, n := cmds[0], j.n
 	if st := b.nc.Status(); st != natsgo.CONNECTED {
 		return 0, b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
 	}
 	var msg *natsgo.Msg
-	if len(j.more) > 0 {
+	switch {
+	case len(cmds) > 1 && k == 0:
 		h := natsgo.Header{}
-		for k, v := range j.msg.Headers() {
-			h[k] = v
+		for key, v := range j.msg.Headers() {
+			h[key] = v
 		}
 		msg = &natsgo.Msg{Header: h, Data: j.msg.Data()}
-	} else {
+	case len(cmds) > 1:
+		batch := make([]*outSend, len(cmds))
+		for i, c := range cmds {
+			data, err := marshalCommand(c)
+			if err != nil {
+				return 0, err
+			}
+			batch[i] = &outSend{cmd: c, data: data}
+		}
+		msg = b.batchMsg(batch, n)
+	default:
 		var err error
 		if msg, err = encodeCommand(b.cfg.SubjectPrefix, cmd, n); err != nil {
 			return 0, err
@@ -57,34 +71,53 @@ func (b *Bus) publishHanded(ctx context.Context, j *job, id string) (uint64, err
 	return b.store(ctx, cmd, n, b.parts.Instance(), msg)
 }
 
-// handOver publishes j's command, which its claim ended before it could
-// run (or cut off while it ran), to its handed subject for the
-// partition's next owner (this instance again, maybe), which processes it
-// and signals its outcome. A command accepted here and stored nowhere
-// keeps its command ID as message ID, so that one stored already is
-// stored once; a delivered one is stored again under its command ID and
-// its stream sequence (unique to the message it was delivered as, so a
-// command handed over a second time is stored again), and the message it
-// was delivered as is acknowledged once the copy is stored. The lane hands
-// its jobs over one after another, so one aggregate's commands are stored
-// in the order the lane held them, and, since a new owner delivers the
-// handed subjects first, ahead of every command of it stored later on its
-// command subject. The publish counts as a forward of the partition's
+// handedID is the message ID of j's commands from the k-th on handed
+// over (see handOver). A command accepted here and stored nowhere keeps
+// its command ID, so that one stored already is stored once. A delivered
+// message is stored again under its first handed command's ID and its
+// stream sequence, "ID/seq", or, for the rest of a batch from its k-th
+// command on, "ID/seq.k": the sequence is unique to the message it was
+// delivered as (a command handed over a second time is stored again),
+// and k to the part of it. IDs never hold '/' (see factum.ValidateID), so
+// neither is a command's ID, nor a batch message's ("first/count/hash",
+// see batchMsg: three parts, these two), nor the one the other.
+func handedID(j *job, k int) string {
+	if j.msg == nil {
+		return j.cmd.ID
+	}
+	seq := strconv.FormatUint(j.seq, 10)
+	if k == 0 {
+		return j.cmd.ID + "/" + seq
+	}
+	return j.commands()[k].ID + "/" + seq + "." + strconv.Itoa(k)
+}
+
+// handOver publishes j's command (or batch), which its claim ended before
+// it could run (or cut off while it ran), to its handed subject for the
+// partition's next owner: see handOverFrom.
+func (b *Bus) handOver(j *job) bool { return b.handOverFrom(j, 0) }
+
+// handOverFrom publishes j's commands from the k-th on (see
+// job.commands), which its claim ended before they could run (or cut off
+// while they ran), to their handed subject for the partition's next owner
+// (this instance again, maybe), which processes them and signals their
+// outcomes. They are stored under handedID's message ID, and the message
+// j was delivered as is acknowledged once the copy is stored. The lane
+// hands its jobs over one after another, so one aggregate's commands are
+// stored in the order the lane held them, and, since a new owner delivers
+// the handed subjects first, ahead of every command of it stored later on
+// its command subject. The publish counts as a forward of the partition's
 // claim, so that a claim catching up waits for its delivery (see
 // caughtUp), and a command queued here later for its processing here (see
 // enter), and its stream sequence bounds what Shutdown's drain waits for
 // on the partition (see quiet). It reports whether JetStream stored the
-// command.
-func (b *Bus) handOver(j *job) bool {
+// commands.
+func (b *Bus) handOverFrom(j *job, k int) bool {
 	st := &b.state[j.n]
 	st.mu.Lock()
 	st.fwdInflight++
 	st.mu.Unlock()
-	id := j.cmd.ID
-	if j.msg != nil {
-		id += "@" + strconv.FormatUint(j.seq, 10)
-	}
-	seq, err := b.publishHanded(b.runCtx, j, id)
+	seq, err := b.publishHanded(b.runCtx, j, k, handedID(j, k))
 	st.mu.Lock()
 	st.fwdInflight--
 	if err == nil {
@@ -97,7 +130,7 @@ func (b *Bus) handOver(j *job) bool {
 	}
 	st.mu.Unlock()
 	if err != nil {
-		b.cfg.Logger.Warn("nats: a command could not be handed over to the stream when its claim ended", "context", b.parts.cfg.Context, "partition", j.n, "command", j.cmd.ID, "err", err)
+		b.cfg.Logger.Warn("nats: a command could not be handed over to the stream when its claim ended", "context", b.parts.cfg.Context, "partition", j.n, "command", j.commands()[k].ID, "err", err)
 		return false
 	}
 	if j.msg != nil {

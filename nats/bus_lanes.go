@@ -150,7 +150,7 @@ func (b *Bus) run(q chan job) {
 		}
 		switch {
 		case b.aborted.Load():
-			b.dropped.Add(1)
+			b.dropped.Add(int64(1 + len(j.more)))
 			b.skip(&j, "shut down before the command was processed; it was not appended")
 		case !b.enter(&j):
 			if (j.local() || b.movesDelivered(&j)) && b.handOver(&j) {

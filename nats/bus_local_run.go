@@ -2,19 +2,18 @@ package nats
 
 import (
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/command"
 )
 
 // gather returns the run that j, a command accepted here that entered
 // its claim, starts: j and the jobs queued right behind it in its lane
 // that are commands accepted here of its aggregate under its claim and
-// enter it too, taken without waiting, up to command.DefaultMaxRun; nil
-// when none joins j (no run, nothing allocated). The first job taken that
+// enter it too, taken without waiting, up to BusConfig.MaxRun; nil
+// when none joins j (always with MaxRun 1) (no run, nothing allocated). The first job taken that
 // does not join is put in next (hasNext set), to be run after the run;
 // closed is set when q was found closed.
 func (b *Bus) gather(q chan job, j *job, next *job, hasNext, closed *bool) []job {
 	var run []job
-	for len(run) < command.DefaultMaxRun && !b.aborted.Load() {
+	for max(len(run), 1) < b.cfg.MaxRun && !b.aborted.Load() {
 		var nj job
 		select {
 		case got, ok := <-q:

@@ -44,8 +44,14 @@
 // durable consumer made anew per claim, in stream order, through lanes that
 // run one aggregate's commands one at a time, or as one run of the executor
 // (command.RunExecutor) when several wait together (a batch, or commands
-// accepted here queued behind one another), and acknowledges a message once
-// the executor processed its commands; a redelivery, or a command stored
+// accepted here queued behind one another; up to [BusConfig].MaxRun), and
+// acknowledges a message once the executor processed its commands. A
+// batch whose claim ends while it runs keeps its order with LocalFirst:
+// the commands up to the last one that succeeded have their outcomes, the
+// ones after it are handed over to the next owner ([HandedSubject]); with
+// LocalNever and LocalDurable it stays on the stream whole, and the next
+// owner decides again a command of it that failed here, after the later
+// commands of the batch appended here. A redelivery, or a command stored
 // twice (sent again after a lost acknowledgement of its batch), is
 // recognised by its request ID in the event store: JetStream's
 // de-duplication by Nats-Msg-Id covers a command sent alone again. A command
