@@ -209,11 +209,11 @@ func (b *syncBuffer) bytes() []byte {
 }
 
 // A batch whose owner gives its partition up while a command of it is
-// under way (its claim cut mid-batch) is handed over whole: the next
-// owner finds the commands appended before the cut by their request IDs
-// and processes the others, so each is stored once, in the batch's
+// under way (its claim cut mid-batch) is handed over from the first
+// command after the last one that succeeded (whole when none did): the
+// next owner processes the rest, so each is stored once, in the batch's
 // order. A batch of the partition kept is processed here whole.
-func TestBatchCutMidwayIsHandedOverWhole(t *testing.T) {
+func TestBatchCutMidwayHandsItsRestOver(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
 	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r2" }, true)

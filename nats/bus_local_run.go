@@ -7,10 +7,10 @@ import (
 // gather returns the run that j, a command accepted here that entered
 // its claim, starts: j and the jobs queued right behind it in its lane
 // that are commands accepted here of its aggregate under its claim and
-// enter it too, taken without waiting, up to BusConfig.MaxRun; nil
-// when none joins j (always with MaxRun 1) (no run, nothing allocated). The first job taken that
-// does not join is put in next (hasNext set), to be run after the run;
-// closed is set when q was found closed.
+// enter it too, taken without waiting, up to BusConfig.MaxRun; nil,
+// allocating nothing, when none joins j, as always with MaxRun 1. The
+// first job taken that does not join is put in next (hasNext set), to be
+// run after the run; closed is set when q was found closed.
 func (b *Bus) gather(q chan job, j *job, next *job, hasNext, closed *bool) []job {
 	var run []job
 	for max(len(run), 1) < b.cfg.MaxRun && !b.aborted.Load() {
@@ -43,9 +43,11 @@ func (b *Bus) gather(q chan job, j *job, next *job, hasNext, closed *bool) []job
 // outcome is known. The claim held throughout: each is signalled, in
 // order. Cut off: the commands after the last one that succeeded are
 // handed over to the stream, in order, as a single command cut off is
-// (see run); the ones up to it are signalled as a single command cut off
-// and not handed over is (see fenced): a later command of the run was
-// appended, and the next owner would store one handed over behind it.
+// (see run); the ones before it are signalled with their outcomes, which
+// are final (a later command of the run was decided on the state they
+// left and appended, so one handed over, or retried, would be decided
+// behind it), and the last success as a single command cut off is (see
+// fenced).
 func (b *Bus) runLocal(run []job) {
 	cmds := make([]*factum.Command, len(run))
 	for i := range run {
@@ -89,7 +91,10 @@ func (b *Bus) runLocal(run []job) {
 		m := &run[i]
 		b.leave(m)
 		switch {
-		case held:
+		case held, i < last:
+			// Before the last success, a failure is final: a later
+			// command of the aggregate was decided on the state it left
+			// and appended.
 			b.emit(m.cmd, sigs[i])
 		case i > last && b.handOver(m):
 		default:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
 )
 
 // Commands accepted here (LocalFirst) queued behind one another of their
@@ -42,8 +43,38 @@ func TestLocalRunCutMidwayHandsOverOnlyAfterTheLastSuccess(t *testing.T) {
 	}
 	ids := idsApart(t, bus, partitions)
 	want := map[string][]string{}
+	// r1's PROCESSED answer, awaited past its SENT: a refusal decided
+	// before a later command of its run was appended is final, so it is
+	// answered as refused, never as an unknown outcome to retry (a retry
+	// would be decided behind the later command).
+	var r1mu sync.Mutex
+	r1 := map[string]command.Result{}
+	var r1wg sync.WaitGroup
 	for _, id := range ids {
 		for _, r := range []string{"pre", "r0", "r1", "r2", "r3", "r4"} {
+			if r == "r1" {
+				sent := make(chan error, 1)
+				r1wg.Go(func() {
+					first := true
+					for res, err := range a.Gateway().SendAndWaitStream(context.Background(), tallyCommand(id, id+"-r1"), command.Wait(factum.StageProcessed)) {
+						if first {
+							first = false
+							sent <- err
+							if err != nil {
+								return
+							}
+							continue
+						}
+						r1mu.Lock()
+						r1[id] = res
+						r1mu.Unlock()
+					}
+				})
+				if err := <-sent; err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
 			if _, err := a.Gateway().Send(context.Background(), tallyCommand(id, id+"-"+r)); err != nil {
 				t.Fatal(err)
 			}
@@ -88,6 +119,12 @@ func TestLocalRunCutMidwayHandsOverOnlyAfterTheLastSuccess(t *testing.T) {
 		}
 		return stored(t, f) == 0
 	})
+	r1wg.Wait()
+	for _, id := range ids {
+		if res := r1[id]; res.Code != factum.CodeIllegalArgument {
+			t.Errorf("%s-r1 answered %s %q, want its refusal, IllegalArgument", id, res.Code, res.Message)
+		}
+	}
 	for n, id := range ids {
 		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(want[id]) {
 			t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, want[id])
