@@ -49,11 +49,6 @@ type partState struct {
 	// fwdSeq, so that such a command is delivered before a later one of
 	// its sender is admitted here.
 	crossing int
-	// nothingPending is the claim's consumer's last word: nothing left
-	// to deliver (see caughtUp). A crossing send or a forward that ends
-	// after it ends the catching up itself (see catchUp): no delivery
-	// follows to look again.
-	nothingPending bool
 	// queued counts the commands of the partition accepted here and stored
 	// nowhere (LocalFirst) that a lane holds or is settling: while any is,
 	// a new one follows them through the lanes, so that the ones handed
@@ -230,18 +225,7 @@ func (b *Bus) caughtUp(n int, token uint64, pending uint64) {
 	st := &b.state[n]
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.token != token {
-		return
-	}
-	st.nothingPending = pending == 0
-	st.catchUp()
-}
-
-// catchUp ends the catching up of the partition's claim once its consumer
-// said nothing is left to deliver and every command published while
-// catching up, or crossing, was stored and delivered. st.mu is held.
-func (st *partState) catchUp() {
-	if st.token != 0 && st.catchingUp && st.nothingPending && st.fwdInflight == 0 && st.crossing == 0 && st.delivered >= st.fwdSeq {
+	if st.token == token && pending == 0 && st.fwdInflight == 0 && st.crossing == 0 && st.delivered >= st.fwdSeq {
 		st.catchingUp = false
 		st.mirror()
 	}
@@ -272,7 +256,6 @@ func (b *Bus) forward(ctx context.Context, cmd *factum.Command, n int) (token ui
 	st.mu.Lock()
 	st.fwdInflight--
 	st.fwdSeq = max(st.fwdSeq, seq)
-	st.catchUp()
 	st.mu.Unlock()
 	return token, true, err
 }
@@ -285,7 +268,6 @@ func (b *Bus) crossed(n int, seq uint64) {
 	st.mu.Lock()
 	st.crossing--
 	st.fwdSeq = max(st.fwdSeq, seq)
-	st.catchUp()
 	st.mu.Unlock()
 }
 

@@ -68,7 +68,7 @@ func (b *Bus) acquire(n int, token uint64) {
 	if !again {
 		// A new consumer is made: what the stream holds goes first,
 		// from the moment the claim admits commands here.
-		st.catchingUp, st.fwdSeq, st.nothingPending = true, 0, false
+		st.catchingUp, st.fwdSeq = true, 0
 	}
 	if st.inflight == nil {
 		st.inflight = map[uint64]jetstream.Msg{}
