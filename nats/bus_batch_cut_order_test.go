@@ -46,40 +46,11 @@ func testBatchCutAfterAFailure(t *testing.T, local LocalMode) {
 		}
 		sendBatchMsg(t, bus, ids[n], reqs...)
 	}
-	waitFor(t, 30*time.Second, "each batch's r3 to be held", func() bool {
-		for _, id := range ids {
-			if f.probe.times(id+"-r3", "a") != 1 {
-				return false
-			}
-		}
-		return true
-	})
+	f.waitHeld(t, ids, "r3", "a")
 	f.start("b")
-	given := -1
-	waitFor(t, 30*time.Second, "a to give a partition up", func() bool {
-		for n := range partitions {
-			if bus.claimOf(n) == 0 {
-				given = n
-				return true
-			}
-		}
-		return false
-	})
+	given := givenUp(t, bus, partitions)
 	free()
-	waitFor(t, 60*time.Second, "every instance to be idle and the stream empty", func() bool {
-		f.mu.Lock()
-		buses := make([]*Bus, 0, len(f.engines))
-		for _, e := range f.engines {
-			buses = append(buses, e.Bus().(*Bus))
-		}
-		f.mu.Unlock()
-		for _, b := range buses {
-			if !b.Idle() {
-				return false
-			}
-		}
-		return stored(t, f) == 0
-	})
+	f.waitQuiet(t)
 	for n, id := range ids {
 		got := f.requestsOf(t, id)
 		at := map[string]int{}

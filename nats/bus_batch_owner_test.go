@@ -236,31 +236,9 @@ func TestBatchCutMidwayHandsItsRestOver(t *testing.T) {
 		return true
 	})
 	f.start("b")
-	given := -1
-	waitFor(t, 30*time.Second, "a to give a partition up", func() bool {
-		for n := range partitions {
-			if bus.claimOf(n) == 0 {
-				given = n
-				return true
-			}
-		}
-		return false
-	})
+	given := givenUp(t, bus, partitions)
 	free()
-	waitFor(t, 60*time.Second, "every instance to be idle and the stream empty", func() bool {
-		f.mu.Lock()
-		buses := make([]*Bus, 0, len(f.engines))
-		for _, e := range f.engines {
-			buses = append(buses, e.Bus().(*Bus))
-		}
-		f.mu.Unlock()
-		for _, b := range buses {
-			if !b.Idle() {
-				return false
-			}
-		}
-		return stored(t, f) == 0
-	})
+	f.waitQuiet(t)
 	f.checkStored(requests)
 	for n, id := range ids {
 		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(requests[id]) {

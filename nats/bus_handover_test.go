@@ -65,6 +65,56 @@ func request(id string) func(cmd *factum.Command) bool {
 	return func(cmd *factum.Command) bool { return cmd.RequestID == id }
 }
 
+// waitQuiet waits until every instance of the fleet is idle and the
+// command stream holds nothing.
+func (f *fleet) waitQuiet(t *testing.T) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "every instance to be idle and the stream empty", func() bool {
+		f.mu.Lock()
+		buses := make([]*Bus, 0, len(f.engines))
+		for _, e := range f.engines {
+			buses = append(buses, e.Bus().(*Bus))
+		}
+		f.mu.Unlock()
+		for _, b := range buses {
+			if !b.Idle() {
+				return false
+			}
+		}
+		return stored(t, f) == 0
+	})
+}
+
+// waitHeld waits until the command suffix of every aggregate of ids is
+// under way, once, at instance.
+func (f *fleet) waitHeld(t *testing.T, ids []string, suffix, instance string) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "each "+suffix+" to be held", func() bool {
+		for _, id := range ids {
+			if f.probe.times(id+"-"+suffix, instance) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// givenUp waits until bus gives one of its partitions up and returns it.
+func givenUp(t *testing.T, bus *Bus, partitions int) int {
+	t.Helper()
+	given := -1
+	waitFor(t, 30*time.Second, "a to give a partition up", func() bool {
+		for n := range partitions {
+			if bus.claimOf(n) == 0 {
+				given = n
+				return true
+			}
+		}
+		return false
+	})
+	return given
+}
+
 // requestsOf returns the request IDs of the aggregate's streams in the
 // fleet's store, in order.
 func (f *fleet) requestsOf(t testing.TB, id string) []string {
@@ -147,20 +197,7 @@ func TestQueuedLocalCommandsSurviveAHandOver(t *testing.T) {
 				}
 				bus.onAcquire(given, token) // taken again: a new consumer delivers what the stream holds
 			}
-			waitFor(t, 60*time.Second, "every instance to be idle and the stream empty", func() bool {
-				f.mu.Lock()
-				engines := make([]*Bus, 0, len(f.engines))
-				for _, e := range f.engines {
-					engines = append(engines, e.Bus().(*Bus))
-				}
-				f.mu.Unlock()
-				for _, b := range engines {
-					if !b.Idle() {
-						return false
-					}
-				}
-				return stored(t, f) == 0
-			})
+			f.waitQuiet(t)
 
 			for _, id := range ids {
 				streams := f.streamsOf(t, id)
