@@ -232,7 +232,7 @@ func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) (uint64, error) 
 
 // publishData is publishSeq for a command whose JSON is data.
 func (b *Bus) publishData(ctx context.Context, cmd *factum.Command, data []byte, n int) (uint64, error) {
-	owner, err := b.reachable(cmd, n)
+	owner, err := b.reachable(cmd, n, false)
 	if err != nil {
 		return 0, err
 	}
@@ -240,10 +240,14 @@ func (b *Bus) publishData(ctx context.Context, cmd *factum.Command, data []byte,
 }
 
 // reachable returns the owner of partition n, or the UnavailableError of
-// cmd when NATS or the owner is unreachable.
-func (b *Bus) reachable(cmd *factum.Command, n int) (string, error) {
+// cmd when NATS or the owner is unreachable; owned skips the look at the
+// owner (this instance, whose claim the watched view may not show yet).
+func (b *Bus) reachable(cmd *factum.Command, n int, owned bool) (string, error) {
 	if st := b.nc.Status(); st != natsgo.CONNECTED {
 		return "", b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
+	}
+	if owned {
+		return b.parts.Instance(), nil
 	}
 	owner, alive := b.parts.Owner(n)
 	if owner != "" && !alive {
@@ -266,7 +270,7 @@ func (b *Bus) publishBatch(ctx context.Context, batch []*outSend, n int) (uint64
 		}
 		return 0, errs
 	}
-	owner, err := b.reachable(first, n)
+	owner, err := b.reachable(first, n, false)
 	if err != nil {
 		return fail(err.(*factum.Error))
 	}

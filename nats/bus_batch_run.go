@@ -45,33 +45,34 @@ func (j *job) commands() []*factum.Command {
 	return append([]*factum.Command{j.cmd}, j.more...)
 }
 
-// processBatch is process for a delivered batch: its commands run in
-// their order under one claim, as runs of up to BusConfig.MaxRun commands
-// when the executor takes runs (command.RunExecutor), else one after
-// another. Once the claim's context ended, or the shutdown was cut short,
-// the commands not yet started are not processed (their signals say so).
-// It returns every command's signal, in order, and whether the claim held
-// throughout (false too when the shutdown cut it short: the message
-// stays on the stream).
+// processBatch is process for a delivered batch (see processUnder). It
+// returns every command's signal, in order, and whether the claim held
+// throughout: false too when the shutdown was cut short, so that the
+// message stays on the stream.
 func (b *Bus) processBatch(j *job) ([]factum.Signal, bool) {
-	cmds := j.commands()
-	sigs := make([]factum.Signal, len(cmds))
-	ctx, w, ok := b.parts.Begin(b.procCtx, j.n, j.token)
-	for !ok && b.awaitClaim(b.runCtx, j.n, j.token) {
-		ctx, w, ok = b.parts.Begin(b.procCtx, j.n, j.token)
-	}
+	sigs, held, aborted := b.processUnder(j.n, j.token, j.commands())
+	return sigs, held && !aborted
+}
+
+// processUnder processes cmds, commands of one aggregate, in their order
+// under partition n's claim token, as runs of up to BusConfig.MaxRun
+// commands when the executor takes runs (command.RunExecutor), else one
+// after another. Once the claim's context ended, or the shutdown was cut
+// short (aborted), the commands not yet started are not processed (their
+// signals say so). It returns every command's signal, in order, and
+// whether the claim held throughout.
+func (b *Bus) processUnder(n int, token uint64, cmds []*factum.Command) (sigs []factum.Signal, held, aborted bool) {
+	sigs = make([]factum.Signal, len(cmds))
+	ctx, w, ok := b.begin(n, token)
 	if !ok {
 		for i, c := range cmds {
 			sigs[i] = notProcessed(c, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended")
 		}
-		return sigs, false
+		return sigs, false, false
 	}
-	aborted := false
 	skip := func(c *factum.Command) (factum.Signal, bool) {
 		switch {
 		case b.aborted.Load():
-			// Shut down past the deadline: the message stays on the
-			// stream (not held, whatever ctx says yet).
 			aborted = true
 			b.dropped.Add(1)
 			return notProcessed(c, "shut down before the command was processed; it was not appended"), true
@@ -93,9 +94,19 @@ func (b *Bus) processBatch(j *job) ([]factum.Signal, bool) {
 		}
 		i++
 	}
-	held := ctx.Err() == nil && !aborted
+	held = ctx.Err() == nil
 	w.End()
-	return sigs, held
+	return sigs, held, aborted
+}
+
+// lastSuccess returns the index of the last signal that succeeded, or -1.
+func lastSuccess(sigs []factum.Signal) int {
+	for i := len(sigs) - 1; i >= 0; i-- {
+		if sigs[i].Succeeded() {
+			return i
+		}
+	}
+	return -1
 }
 
 // runBatch is run's processing of a delivered batch that entered its
@@ -125,13 +136,7 @@ func (b *Bus) runBatch(j *job) {
 	if !b.movesDelivered(j) {
 		return
 	}
-	last := -1
-	for i := range sigs {
-		if sigs[i].Succeeded() {
-			last = i
-		}
-	}
-	switch {
+	switch last := lastSuccess(sigs); {
 	case last < 0:
 		b.handOver(j)
 	case last == len(sigs)-1:

@@ -39,8 +39,9 @@ func (b *Bus) handedFilter(n int) string {
 func (b *Bus) publishHanded(ctx context.Context, j *job, k int, id string) (uint64, error) {
 	cmds := j.commands()[k:]
 	cmd, n := cmds[0], j.n
-	if st := b.nc.Status(); st != natsgo.CONNECTED {
-		return 0, b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
+	owner, err := b.reachable(cmd, n, true)
+	if err != nil {
+		return 0, err
 	}
 	var msg *natsgo.Msg
 	switch {
@@ -61,14 +62,13 @@ func (b *Bus) publishHanded(ctx context.Context, j *job, k int, id string) (uint
 		}
 		msg = b.batchMsg(batch, n)
 	default:
-		var err error
 		if msg, err = encodeCommand(b.cfg.SubjectPrefix, cmd, n); err != nil {
 			return 0, err
 		}
 	}
 	msg.Subject = HandedSubject(b.cfg.SubjectPrefix, cmd.AggregateID.NamedAggregate, n)
 	msg.Header[jetstream.MsgIDHeader] = []string{id}
-	return b.store(ctx, cmd, n, b.parts.Instance(), msg)
+	return b.store(ctx, cmd, n, owner, msg)
 }
 
 // handedID is the message ID of j's commands from the k-th on handed

@@ -53,39 +53,13 @@ func (b *Bus) runLocal(run []job) {
 	for i := range run {
 		cmds[i] = run[i].cmd
 	}
-	sigs := make([]factum.Signal, len(run))
-	j := &run[0]
-	ctx, w, ok := b.parts.Begin(b.procCtx, j.n, j.token)
-	for !ok && b.awaitClaim(b.runCtx, j.n, j.token) {
-		ctx, w, ok = b.parts.Begin(b.procCtx, j.n, j.token)
-	}
-	held := false
-	if ok {
-		skip := func(c *factum.Command) (factum.Signal, bool) {
-			switch {
-			case b.aborted.Load():
-				b.dropped.Add(1)
-				return notProcessed(c, "shut down before the command was processed; it was not appended"), true
-			case ctx.Err() != nil:
-				return notProcessed(c, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), true
-			}
-			return factum.Signal{}, false
-		}
-		b.runs.ProcessRun(ctx, cmds, skip, func(i int, s factum.Signal) { sigs[i] = s })
-		held = ctx.Err() == nil
-		w.End()
-	} else {
-		for i, c := range cmds {
-			sigs[i] = notProcessed(c, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended")
-		}
-	}
+	// Past the Shutdown deadline the members not started are answered
+	// as dropped (see processUnder), and none is handed over: held stays as the
+	// claim's context says.
+	sigs, held, _ := b.processUnder(run[0].n, run[0].token, cmds)
 	last := -1
 	if !held {
-		for i := range sigs {
-			if sigs[i].Succeeded() {
-				last = i
-			}
-		}
+		last = lastSuccess(sigs)
 	}
 	for i := range run {
 		m := &run[i]

@@ -33,15 +33,9 @@ func (b *Bus) publish(ctx context.Context, cmd *factum.Command, n int) error {
 // the command at; owned skips the look at the partition's owner (this
 // instance, whose claim the watched view may not show yet).
 func (b *Bus) publishSeq(ctx context.Context, cmd *factum.Command, n int, owned bool) (uint64, error) {
-	if st := b.nc.Status(); st != natsgo.CONNECTED {
-		return 0, b.unavailable(cmd, n, "", "NATS is unreachable (connection "+st.String()+")", nil)
-	}
-	owner, alive := b.parts.Owner(n)
-	if owned {
-		owner, alive = b.parts.Instance(), true
-	}
-	if owner != "" && !alive {
-		return 0, b.unavailable(cmd, n, owner, "the partition's owner "+owner+" is unreachable (no announcement within a lease); another instance takes the partition over within a lease", nil)
+	owner, err := b.reachable(cmd, n, owned)
+	if err != nil {
+		return 0, err
 	}
 	msg, err := encodeCommand(b.cfg.SubjectPrefix, cmd, n)
 	if err != nil {

@@ -368,10 +368,7 @@ func (b *Bus) decodeJob(data []byte, count string) (job, error) {
 // deliver a command set aside here again only after AckWait, behind the
 // later ones of its aggregate.
 func (b *Bus) process(j *job) (factum.Signal, bool) {
-	ctx, w, ok := b.parts.Begin(b.procCtx, j.n, j.token)
-	for !ok && b.awaitClaim(b.runCtx, j.n, j.token) {
-		ctx, w, ok = b.parts.Begin(b.procCtx, j.n, j.token)
-	}
+	ctx, w, ok := b.begin(j.n, j.token)
 	if !ok {
 		return notProcessed(j.cmd, "this instance stopped owning the aggregate's partition before the command was processed; it was not appended"), false
 	}
@@ -381,6 +378,17 @@ func (b *Bus) process(j *job) (factum.Signal, bool) {
 	held := ctx.Err() == nil
 	w.End()
 	return sig, held
+}
+
+// begin starts work under partition n's claim token (Partitions.Begin),
+// waiting for a late renewal while the claim is short of time (see
+// process); false when the claim is gone.
+func (b *Bus) begin(n int, token uint64) (context.Context, Work, bool) {
+	ctx, w, ok := b.parts.Begin(b.procCtx, n, token)
+	for !ok && b.awaitClaim(b.runCtx, n, token) {
+		ctx, w, ok = b.parts.Begin(b.procCtx, n, token)
+	}
+	return ctx, w, ok
 }
 
 // fenced settles a job whose claim ended before or while it ran: its
