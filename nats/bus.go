@@ -94,6 +94,16 @@ type OriginSink interface {
 	SignalOrigin(origin string, s factum.Signal)
 }
 
+// OriginBatchSink is an OriginSink that also routes several signals of
+// commands one origin sent at once, in order. When the engine's signal
+// sink implements it, the bus emits the PROCESSED signals of a delivered
+// batch's commands through SignalOriginBatch, a call per run of commands
+// of one origin, so that a transport can carry them as one message.
+type OriginBatchSink interface {
+	OriginSink
+	SignalOriginBatch(origin string, sigs []factum.Signal)
+}
+
 // NewBus ensures the command stream and returns the engine's bus maker
 // (engine.Config.Bus): a durable command bus on JetStream for the context
 // of cfg.Partitions.
@@ -154,7 +164,8 @@ type Bus struct {
 	// commands go to it as one run.
 	runs   command.RunExecutor
 	sink   command.Sink
-	origin OriginSink // sink, when it routes by origin
+	origin OriginSink      // sink, when it routes by origin
+	batch  OriginBatchSink // sink, when it routes several signals at once
 	// forgetter drops the cached states of a partition given up; nil when
 	// the executor caches none.
 	forgetter aggregate.Forgetter
@@ -231,6 +242,7 @@ func newBus(cfg BusConfig, stream jetstream.Stream, proc command.Executor, sink 
 		consumers: map[int]*partConsumer{}, stopping: make(chan struct{}),
 	}
 	b.origin, _ = sink.(OriginSink)
+	b.batch, _ = sink.(OriginBatchSink)
 	b.forgetter, _ = proc.(aggregate.Forgetter)
 	if r, ok := proc.(command.RunExecutor); ok && r.TakesRuns() {
 		b.runs = r

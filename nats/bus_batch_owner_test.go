@@ -104,12 +104,22 @@ func testCrossingBatches(t *testing.T, local LocalMode) {
 // bus makes it, on the aggregate's command subject.
 func sendBatchMsg(t *testing.T, bus *Bus, id string, reqs ...string) {
 	t.Helper()
+	sendBatchMsgFrom(t, bus, "", id, reqs...)
+}
+
+// sendBatchMsgFrom is sendBatchMsg for commands whose origin is the
+// instance named origin; bus's own when empty.
+func sendBatchMsgFrom(t *testing.T, bus *Bus, origin, id string, reqs ...string) {
+	t.Helper()
 	var batch []*outSend
 	for _, req := range reqs {
 		cmd := tallyCommand(id, req)
 		cmd.AllowCreate = true // as the gateway makes a command of a handler that may create
 		cmd.AggregateID.Tenant = factum.DefaultTenant
 		bus.setOrigin(&cmd)
+		if origin != "" {
+			cmd.Header = map[string]string{HeaderOrigin: origin}
+		}
 		data, err := marshalCommand(&cmd)
 		if err != nil {
 			t.Fatal(err)

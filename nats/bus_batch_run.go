@@ -149,9 +149,31 @@ func (b *Bus) runBatch(j *job) {
 	}
 }
 
-// emitBatch emits the signals of j's first k commands, in order.
+// emitBatch emits the signals of j's first k commands, in order: each
+// run of commands of one origin through one SignalOriginBatch when the
+// sink takes several at once (a batch's commands are usually all of one
+// sender), else one by one (see emit).
 func (b *Bus) emitBatch(j *job, sigs []factum.Signal, k int) {
-	for i, c := range j.commands()[:k] {
-		b.emit(c, sigs[i])
+	cmds := j.commands()[:k]
+	if b.batch == nil {
+		for i, c := range cmds {
+			b.emit(c, sigs[i])
+		}
+		return
+	}
+	for i := 0; i < k; {
+		o := cmds[i].Header[HeaderOrigin]
+		n := i + 1
+		for n < k && cmds[n].Header[HeaderOrigin] == o {
+			n++
+		}
+		if o == "" {
+			for m := i; m < n; m++ {
+				b.sink.Signal(sigs[m])
+			}
+		} else {
+			b.batch.SignalOriginBatch(o, sigs[i:n])
+		}
+		i = n
 	}
 }

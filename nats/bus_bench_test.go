@@ -28,6 +28,14 @@ func benchWorld(b *testing.B) *world {
 	return inProcessWorld(b, DefaultPartitions, DefaultLease)
 }
 
+// benchFleet returns a fleet for a benchmark: without the probe, and with
+// the signals of each instance on NATS, as factum serve's are.
+func benchFleet(b *testing.B, local LocalMode) *fleet {
+	f := newFleet(b, benchWorld(b), local)
+	f.noProbe, f.natsSignals = true, true
+	return f
+}
+
 // BenchmarkCommands measures commands per second and the latency at
 // PROCESSED, on a memory store, of: today's path (one instance, the
 // in-process dispatcher); one instance on the NATS bus owning every
@@ -65,8 +73,7 @@ func BenchmarkCommands(b *testing.B) {
 				{"crossing-3", 3, LocalFirst},
 			} {
 				b.Run(tc.name, func(b *testing.B) {
-					f := newFleet(b, benchWorld(b), tc.local)
-					f.noProbe = true
+					f := benchFleet(b, tc.local)
 					var first *engine.Engine
 					for i := range tc.instances {
 						e := f.start(fmt.Sprintf("i%d", i))
@@ -200,16 +207,15 @@ func BenchmarkContendedAggregate(b *testing.B) {
 			b.Run("one-instance-today", func(b *testing.B) {
 				store := &countingStore{Store: contendedStore(b, backend)}
 				e := todayEngine(b, store)
-				benchContended(b, store, e, e)
+				benchContended(b, store, nil, e, e)
 			})
 			for _, tc := range []struct {
 				name      string
 				instances int
 			}{{"one-instance-nats", 1}, {"two-instances", 2}} {
 				b.Run(tc.name, func(b *testing.B) {
-					f := newFleet(b, benchWorld(b), LocalFirst)
+					f := benchFleet(b, LocalFirst)
 					f.store = &countingStore{Store: contendedStore(b, backend)}
-					f.noProbe = true
 					var es []gatewayer
 					for i := range tc.instances {
 						es = append(es, f.start(fmt.Sprintf("i%d", i)))
@@ -218,15 +224,16 @@ func BenchmarkContendedAggregate(b *testing.B) {
 					if len(es) == 1 {
 						es = append(es, es[0])
 					}
-					benchContended(b, f.store, es[0], es[1])
+					benchContended(b, f.store, f, es[0], es[1])
 				})
 			}
 			b.Run("paired", func(b *testing.B) {
 				var one, two [2]gatewayer
+				var stores [2]*countingStore
 				for i, k := range []int{1, 2} {
-					f := newFleet(b, benchWorld(b), LocalFirst)
+					f := benchFleet(b, LocalFirst)
 					f.store = &countingStore{Store: contendedStore(b, backend)}
-					f.noProbe = true
+					stores[i] = f.store
 					for j := range k {
 						two[j] = f.start(fmt.Sprintf("i%d", j))
 					}
@@ -235,7 +242,7 @@ func BenchmarkContendedAggregate(b *testing.B) {
 						one = [2]gatewayer{two[0], two[0]}
 					}
 				}
-				benchPaired(b, one, two)
+				benchPaired(b, stores, one, two)
 			})
 		})
 	}
@@ -244,8 +251,11 @@ func BenchmarkContendedAggregate(b *testing.B) {
 // benchPaired runs b.N pairs of contended rounds, one through one (one
 // instance: both of its gateways are that instance's) and one through two
 // (two instances), the first of each pair taking turns, and reports the
-// commands/s of each and their ratio, two÷one.
-func benchPaired(b *testing.B, one, two [2]gatewayer) {
+// commands/s of each and their ratio, two÷one, and the appends each
+// fleet's store was asked for per round (stores: one's, two's): a run of
+// commands is one append, so fewer appends mean larger runs.
+func benchPaired(b *testing.B, stores [2]*countingStore, one, two [2]gatewayer) {
+	commits0 := [2]int64{stores[0].commits.Load(), stores[1].commits.Load()}
 	var took [2]time.Duration
 	b.ResetTimer()
 	for i := range b.N {
@@ -267,6 +277,8 @@ func benchPaired(b *testing.B, one, two [2]gatewayer) {
 	b.ReportMetric(cmds/took[0].Seconds(), "one-cmd/s")
 	b.ReportMetric(cmds/took[1].Seconds(), "two-cmd/s")
 	b.ReportMetric(took[0].Seconds()/took[1].Seconds(), "two÷one")
+	b.ReportMetric(float64(stores[0].commits.Load()-commits0[0])/float64(b.N), "one-appends/op")
+	b.ReportMetric(float64(stores[1].commits.Load()-commits0[1])/float64(b.N), "two-appends/op")
 }
 
 // contendedPer is how many commands each gateway of a contended round
@@ -331,8 +343,11 @@ func contendedStore(b *testing.B, backend string) eventstore.Store {
 	return store
 }
 
-// benchContended runs b.N contended rounds through a and c.
-func benchContended(b *testing.B, store *countingStore, a, c gatewayer) {
+// benchContended runs b.N contended rounds through a and c, and reports
+// the NATS messages f's instances sent and received per command when f
+// is not nil.
+func benchContended(b *testing.B, store *countingStore, f *fleet, a, c gatewayer) {
+	msgs0 := f.messages()
 	lat := make([]time.Duration, 0, b.N*2*contendedPer)
 	var mu sync.Mutex
 	var failed atomic.Value
@@ -349,6 +364,25 @@ func benchContended(b *testing.B, store *countingStore, a, c gatewayer) {
 	}
 	endTimed(b, start, cpu0, &failed, float64(b.N*2*contendedPer), "cpu-ns/cmd", lat)
 	b.ReportMetric(float64(store.conflicts.Load()-conflicts0)/float64(b.N), "conflicts/op")
+	if f != nil {
+		b.ReportMetric(float64(f.messages()-msgs0)/float64(b.N*2*contendedPer), "nats-msgs/cmd")
+	}
+}
+
+// messages returns how many messages the connections of f's instances
+// have sent and received; 0 for a nil fleet.
+func (f *fleet) messages() uint64 {
+	if f == nil {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var n uint64
+	for _, nd := range f.nodes {
+		st := nd.nc.Stats()
+		n += st.InMsgs + st.OutMsgs
+	}
+	return n
 }
 
 // handOff is an executor that does nothing and a sink that reports each

@@ -49,6 +49,7 @@ func tallyType(boundedContext string) *aggregate.Definition[tally] {
 type countingStore struct {
 	eventstore.Store
 	conflicts atomic.Int64
+	commits   atomic.Int64 // appends and group appends tried
 }
 
 var _ built.GroupAppender = (*countingStore)(nil)
@@ -82,6 +83,7 @@ func (s *countingStore) AppendsGroups() bool { return built.GroupOf(s.Store) != 
 
 // count counts err if it is a version conflict, and returns it.
 func (s *countingStore) count(err error) error {
+	s.commits.Add(1)
 	if factum.CodeOf(err) == factum.CodeEventVersionConflict {
 		s.conflicts.Add(1)
 	}
@@ -239,11 +241,14 @@ type fleet struct {
 	router  *router
 	local   LocalMode
 	noProbe bool // benchmarks: no probe middleware
-	mu      sync.Mutex
-	engines map[string]*engine.Engine
-	nodes   map[string]*node
-	crashed map[string]bool
-	order   []string
+	// natsSignals: each instance's signals travel as factum serve's do,
+	// through Signals on its own connection, rather than through router.
+	natsSignals bool
+	mu          sync.Mutex
+	engines     map[string]*engine.Engine
+	nodes       map[string]*node
+	crashed     map[string]bool
+	order       []string
 }
 
 func newFleet(t testing.TB, w *world, local LocalMode) *fleet {
@@ -271,9 +276,17 @@ func (f *fleet) startOn(name, url string, cfg BusConfig, opts ...natsgo.Option) 
 	if !f.noProbe {
 		mw = append(mw, f.probe.middleware(name))
 	}
-	e, err := engine.New(engine.Config{
-		Store: f.store, Bus: n.newBus, CommandMiddleware: mw, Signals: f.router.signals(name),
-	}, tallyType(f.w.context))
+	cfgE := engine.Config{Store: f.store, Bus: n.newBus, CommandMiddleware: mw, Signals: f.router.signals(name)}
+	if f.natsSignals {
+		s, err := NewSignals(SignalsConfig{Conn: n.nc, Instance: name, Prefix: f.w.prefix + ".signal"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Closed after the engine's shutdown (cleanups run last first).
+		t.Cleanup(func() { _ = s.Close() })
+		cfgE.Bus, cfgE.Signals = s.Bus(n.newBus), s.Sink
+	}
+	e, err := engine.New(cfgE, tallyType(f.w.context))
 	if err != nil {
 		t.Fatal(err)
 	}

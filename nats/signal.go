@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,6 +200,46 @@ func (s *Signals) Signal(sig factum.Signal) {
 	s.sent.Add(1)
 }
 
+// HeaderSignals marks a message on a signal subject that carries several
+// signals: its value is how many, its body their JSON array, in the order
+// they were emitted. A message without it carries one signal, a JSON
+// object.
+const HeaderSignals = "Factum-Signals"
+
+// SignalOriginBatch routes sigs, signals of commands that origin sent, in
+// order: as Signal does each, but, for another instance, as one message
+// (see HeaderSignals) when they fit in one, so that a run's signals cost
+// the network one message. It implements OriginBatchSink.
+func (s *Signals) SignalOriginBatch(origin string, sigs []factum.Signal) {
+	if len(sigs) < 2 || origin == "" || origin == s.cfg.Instance || ValidateInstance(origin) != nil {
+		for _, sig := range sigs {
+			s.SignalOrigin(origin, sig)
+		}
+		return
+	}
+	b, err := json.Marshal(sigs)
+	if err == nil && int64(len(b)) > s.cfg.Conn.MaxPayload()-1024 {
+		// Too large for one message: one each, as Signal sends them.
+		for _, sig := range sigs {
+			s.SignalOrigin(origin, sig)
+		}
+		return
+	}
+	if err == nil {
+		err = s.cfg.Conn.PublishMsg(&natsgo.Msg{
+			Subject: SignalSubject(s.cfg.Prefix, origin),
+			Header:  natsgo.Header{HeaderSignals: []string{strconv.Itoa(len(sigs))}},
+			Data:    b,
+		})
+	}
+	if err != nil {
+		s.dropped.Add(uint64(len(sigs)))
+		s.cfg.Logger.Warn("nats: wait signals not sent", "origin", origin, "signals", len(sigs), "first", sigs[0].CommandID, "error", err)
+		return
+	}
+	s.sent.Add(uint64(len(sigs)))
+}
+
 // SignalOrigin routes sig to origin, the instance that sent its command,
 // as Signal does with sig.Origin set to it: a bus that knows a command's
 // origin from its message (the JetStream bus's OriginSink) calls it.
@@ -218,8 +259,14 @@ func (s *Signals) localSink() command.Sink {
 	return nil
 }
 
-// receive delivers a signal from another instance into the local sink.
+// receive delivers a signal from another instance into the local sink,
+// or, from a message that carries several (see HeaderSignals), each of
+// them, in order.
 func (s *Signals) receive(m *natsgo.Msg) {
+	if count := m.Header.Get(HeaderSignals); count != "" {
+		s.receiveBatch(m, count)
+		return
+	}
 	var sig factum.Signal
 	if err := json.Unmarshal(m.Data, &sig); err != nil {
 		s.dropped.Add(1)
@@ -229,6 +276,28 @@ func (s *Signals) receive(m *natsgo.Msg) {
 	s.received.Add(1)
 	if l := s.localSink(); l != nil {
 		l.Signal(sig)
+	}
+}
+
+// receiveBatch is receive for a message of several signals, count of
+// them by its header.
+func (s *Signals) receiveBatch(m *natsgo.Msg, count string) {
+	var sigs []factum.Signal
+	err := json.Unmarshal(m.Data, &sigs)
+	if err == nil && strconv.Itoa(len(sigs)) != count {
+		err = fmt.Errorf("%d signals, the header says %s", len(sigs), count)
+	}
+	if err != nil {
+		n, _ := strconv.Atoi(count)
+		s.dropped.Add(uint64(max(n, 1)))
+		s.cfg.Logger.Warn("nats: undecodable wait signals dropped", "subject", m.Subject, "error", err)
+		return
+	}
+	s.received.Add(uint64(len(sigs)))
+	if l := s.localSink(); l != nil {
+		for _, sig := range sigs {
+			l.Signal(sig)
+		}
 	}
 }
 

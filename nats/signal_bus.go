@@ -62,20 +62,29 @@ func (b originBus) Send(ctx context.Context, cmd *factum.Command) error {
 }
 
 // originExecutor returns proc with its PROCESSED signals naming the
-// command's origin, keeping proc's cache invalidation (aggregate.Forgetter)
-// for a bus that forgets the states of partitions it gives up. A command
-// whose header is the origin-only one and that finds no observer in its
-// context gets hw there, so that it appends a stream keeping the shared
-// origin-only map rather than a copy (see originHeader); the NATS bus
-// puts its own in every command's context, so only such a command of
-// another bus (the in-process dispatcher) pays for the context, and a
-// command with a header of its own, whose stream gets a copy anyway,
-// pays nothing.
+// command's origin, keeping proc's runs (command.RunExecutor), so that a
+// bus still commits a run of commands together, and its cache
+// invalidation (aggregate.Forgetter), for a bus that forgets the states of
+// partitions it gives up. A command whose header is the origin-only one
+// and that finds no observer in its context gets hw there, so that it
+// appends a stream keeping the shared origin-only map rather than a copy
+// (see originHeader); the NATS bus puts its own in every command's
+// context, so only such a command of another bus (the in-process
+// dispatcher) pays for the context, and a command with a header of its
+// own, whose stream gets a copy anyway, pays nothing.
 func originExecutor(proc command.Executor, hw originHeader) command.Executor {
-	if f, ok := proc.(aggregate.Forgetter); ok {
-		return forgettingOrigin{origin{proc, hw}, f}
+	o := origin{proc, hw}
+	f, forgets := proc.(aggregate.Forgetter)
+	r, runs := proc.(command.RunExecutor)
+	switch {
+	case runs && forgets:
+		return forgettingRunOrigin{runOrigin{o, r}, f}
+	case runs:
+		return runOrigin{o, r}
+	case forgets:
+		return forgettingOrigin{o, f}
 	}
-	return origin{proc, hw}
+	return o
 }
 
 type origin struct {
@@ -87,7 +96,11 @@ func (o origin) Process(ctx context.Context, cmd *factum.Command) factum.Signal 
 	if o.hw.keeps(cmd.Header) && aggregate.CacheObserverFrom(ctx) == nil {
 		ctx = &aggregate.ObservedContext{Context: ctx, Observer: o.hw}
 	}
-	sig := o.next.Process(ctx, cmd)
+	return o.named(cmd, o.next.Process(ctx, cmd))
+}
+
+// named returns sig naming cmd's origin, unless it names one already.
+func (o origin) named(cmd *factum.Command, sig factum.Signal) factum.Signal {
 	if sig.Origin == "" {
 		sig.Origin = cmd.Header[factum.OriginHeader]
 	}
@@ -96,5 +109,38 @@ func (o origin) Process(ctx context.Context, cmd *factum.Command) factum.Signal 
 
 type forgettingOrigin struct {
 	origin
+	aggregate.Forgetter
+}
+
+// runOrigin is origin for an executor that takes runs.
+type runOrigin struct {
+	origin
+	runs command.RunExecutor
+}
+
+func (o runOrigin) TakesRuns() bool { return o.runs.TakesRuns() }
+
+// ProcessRun implements command.RunExecutor by the wrapped executor's,
+// each signal naming its command's origin.
+func (o runOrigin) ProcessRun(ctx context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
+	if aggregate.CacheObserverFrom(ctx) == nil && o.keepsAll(cmds) {
+		ctx = &aggregate.ObservedContext{Context: ctx, Observer: o.hw}
+	}
+	o.runs.ProcessRun(ctx, cmds, skip, func(i int, sig factum.Signal) { emit(i, o.named(cmds[i], sig)) })
+}
+
+// keepsAll reports whether every command of cmds has the origin-only
+// header (see originHeader.keeps).
+func (o runOrigin) keepsAll(cmds []*factum.Command) bool {
+	for _, c := range cmds {
+		if !o.hw.keeps(c.Header) {
+			return false
+		}
+	}
+	return true
+}
+
+type forgettingRunOrigin struct {
+	runOrigin
 	aggregate.Forgetter
 }
