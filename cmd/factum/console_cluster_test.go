@@ -29,21 +29,10 @@ func TestConsoleCluster(t *testing.T) {
 		opts := clusterOpts(pgURL, natsURL, ns, instance)
 		opts.securityOptions = keys
 		var log strings.Builder
-		s, err := startServer(context.Background(), opts, &log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return startForTest(t, opts, &log)
 	}
 	a := start("a")
-	aStopped := false
-	t.Cleanup(func() {
-		if !aStopped {
-			stopServer(t, a)
-		}
-	})
 	bs := start("b")
-	t.Cleanup(func() { stopServer(t, bs) })
 	// The shares settle at 4 and 4.
 	awaitShares(t, 60*time.Second, a.URL, bs.URL, func(ra, rb clusterReady) bool {
 		return len(ra.Partitions) == 4 && len(rb.Partitions) == 4 && ra.Instances == 2 && rb.Instances == 2
@@ -104,7 +93,6 @@ func TestConsoleCluster(t *testing.T) {
 
 	// Instance a stops: b takes its partitions over, and the page shows it
 	// without being asked.
-	aStopped = true
 	stopServer(t, a)
 	ctx, cancel := context.WithTimeout(br.ctx, 90*time.Second)
 	defer cancel()

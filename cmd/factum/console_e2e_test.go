@@ -211,14 +211,10 @@ func TestConsoleInBrowser(t *testing.T) {
 			b := newBrowser(t)
 			opts := tt.store(t)
 			var log strings.Builder
-			s, err := startServer(context.Background(), serveOptions{
+			s := startForTest(t, serveOptions{
 				Addr: "127.0.0.1:0", storeOptions: opts,
 				observeOptions: observeOptions{LogLevel: "info", LogFormat: "text", Metrics: true},
 			}, &log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { stopServer(t, s) })
 			consoleScenario(t, b, s, tt.shots)
 		})
 	}

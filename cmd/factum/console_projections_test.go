@@ -28,15 +28,11 @@ func TestConsoleProjections(t *testing.T) {
 	b := newBrowser(t)
 	shots := os.Getenv(screenshotsEnv) == "1"
 	var log strings.Builder
-	s, err := startServer(context.Background(), serveOptions{
+	s := startForTest(t, serveOptions{
 		Addr: "127.0.0.1:0", storeOptions: storeOptions{DataDir: t.TempDir()},
 		securityOptions: securityOptions{APIKeys: "reader " + auth.HashKey(keyReader) + " tenants=acme roles=read;" +
 			"root " + auth.HashKey(keyRoot) + " roles=admin"},
 	}, &log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopServer(t, s) })
 	send := func(path, body string) {
 		t.Helper()
 		if code, out := post(t, s.URL+path, body, auth.HeaderAPIKey, keyRoot, "Command-Wait-Stage", "PROJECTED"); code != http.StatusOK {
