@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/factum-go/factum/auth"
 )
 
 // The console's Cluster page on two real instances of the example service
@@ -21,13 +19,11 @@ import (
 // reading the view again by itself, shows the other holding every
 // partition. A reader that is no admin sees why it may not look.
 func TestConsoleCluster(t *testing.T) {
-	const keyReader, keyRoot = "fk_reader-0123456789abcdefghijklmnopqr", "fk_root-0123456789abcdefghijklmnopqrstu"
 	pgURL, natsURL, ns := clusterEnv(t)
-	keys := securityOptions{APIKeys: "reader " + auth.HashKey(keyReader) + " tenants=acme roles=read;root " + auth.HashKey(keyRoot) + " roles=admin"}
 	start := func(instance string) *server {
 		t.Helper()
 		opts := clusterOpts(pgURL, natsURL, ns, instance)
-		opts.securityOptions = keys
+		opts.securityOptions = readerAndRoot
 		var log strings.Builder
 		return startForTest(t, opts, &log)
 	}
