@@ -27,9 +27,9 @@ func (h *Handler) compensationRoutes() *http.ServeMux {
 	m.HandleFunc("GET /compensation/executions", h.listExecutions)
 	m.HandleFunc("GET /compensation/executions/{id}", h.getExecution)
 	m.HandleFunc("POST /compensation/executions/{id}/retry", h.retryExecution)
-	m.HandleFunc("PUT /compensation/executions/{id}/retry-spec", h.putRetrySpec)
-	m.HandleFunc("PUT /compensation/executions/{id}/recoverable", h.putRecoverable)
-	m.HandleFunc("PUT /compensation/executions/{id}/function", h.putFunction)
+	m.HandleFunc("PUT /compensation/executions/{id}/retry-spec", changeExecution(h, putRetrySpec))
+	m.HandleFunc("PUT /compensation/executions/{id}/recoverable", changeExecution(h, putRecoverable))
+	m.HandleFunc("PUT /compensation/executions/{id}/function", changeExecution(h, putFunction))
 	m.HandleFunc("GET /compensation/counts", h.getCounts)
 	m.HandleFunc("/", h.notFound)
 	return m
@@ -183,18 +183,33 @@ type retrySpecBody struct {
 	ExecutionTimeout string `json:"executionTimeout"`
 }
 
-// putRetrySpec serves PUT /compensation/executions/{id}/retry-spec.
-func (h *Handler) putRetrySpec(w http.ResponseWriter, r *http.Request) {
-	svc, err := h.compensation(r)
-	if err != nil {
-		writeError(w, err)
-		return
+// changeExecution returns the handler of a PUT on
+// /compensation/executions/{id}: it decodes the body into a B, has change
+// apply it to the execution through the service of the request's tenant,
+// on behalf of the request's operator, and answers the execution as
+// getExecution does.
+func changeExecution[B any](h *Handler, change func(ctx context.Context, svc *compensation.Service, id string, body B) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		svc, err := h.compensation(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		var b B
+		if err := h.decodeBody(w, r, &b); err != nil {
+			writeError(w, err)
+			return
+		}
+		if err := change(operatorContext(r), svc, r.PathValue("id"), b); err != nil {
+			writeError(w, err)
+			return
+		}
+		h.getExecution(w, r)
 	}
-	var b retrySpecBody
-	if err := h.decodeBody(w, r, &b); err != nil {
-		writeError(w, err)
-		return
-	}
+}
+
+// putRetrySpec applies PUT /compensation/executions/{id}/retry-spec.
+func putRetrySpec(ctx context.Context, svc *compensation.Service, id string, b retrySpecBody) error {
 	spec := compensation.RetrySpec{MaxRetries: b.MaxRetries}
 	for _, d := range []struct {
 		name, v string
@@ -203,64 +218,31 @@ func (h *Handler) putRetrySpec(w http.ResponseWriter, r *http.Request) {
 		if d.v == "" {
 			continue
 		}
+		var err error
 		if *d.into, err = time.ParseDuration(d.v); err != nil {
-			writeError(w, factum.IllegalArgument(fmt.Sprintf("%s %q: want a duration such as 3m", d.name, d.v)))
-			return
+			return factum.IllegalArgument(fmt.Sprintf("%s %q: want a duration such as 3m", d.name, d.v))
 		}
 	}
-	if err := svc.ApplyRetrySpec(operatorContext(r), r.PathValue("id"), spec); err != nil {
-		writeError(w, err)
-		return
-	}
-	h.getExecution(w, r)
+	return svc.ApplyRetrySpec(ctx, id, spec)
 }
 
-// putRecoverable serves PUT /compensation/executions/{id}/recoverable with
-// a body {"recoverable": "RECOVERABLE" | "UNRECOVERABLE" | "UNKNOWN"}.
-func (h *Handler) putRecoverable(w http.ResponseWriter, r *http.Request) {
-	svc, err := h.compensation(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var b struct {
-		Recoverable string `json:"recoverable"`
-	}
-	if err := h.decodeBody(w, r, &b); err != nil {
-		writeError(w, err)
-		return
-	}
+// putRecoverable applies PUT /compensation/executions/{id}/recoverable
+// with a body {"recoverable": "RECOVERABLE" | "UNRECOVERABLE" | "UNKNOWN"}.
+func putRecoverable(ctx context.Context, svc *compensation.Service, id string, b struct {
+	Recoverable string `json:"recoverable"`
+}) error {
 	rec, err := compensation.ParseRecoverability(b.Recoverable)
 	if err != nil {
-		writeError(w, err)
-		return
+		return err
 	}
-	if err := svc.MarkRecoverable(operatorContext(r), r.PathValue("id"), rec); err != nil {
-		writeError(w, err)
-		return
-	}
-	h.getExecution(w, r)
+	return svc.MarkRecoverable(ctx, id, rec)
 }
 
-// putFunction serves PUT /compensation/executions/{id}/function with a
+// putFunction applies PUT /compensation/executions/{id}/function with a
 // body {"context": …, "processor": …, "name": …}: the function a retry
 // re-delivers to (after a rename).
-func (h *Handler) putFunction(w http.ResponseWriter, r *http.Request) {
-	svc, err := h.compensation(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var fn factum.Function
-	if err := h.decodeBody(w, r, &fn); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := svc.ChangeFunction(operatorContext(r), r.PathValue("id"), fn); err != nil {
-		writeError(w, err)
-		return
-	}
-	h.getExecution(w, r)
+func putFunction(ctx context.Context, svc *compensation.Service, id string, fn factum.Function) error {
+	return svc.ChangeFunction(ctx, id, fn)
 }
 
 // getCounts serves GET /compensation/counts: executions by status, and the

@@ -41,12 +41,7 @@ func (h *Handler) getEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if len(streams) == 0 {
-		if err := h.checkExists(r.Context(), id); err != nil {
-			writeError(w, err)
-			return
-		}
-	} else if err := checkTenant(id, streams[0]); err != nil {
+	if err := h.checkLoaded(r.Context(), id, streams); err != nil {
 		writeError(w, err)
 		return
 	}

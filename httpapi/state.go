@@ -48,16 +48,12 @@ func (h *Handler) getStateAtTime(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if len(streams) == 0 {
-		if err := h.checkExists(r.Context(), id); err != nil {
-			writeError(w, err)
-			return
-		}
-		writeError(w, factum.NotFound(fmt.Sprintf("aggregate %s did not exist at %s", id, at.Format(time.RFC3339Nano))))
+	if err := h.checkLoaded(r.Context(), id, streams); err != nil {
+		writeError(w, err)
 		return
 	}
-	if err := checkTenant(id, streams[0]); err != nil {
-		writeError(w, err)
+	if len(streams) == 0 {
+		writeError(w, factum.NotFound(fmt.Sprintf("aggregate %s did not exist at %s", id, at.Format(time.RFC3339Nano))))
 		return
 	}
 	last := 0
@@ -143,6 +139,16 @@ func (h *Handler) checkExists(ctx context.Context, id factum.AggregateID) error 
 		return missing(id)
 	}
 	return checkTenant(id, first[0])
+}
+
+// checkLoaded checks streams loaded for id: when there are none, that
+// the aggregate exists in id's tenant (checkExists); otherwise that they
+// are of id's tenant (checkTenant of the first).
+func (h *Handler) checkLoaded(ctx context.Context, id factum.AggregateID, streams []factum.EventStream) error {
+	if len(streams) == 0 {
+		return h.checkExists(ctx, id)
+	}
+	return checkTenant(id, streams[0])
 }
 
 // checkTenant refuses a stream of an aggregate created in another tenant

@@ -10,17 +10,14 @@
 # round add_figures (and add_figures base_ with BASE) to fill row, then
 # add_summary; print_summary last.
 
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+
 # build_benchmarks PKG compiles PKG's tests to $bin and, with base set, the
-# base revision's (from `git archive`, so the worktree is untouched) to
-# $work/base.test: compiled once, the rounds measure only running.
+# base revision's to $work/base.test (build_tests).
 build_benchmarks() {
-	bin="$work/$1.test"
-	go test -c -o "$bin" "./$1/"
-	if [[ -n "$base" ]]; then
-		mkdir "$work/base"
-		git archive "$base" | tar -x -C "$work/base"
-		(cd "$work/base" && go test -c -o "$work/base.test" "./$1/")
-	fi
+	build_tests "$1" "$base"
+	bin="$work/new.test"
 }
 
 # metric OUTPUT PREFIX UNIT prints the UNIT figure of the benchmark whose
@@ -28,8 +25,6 @@ build_benchmarks() {
 metric() {
 	awk -v p="$2" -v u="$3" 'index($1, p) == 1 { for (i = 2; i < NF; i++) if ($(i+1) == u) print int($i) }' <<<"$1"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # run_append BIN DIR C runs BIN's single and coalesced BenchmarkAppend at C
 # writers in DIR.

@@ -23,21 +23,15 @@ rounds=${ROUNDS:-5}
 benchtime=${BENCHTIME:-2s}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go test -c -o "$work/new.test" ./engine/
-bins=(new)
-if [ -n "${BASE:-}" ]; then
-	mkdir "$work/base"
-	git archive "$BASE" | tar -x -C "$work/base"
-	(cd "$work/base" && go test -c -o "$work/base.test" ./engine/)
-	bins=(base new)
-fi
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+build_tests engine "${BASE:-}"
 
 # run BIN NAME prints "commands/s cpu-ns/op allocs/op" of one benchmark.
 run() {
 	(cd engine && "$work/$1.test" -test.run '^$' -test.bench "^$2\$" -test.benchtime "$benchtime" -test.benchmem) |
 		awk -v n="$2" 'index($1, n) == 1 { for (i = 2; i < NF; i++) { if ($(i+1) == "cmds/s") c = int($i); if ($(i+1) == "cpu-ns/op") u = int($i); if ($(i+1) == "allocs/op") a = $i } print c, u, a }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "# $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-5s %-6s %12s %10s %7s %12s %10s %7s %12s %10s %7s %9s\n' rev round processed/s cpu-ns allocs snapshot/s cpu-ns allocs projected/s cpu-ns ratio cpu-ratio
@@ -47,11 +41,11 @@ for r in $(seq "$rounds"); do
 		read -r p pc pa < <(run "$b" BenchmarkSendAndWaitProcessedParallel)
 		read -r s sc sa < <(run "$b" BenchmarkSendAndWaitSnapshot)
 		read -r j jc _ < <(run "$b" BenchmarkSendAndWaitProjected)
-		ratio=$(awk -v a="$s" -v b="$p" 'BEGIN { printf "%.2f", a / b }')
-		cpuratio=$(awk -v a="$pc" -v b="$sc" 'BEGIN { printf "%.2f", a / b }')
-		ratios[$b]+="$ratio "
+		throughput=$(ratio "$s" "$p")
+		cpuratio=$(ratio "$pc" "$sc")
+		ratios[$b]+="$throughput "
 		cpuratios[$b]+="$cpuratio "
-		printf '%-5s %-6s %12d %10d %7s %12d %10d %7s %12d %10d %7s %9s\n' "$b" "$r" "$p" "$pc" "$pa" "$s" "$sc" "$sa" "$j" "$jc" "$ratio" "$cpuratio"
+		printf '%-5s %-6s %12d %10d %7s %12d %10d %7s %12d %10d %7s %9s\n' "$b" "$r" "$p" "$pc" "$pa" "$s" "$sc" "$sa" "$j" "$jc" "$throughput" "$cpuratio"
 	done
 done
 echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -27,14 +27,9 @@ modes=${MODES:-off|metrics|traced|floor}
 warmup=${WARMUP:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go test -c -o "$work/new.test" ./telemetry/
-bins=(new)
-if [ -n "${BASE:-}" ]; then
-	mkdir "$work/base"
-	git archive "$BASE" | tar -x -C "$work/base"
-	(cd "$work/base" && go test -c -o "$work/base.test" ./telemetry/)
-	bins=(base new)
-fi
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+build_tests telemetry "${BASE:-}"
 
 for r in $(seq "$rounds"); do
 	for b in "${bins[@]}"; do

@@ -51,11 +51,10 @@ func (b *Backlog) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	c, err := b.counts(ctx)
+	ch <- readErrors(b.errors, err)
 	if err != nil {
-		ch <- prometheus.MustNewConstMetric(b.errors, prometheus.GaugeValue, 1)
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(b.errors, prometheus.GaugeValue, 0)
 	for status, n := range map[string]int64{"failed": c.Failed, "prepared": c.Prepared, "succeeded": c.Succeeded} {
 		ch <- prometheus.MustNewConstMetric(b.byState, prometheus.GaugeValue, float64(n), status)
 	}

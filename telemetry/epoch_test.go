@@ -1,11 +1,9 @@
 package telemetry_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/eventstore"
@@ -36,11 +34,7 @@ func TestAStoreOfAnotherTelemetryDoesNotEndTheCommandsLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
-	cmd.AllowCreate = true
-	if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
-		t.Fatalf("%+v", sig)
-	}
+	restock(t, p)
 	m := sample(scrape(t, reg), "factum_command_process_duration_seconds", map[string]string{"aggregate": "shop.inventory", "code": "Ok"})
 	if h := m.GetHistogram(); h.GetSampleCount() != 1 || h.GetSampleSum() < 0 {
 		t.Errorf("process latency: %d samples, sum %vs; want 1 sample, not negative", h.GetSampleCount(), h.GetSampleSum())

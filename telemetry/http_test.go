@@ -59,6 +59,40 @@ next:
 	return nil
 }
 
+// metricCheck is the value a metric should have: a histogram's sample
+// count, a counter's or a gauge's value, of the family's metric whose
+// labels include labels.
+type metricCheck struct {
+	name   string
+	labels map[string]string
+	want   float64
+}
+
+// checkMetrics reports each check whose metric fams lacks or holds
+// another value.
+func checkMetrics(t *testing.T, fams map[string]*dto.MetricFamily, checks []metricCheck) {
+	t.Helper()
+	for _, c := range checks {
+		m := sample(fams, c.name, c.labels)
+		if m == nil {
+			t.Errorf("%s%v missing", c.name, c.labels)
+			continue
+		}
+		var got float64
+		switch {
+		case m.Histogram != nil:
+			got = float64(m.GetHistogram().GetSampleCount())
+		case m.Counter != nil:
+			got = m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			got = m.GetGauge().GetValue()
+		}
+		if got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
 func TestHTTPAccessLogIsJSONWithTheTraceAndNoSecrets(t *testing.T) {
 	const canaryKey, canaryBody = "fk_canary_key_3f9a", "canary-body-77c1"
 	var logs bytes.Buffer
@@ -195,12 +229,7 @@ func TestCommandAndStoreMetricsCountTheLoad(t *testing.T) {
 	if _, err := p.gw.SendAndWait(ctx, stale, command.Wait(factum.StageProcessed)); factum.CodeOf(err) != factum.CodeCommandExpectVersionConflict {
 		t.Fatalf("stale: %v", err)
 	}
-	fams := scrape(t, reg)
-	checks := []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	checkMetrics(t, scrape(t, reg), []metricCheck{
 		{"factum_command_process_duration_seconds", map[string]string{"aggregate": "shop.inventory", "code": "Ok"}, n},
 		{"factum_command_process_duration_seconds", map[string]string{"aggregate": "shop.inventory", "code": "CommandExpectVersionConflict"}, 1},
 		{"factum_command_conflicts_total", map[string]string{"aggregate": "shop.inventory", "code": "CommandExpectVersionConflict"}, 1},
@@ -212,26 +241,7 @@ func TestCommandAndStoreMetricsCountTheLoad(t *testing.T) {
 		// one too, find its state cached.
 		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "miss"}, 1},
 		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "hit"}, n},
-	}
-	for _, c := range checks {
-		m := sample(fams, c.name, c.labels)
-		if m == nil {
-			t.Errorf("%s%v missing", c.name, c.labels)
-			continue
-		}
-		var got float64
-		switch {
-		case m.Histogram != nil:
-			got = float64(m.GetHistogram().GetSampleCount())
-		case m.Counter != nil:
-			got = m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			got = m.GetGauge().GetValue()
-		}
-		if got != c.want {
-			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
-		}
-	}
+	})
 	if _, err := telemetry.New(telemetry.Config{Registerer: reg}); factum.CodeOf(err) != factum.CodeIllegalArgument {
 		t.Errorf("registering the metrics twice: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/factum-go/factum/idempotency"
 	"github.com/factum-go/factum/prepare"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // IdempotencyStore returns next counting its calls by operation and
@@ -18,16 +19,23 @@ func (t *Telemetry) IdempotencyStore(next idempotency.Store) idempotency.Store {
 	if t.m == nil || next == nil {
 		return next
 	}
-	s := &idemStore{next: next, t: t}
+	s := &idemStore{next: next, opCounter: opCounter{t.m.idempotency}}
 	if p, ok := next.(idempotency.Purger); ok {
 		return &idemPurger{idemStore: s, purger: p}
 	}
 	return s
 }
 
+// opCounter counts a decorator's calls by operation and outcome.
+type opCounter struct{ ops *prometheus.CounterVec }
+
+func (c opCounter) count(op, outcome string) {
+	c.ops.WithLabelValues(op, outcome).Inc()
+}
+
 type idemStore struct {
 	next idempotency.Store
-	t    *Telemetry
+	opCounter
 }
 
 type idemPurger struct {
@@ -37,10 +45,6 @@ type idemPurger struct {
 
 // Purge implements idempotency.Purger.
 func (s *idemPurger) Purge(ctx context.Context) (int64, error) { return s.purger.Purge(ctx) }
-
-func (s *idemStore) count(op, outcome string) {
-	s.t.m.idempotency.WithLabelValues(op, outcome).Inc()
-}
 
 // idemOutcome bounds an idempotency store's error to a label.
 func idemOutcome(err error) string {
@@ -136,7 +140,7 @@ func (t *Telemetry) PrepareBackend(next prepare.Backend) prepare.Backend {
 	if t.m == nil || next == nil {
 		return next
 	}
-	b := &prepBackend{next: next, t: t}
+	b := &prepBackend{next: next, opCounter: opCounter{t.m.prepare}}
 	if c, ok := next.(prepare.KeyChanger); ok {
 		return &prepChanger{prepBackend: b, changer: c}
 	}
@@ -145,16 +149,12 @@ func (t *Telemetry) PrepareBackend(next prepare.Backend) prepare.Backend {
 
 type prepBackend struct {
 	next prepare.Backend
-	t    *Telemetry
+	opCounter
 }
 
 type prepChanger struct {
 	*prepBackend
 	changer prepare.KeyChanger
-}
-
-func (b *prepBackend) count(op, outcome string) {
-	b.t.m.prepare.WithLabelValues(op, outcome).Inc()
 }
 
 // Prepare implements prepare.Backend.

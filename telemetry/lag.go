@@ -149,13 +149,20 @@ func (l *Lag) Collect(ch chan<- prometheus.Metric) {
 	for _, g := range l.cfg.Groups() {
 		label := groupLabel(g)
 		gl, err := l.read(ctx, g)
-		failed := 0.0
-		if err != nil {
-			failed = 1
-		} else {
+		if err == nil {
 			ch <- prometheus.MustNewConstMetric(l.streams, prometheus.GaugeValue, float64(gl.Streams), label)
 			ch <- prometheus.MustNewConstMetric(l.seconds, prometheus.GaugeValue, gl.Age.Seconds(), label)
 		}
-		ch <- prometheus.MustNewConstMetric(l.errors, prometheus.GaugeValue, failed, label)
+		ch <- readErrors(l.errors, err, label)
 	}
+}
+
+// readErrors is the sample of a collector's read-errors gauge desc at
+// this scrape: 1 when its read failed with err, 0 when it did not.
+func readErrors(desc *prometheus.Desc, err error, labels ...string) prometheus.Metric {
+	failed := 0.0
+	if err != nil {
+		failed = 1
+	}
+	return prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, failed, labels...)
 }

@@ -53,10 +53,6 @@ func (l *ProjectionLag) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	all, err := l.list(ctx)
-	failed := 0.0
-	if err != nil {
-		failed = 1
-	}
 	for _, s := range all {
 		name := s.Context + "/" + s.Name
 		if s.Live != nil {
@@ -66,5 +62,5 @@ func (l *ProjectionLag) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(l.streams, prometheus.GaugeValue, float64(s.Next.Lag), name, "next")
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(l.errors, prometheus.GaugeValue, failed)
+	ch <- readErrors(l.errors, err)
 }

@@ -40,35 +40,14 @@ func TestARetryIsCountedWithoutASpan(t *testing.T) {
 				t.Fatal(err)
 			}
 			restockRetried(t, tel, func() {})
-			inventory := map[string]string{"aggregate": "shop.inventory"}
-			for _, c := range []struct {
-				name   string
-				labels map[string]string
-				want   float64
-			}{
-				{"factum_command_retries_total", inventory, 1},
+			checkMetrics(t, scrape(t, reg), []metricCheck{
+				{"factum_command_retries_total", map[string]string{"aggregate": "shop.inventory"}, 1},
 				{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "hit"}, 1},
 				{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "miss"}, 2},
-			} {
-				if got := counted(t, reg, c.name, c.labels); got != c.want {
-					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
-				}
-			}
-			fams := scrape(t, reg)
-			for _, c := range []struct {
-				name   string
-				labels map[string]string
-				want   uint64
-			}{
 				{"factum_command_process_duration_seconds", map[string]string{"aggregate": "shop.inventory", "code": "Ok"}, 2},
 				{"factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": "Ok"}, 2},
 				{"factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": "EventVersionConflict"}, 1},
-			} {
-				m := sample(fams, c.name, c.labels)
-				if got := m.GetHistogram().GetSampleCount(); got != c.want {
-					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
-				}
-			}
+			})
 		})
 	}
 }
@@ -101,26 +80,10 @@ func TestARetryAfterAFailedLoadIsCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
-	cmd.AllowCreate = true
-	if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
-		t.Fatalf("%+v", sig)
-	}
-	inventory := map[string]string{"aggregate": "shop.inventory"}
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
-		{"factum_command_retries_total", inventory, 1},
+	restock(t, p)
+	checkMetrics(t, scrape(t, reg), []metricCheck{
+		{"factum_command_retries_total", map[string]string{"aggregate": "shop.inventory"}, 1},
 		{"factum_state_cache_lookups_total", map[string]string{"aggregate": "shop.inventory", "result": "miss"}, 2},
-	} {
-		if got := counted(t, reg, c.name, c.labels); got != c.want {
-			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
-		}
-	}
-	m := sample(scrape(t, reg), "factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": "Ok"})
-	if got := m.GetHistogram().GetSampleCount(); got != 1 {
-		t.Errorf("%d appends, want 1", got)
-	}
+		{"factum_store_append_duration_seconds", map[string]string{"backend": "memory", "outcome": "Ok"}, 1},
+	})
 }

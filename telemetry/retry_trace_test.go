@@ -96,18 +96,21 @@ func restockRetried(t *testing.T, tel *telemetry.Telemetry, between func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restock := func(p aggregate.Executor) {
-		t.Helper()
-		cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
-		cmd.AllowCreate = true
-		if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
-			t.Fatalf("%+v", sig)
-		}
-	}
-	restock(observed)
-	restock(other)
+	restock(t, observed)
+	restock(t, other)
 	between()
-	restock(observed)
+	restock(t, observed)
+}
+
+// restock processes a restock of one unit of inventory sku-1 through p,
+// creating it when missing, and fails the test unless it succeeds.
+func restock(t *testing.T, p aggregate.Executor) {
+	t.Helper()
+	cmd := factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1})
+	cmd.AllowCreate = true
+	if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
+		t.Fatalf("%+v", sig)
+	}
 }
 
 // At the per-command level a decision that succeeds has no event (the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -260,11 +259,7 @@ func runMatrix(t *testing.T, store storeOptions) {
 		}
 		return tok
 	}
-	s, err := startServer(context.Background(), opts, &log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopServer(t, s) })
+	s := startForTest(t, opts, &log)
 	base := s.URL
 	data := map[string]tenantData{
 		"acme":   seedTenant(t, base, "acme", "sku-17"),

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/factum-go/factum/auth"
 )
 
 // The console's Cluster page on two real instances of the example service
@@ -21,29 +19,16 @@ import (
 // reading the view again by itself, shows the other holding every
 // partition. A reader that is no admin sees why it may not look.
 func TestConsoleCluster(t *testing.T) {
-	const keyReader, keyRoot = "fk_reader-0123456789abcdefghijklmnopqr", "fk_root-0123456789abcdefghijklmnopqrstu"
 	pgURL, natsURL, ns := clusterEnv(t)
-	keys := securityOptions{APIKeys: "reader " + auth.HashKey(keyReader) + " tenants=acme roles=read;root " + auth.HashKey(keyRoot) + " roles=admin"}
 	start := func(instance string) *server {
 		t.Helper()
 		opts := clusterOpts(pgURL, natsURL, ns, instance)
-		opts.securityOptions = keys
+		opts.securityOptions = readerAndRoot
 		var log strings.Builder
-		s, err := startServer(context.Background(), opts, &log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return startForTest(t, opts, &log)
 	}
 	a := start("a")
-	aStopped := false
-	t.Cleanup(func() {
-		if !aStopped {
-			stopServer(t, a)
-		}
-	})
 	bs := start("b")
-	t.Cleanup(func() { stopServer(t, bs) })
 	// The shares settle at 4 and 4.
 	awaitShares(t, 60*time.Second, a.URL, bs.URL, func(ra, rb clusterReady) bool {
 		return len(ra.Partitions) == 4 && len(rb.Partitions) == 4 && ra.Instances == 2 && rb.Instances == 2
@@ -104,7 +89,6 @@ func TestConsoleCluster(t *testing.T) {
 
 	// Instance a stops: b takes its partitions over, and the page shows it
 	// without being asked.
-	aStopped = true
 	stopServer(t, a)
 	ctx, cancel := context.WithTimeout(br.ctx, 90*time.Second)
 	defer cancel()

@@ -170,6 +170,19 @@ func (b *browser) shotOf(enabled bool, name string, capture chromedp.Action[[]by
 }
 
 // confirmDialog clicks the confirmation dialog's Confirm button.
+// findForm opens the console's page at base and submits its find form
+// for the aggregate type typ with the field (#find-id or #find-request)
+// set to value.
+func findForm(base, page, typ, field, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/console/#/"+page),
+		until(`document.body.dataset.ready === '`+page+`' && !!document.getElementById('find-type')`),
+		chromedp.SetValue(chromedp.CSS(`#find-type`), typ),
+		chromedp.SetValue(chromedp.CSS(field), value),
+		chromedp.Click(chromedp.CSS(`#find-form button[type=submit]`)),
+	)
+}
+
 func confirmDialog() chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		until(`document.getElementById('confirm').open`),
@@ -211,14 +224,10 @@ func TestConsoleInBrowser(t *testing.T) {
 			b := newBrowser(t)
 			opts := tt.store(t)
 			var log strings.Builder
-			s, err := startServer(context.Background(), serveOptions{
+			s := startForTest(t, serveOptions{
 				Addr: "127.0.0.1:0", storeOptions: opts,
 				observeOptions: observeOptions{LogLevel: "info", LogFormat: "text", Metrics: true},
 			}, &log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { stopServer(t, s) })
 			consoleScenario(t, b, s, tt.shots)
 		})
 	}
@@ -286,11 +295,7 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 		t.Fatalf("the lifecycle does not show the operator's retry: %q", got)
 	}
 	// An aggregate found by ID, stepped through, its snapshot regenerated.
-	b.run("find the cart", chromedp.Navigate(s.URL+"/console/#/aggregates"),
-		until(`document.body.dataset.ready === 'aggregates' && !!document.getElementById('find-type')`),
-		chromedp.SetValue(chromedp.CSS(`#find-type`), "cart"),
-		chromedp.SetValue(chromedp.CSS(`#find-id`), "c-1"),
-		chromedp.Click(chromedp.CSS(`#find-form button[type=submit]`)),
+	b.run("find the cart", findForm(s.URL, "aggregates", "cart", "#find-id", "c-1"),
 		until(`(document.getElementById('state-at')||{dataset:{}}).dataset.version === '3'`))
 	if n := countOf(t, b, `tr[data-test=stream]`); n != 3 {
 		t.Fatalf("the stream shows %d versions, want 3", n)
@@ -319,22 +324,14 @@ func consoleScenario(t *testing.T, b *browser, s *server, shots bool) {
 	}
 
 	// A user created without an ID, found by its request ID alone.
-	b.run("find by request ID", chromedp.Navigate(s.URL+"/console/#/aggregates"),
-		until(`document.body.dataset.ready === 'aggregates' && !!document.getElementById('find-type')`),
-		chromedp.SetValue(chromedp.CSS(`#find-type`), "user"),
-		chromedp.SetValue(chromedp.CSS(`#find-request`), "req-ann"),
-		chromedp.Click(chromedp.CSS(`#find-form button[type=submit]`)),
+	b.run("find by request ID", findForm(s.URL, "aggregates", "user", "#find-request", "req-ann"),
 		until(`(document.getElementById('state-at')||{dataset:{}}).dataset.version === '1'`))
 	if got := b.text(`#state-at pre`); !strings.Contains(got, "ann@greylist.example") {
 		t.Fatalf("found by request ID: %q", got)
 	}
 
 	// Requests: the outcome of a request.
-	b.run("look a request up", chromedp.Navigate(s.URL+"/console/#/requests"),
-		until(`document.body.dataset.ready === 'requests' && !!document.getElementById('find-type')`),
-		chromedp.SetValue(chromedp.CSS(`#find-type`), "user"),
-		chromedp.SetValue(chromedp.CSS(`#find-request`), "req-bob"),
-		chromedp.Click(chromedp.CSS(`#find-form button[type=submit]`)),
+	b.run("look a request up", findForm(s.URL, "requests", "user", "#find-request", "req-bob"),
 		until(`!!document.querySelector('[data-test=outcome]')`))
 	if got := b.attr(`[data-test=outcome]`, "data-outcome"); got != "Ok" {
 		t.Fatalf("outcome of req-bob: %q", got)

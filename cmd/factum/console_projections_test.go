@@ -24,19 +24,10 @@ import (
 // own tenant's rows; the cluster page says the service runs without NATS;
 // not one JavaScript error.
 func TestConsoleProjections(t *testing.T) {
-	const keyReader, keyRoot = "fk_reader-0123456789abcdefghijklmnopqr", "fk_root-0123456789abcdefghijklmnopqrstu"
 	b := newBrowser(t)
 	shots := os.Getenv(screenshotsEnv) == "1"
 	var log strings.Builder
-	s, err := startServer(context.Background(), serveOptions{
-		Addr: "127.0.0.1:0", storeOptions: storeOptions{DataDir: t.TempDir()},
-		securityOptions: securityOptions{APIKeys: "reader " + auth.HashKey(keyReader) + " tenants=acme roles=read;" +
-			"root " + auth.HashKey(keyRoot) + " roles=admin"},
-	}, &log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopServer(t, s) })
+	s := startForTest(t, serveOptions{Addr: "127.0.0.1:0", storeOptions: storeOptions{DataDir: t.TempDir()}, securityOptions: readerAndRoot}, &log)
 	send := func(path, body string) {
 		t.Helper()
 		if code, out := post(t, s.URL+path, body, auth.HeaderAPIKey, keyRoot, "Command-Wait-Stage", "PROJECTED"); code != http.StatusOK {

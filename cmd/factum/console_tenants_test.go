@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,18 +15,13 @@ import (
 // (counts, failures), cannot switch to another, and its retry is recorded
 // under its name; an admin may switch to any tenant.
 func TestConsoleTenantScoping(t *testing.T) {
-	const keySupport, keyRoot = "fk_support-0123456789abcdefghijklmnopq", "fk_root-0123456789abcdefghijklmnopqrstu"
+	const keySupport = "fk_support-0123456789abcdefghijklmnopq"
 	b := newBrowser(t)
 	var log strings.Builder
-	s, err := startServer(context.Background(), serveOptions{
+	s := startForTest(t, serveOptions{
 		Addr: "127.0.0.1:0", storeOptions: storeOptions{DataDir: t.TempDir()},
-		securityOptions: securityOptions{APIKeys: "support " + auth.HashKey(keySupport) + " tenants=acme roles=send,read,operator;" +
-			"root " + auth.HashKey(keyRoot) + " roles=admin"},
+		securityOptions: securityOptions{APIKeys: "support " + auth.HashKey(keySupport) + " tenants=acme roles=send,read,operator;" + rootKeyEntry},
 	}, &log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopServer(t, s) })
 	send := func(path, body, key string) {
 		t.Helper()
 		if code, out := post(t, s.URL+path, body, auth.HeaderAPIKey, key, "Command-Wait-Stage", "SNAPSHOT"); code != http.StatusOK {

@@ -34,16 +34,28 @@ func startTestServer(t *testing.T, dataDir string) *server {
 func startStoreServer(t *testing.T, store storeOptions) (*server, string) {
 	t.Helper()
 	var log bytes.Buffer
-	s, err := startServer(context.Background(), serveOptions{Addr: "127.0.0.1:0", storeOptions: store}, &log)
+	s := startForTest(t, serveOptions{Addr: "127.0.0.1:0", storeOptions: store}, &log)
+	return s, log.String()
+}
+
+// startForTest starts the service with opts, writing its log to log, and
+// stops it at cleanup unless the test stopped it. A service that does
+// not start fails the test, with what it logged.
+func startForTest(t *testing.T, opts serveOptions, log interface {
+	io.Writer
+	String() string
+}) *server {
+	t.Helper()
+	s, err := startServer(context.Background(), opts, log)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("start: %v (log %s)", err, log.String())
 	}
 	t.Cleanup(func() {
 		if !s.stopped.Load() {
 			stopServer(t, s)
 		}
 	})
-	return s, log.String()
+	return s
 }
 
 func stopServer(t *testing.T, s *server) {

@@ -69,16 +69,8 @@ func awaitShares(t *testing.T, timeout time.Duration, a, b string, settled func(
 func TestTwoServeInstancesShareTheWork(t *testing.T) {
 	pgURL, natsURL, ns := clusterEnv(t)
 	var logs [2]bytes.Buffer
-	a, err := startServer(context.Background(), clusterOpts(pgURL, natsURL, ns, "a"), &logs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stopServer(t, a)
-	b, err := startServer(context.Background(), clusterOpts(pgURL, natsURL, ns, "b"), &logs[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stopServer(t, b)
+	a := startForTest(t, clusterOpts(pgURL, natsURL, ns, "a"), &logs[0])
+	b := startForTest(t, clusterOpts(pgURL, natsURL, ns, "b"), &logs[1])
 	if !strings.Contains(logs[0].String(), "instance a of a cluster") {
 		t.Fatalf("start-up message %q does not name the instance", logs[0].String())
 	}

@@ -122,11 +122,7 @@ func TestServeMetricsLogsAndTracesAfterAKnownLoad(t *testing.T) {
 		Addr: "127.0.0.1:0", storeOptions: storeOptions{Memory: true}, securityOptions: securityOptions{APIKeysFile: keys},
 		observeOptions: observeOptions{LogLevel: "info", LogFormat: "json", AccessLog: true, Metrics: true, TraceSample: 1, spans: spans},
 	}
-	s, err := startServer(context.Background(), opts, &logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopServer(t, s) })
+	s := startForTest(t, opts, &logs)
 	u := s.URL + "/tenant/acme"
 	call := func(path, body string) {
 		t.Helper()

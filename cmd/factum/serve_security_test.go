@@ -29,12 +29,7 @@ func startWith(t *testing.T, opts serveOptions) (*server, *bytes.Buffer) {
 	t.Helper()
 	var log bytes.Buffer
 	opts.Memory = true
-	s, err := startServer(context.Background(), opts, &log)
-	if err != nil {
-		t.Fatalf("start: %v (log %s)", err, log.String())
-	}
-	t.Cleanup(func() { stopServer(t, s) })
-	return s, &log
+	return startForTest(t, opts, &log), &log
 }
 
 func withKeys(opts serveOptions, entries ...string) serveOptions {
