@@ -47,6 +47,30 @@ func (p *onceProbe) count() int {
 	return len(p.handled)
 }
 
+// waitHandled waits up to 30 s for the probe to have handled n streams;
+// the test's own checks then say what is missing.
+func (p *onceProbe) waitHandled(n int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for p.count() < n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// runInstance runs a consumer of proc with cfg, as one instance of a
+// fleet, until the returned stop, which cancels it and waits for it to
+// return.
+func runInstance(t *testing.T, proc *event.Processor, cfg event.Config) (stop func()) {
+	t.Helper()
+	c, err := event.NewConsumer(proc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
 func appendN(t *testing.T, store eventstore.Store, n int) []string {
 	t.Helper()
 	named := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
@@ -101,35 +125,19 @@ func TestLeasedConsumersRunTheGroupOnce(t *testing.T) {
 	probe := &onceProbe{}
 	proc := probe.processor(t)
 	ids := appendN(t, store, 300)
-	type instance struct {
-		cancel context.CancelFunc
-		done   chan struct{}
-	}
-	start := func(holder string) instance {
-		c, err := event.NewConsumer(proc, event.Config{Log: store, Checkpoints: cps, Leases: leases, Holder: holder,
+	start := func(holder string) (stop func()) {
+		return runInstance(t, proc, event.Config{Log: store, Checkpoints: cps, Leases: leases, Holder: holder,
 			LeaseTTL: 200 * time.Millisecond, BatchSize: 16, PollInterval: 10 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		in := instance{cancel: cancel, done: make(chan struct{})}
-		go func() { defer close(in.done); _ = c.Run(ctx) }()
-		return in
 	}
-	ins := []instance{start("a"), start("b"), start("c")}
+	stops := []func(){start("a"), start("b"), start("c")}
 	// Stop instances one by one while the log is consumed; the last one
 	// finishes it.
-	for _, in := range ins[:2] {
+	for _, stop := range stops[:2] {
 		time.Sleep(20 * time.Millisecond)
-		in.cancel()
-		<-in.done
+		stop()
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for probe.count() < len(ids) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	ins[2].cancel()
-	<-ins[2].done
+	probe.waitHandled(len(ids))
+	stops[2]()
 	if n := probe.overlaps.Load(); n != 0 {
 		t.Errorf("two instances handled the group's streams at once %d times", n)
 	}
@@ -150,31 +158,19 @@ func TestALeasedConsumerThatCannotRenewStepsDown(t *testing.T) {
 	proc := probe.processor(t)
 	ids := appendN(t, store, 400)
 	cut := &flakyLeases{LeaseStore: leases}
-	run := func(ls event.LeaseStore, holder string) (context.CancelFunc, chan struct{}) {
-		c, err := event.NewConsumer(proc, event.Config{Log: store, Checkpoints: cps, Leases: ls, Holder: holder,
+	run := func(ls event.LeaseStore, holder string) (stop func()) {
+		return runInstance(t, proc, event.Config{Log: store, Checkpoints: cps, Leases: ls, Holder: holder,
 			LeaseTTL: 150 * time.Millisecond, BatchSize: 8, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = c.Run(ctx) }()
-		return cancel, done
 	}
-	stopA, doneA := run(cut, "a")
+	stopA := run(cut, "a")
 	for probe.count() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	stopB, doneB := run(leases, "b")
+	stopB := run(leases, "b")
 	cut.broken.Store(true) // a can neither renew nor save
-	deadline := time.Now().Add(30 * time.Second)
-	for probe.count() < len(ids) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	probe.waitHandled(len(ids))
 	stopA()
 	stopB()
-	<-doneA
-	<-doneB
 	if n := probe.overlaps.Load(); n != 0 {
 		t.Errorf("the cut-off instance and its successor handled streams at once %d times", n)
 	}

@@ -93,6 +93,27 @@ func (c *counts) project(ctx context.Context, tx projection.Tx, s *factum.EventS
 	return nil
 }
 
+// fault fails a counts' function on one stream until healed, and counts
+// the tries.
+type fault struct {
+	healed atomic.Bool
+	tries  atomic.Int32
+}
+
+// failStream makes c's function fail (after writing) on the stream with
+// id until the returned fault is healed.
+func (c *counts) failStream(id string) *fault {
+	f := &fault{}
+	c.failOn = func(s *factum.EventStream) bool {
+		if f.healed.Load() || s.ID != id {
+			return false
+		}
+		f.tries.Add(1)
+		return true
+	}
+	return f
+}
+
 // read returns the model's counts, in a transaction of its own.
 func (c *counts) read(t *testing.T, st projection.Store, ids []string) map[string]int {
 	t.Helper()
@@ -249,19 +270,9 @@ func exactlyOnceAcrossCrashes(t *testing.T, st projection.Store) {
 func failedWritesRollBack(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 20, 4)
 	c := newCounts()
-	bad := all[10]
-	var failing atomic.Bool
-	var tries atomic.Int32
-	failing.Store(true)
-	c.failOn = func(s *factum.EventStream) bool {
-		if failing.Load() && s.ID == bad.ID {
-			tries.Add(1)
-			return true
-		}
-		return false
-	}
+	fault := c.failStream(all[10].ID)
 	r := newRunner(t, c.projection(t), projection.Config{Log: log, Store: st, BatchSize: 64})
-	runUntilTried(t, r, &tries, 3)
+	runUntilTried(t, r, &fault.tries, 3)
 	before := map[string]int{}
 	for _, s := range all[:10] {
 		if s.Events[0].Name == "item_added" {
@@ -271,7 +282,7 @@ func failedWritesRollBack(t *testing.T, st projection.Store) {
 	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("counts %v while stream 10 fails, want %v (the streams before it)", got, before)
 	}
-	failing.Store(false)
+	fault.healed.Store(true)
 	drain(t, r)
 	c.expect(t, st, want)
 }
@@ -282,7 +293,7 @@ func aFailingStreamIsRecordedAndPassed(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 30, 3)
 	c := newCounts()
 	bad := all[12]
-	c.failOn = func(s *factum.EventStream) bool { return s.ID == bad.ID }
+	c.failStream(bad.ID)
 	var recorded []event.Failure
 	rec := event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error {
 		recorded = append(recorded, f)
@@ -307,21 +318,13 @@ func aFailingStreamIsRecordedAndPassed(t *testing.T, st projection.Store) {
 func withoutARecorderAFailingStreamHolds(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 12, 12)
 	c := newCounts()
-	bad := all[5]
-	var tries atomic.Int32
-	c.failOn = func(s *factum.EventStream) bool {
-		if s.ID == bad.ID {
-			tries.Add(1)
-			return true
-		}
-		return false
-	}
+	fault := c.failStream(all[5].ID)
 	broken := event.FailureRecorderFunc(func(context.Context, event.Failure) error { return errors.New("kit: recorder down") })
 	for _, rec := range []event.FailureRecorder{nil, broken} {
 		r := newRunner(t, c.projection(t), projection.Config{Log: log, Store: st, Failures: rec, Attempts: 2, BatchSize: 4})
-		tries.Store(0)
+		fault.tries.Store(0)
 		// Past its attempts, so a runner that moved on would have.
-		runUntilTried(t, r, &tries, 4)
+		runUntilTried(t, r, &fault.tries, 4)
 		got := c.read(t, st, ids(want))
 		for i, s := range all {
 			n := got[s.AggregateID.ID]
