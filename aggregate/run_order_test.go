@@ -9,7 +9,6 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
-	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/eventstore"
 )
@@ -115,13 +114,9 @@ func (s *orderSink) Signal(sig factum.Signal) {
 // One at a time, a lane hands an aggregate's signals to the sink in
 // the commands' order; does a run?
 func TestRunSignalsInOrder(t *testing.T) {
-	def := runTallies(&claims{owner: map[string]string{}})
-	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tallyExecutor(t, aggregate.ExecutorConfig{Store: eventstore.NewMemory()})
 	sink := &orderSink{}
-	gate := &gated{next: p.(command.RunExecutor), started: make(chan struct{}, 1), release: make(chan struct{})}
+	gate := &gated{next: p, started: make(chan struct{}, 1), release: make(chan struct{})}
 	d, err := command.NewDispatcher(gate, sink, command.DispatcherConfig{Lanes: 1})
 	if err != nil {
 		t.Fatal(err)
