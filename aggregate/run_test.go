@@ -31,6 +31,44 @@ func addTallies(id string, n, qty int) []*factum.Command {
 	return cmds
 }
 
+// twins are two worlds under the same middleware: runs hands the executor
+// runs, one hands it one command at a time, so that a run's outcomes can
+// be checked against the ones it must equal.
+type twins struct{ runs, one *world }
+
+// newTwins starts twins, shut down at the test's end.
+func newTwins(t *testing.T, mw ...aggregate.Middleware) twins {
+	t.Helper()
+	tw := twins{runs: newWorld(t, newGroupStore(), 0, mw...), one: newWorld(t, newGroupStore(), 1, mw...)}
+	t.Cleanup(func() { tw.runs.shutdown(t); tw.one.shutdown(t) })
+	return tw
+}
+
+// run runs copies of cmds in both worlds.
+func (tw twins) run(t tb, cmds []*factum.Command) {
+	t.Helper()
+	tw.runs.run(t, clones(cmds))
+	tw.one.run(t, clones(cmds))
+}
+
+// same checks that each of cmds got one signal with runs, of the code and
+// version it got one at a time, and that the tally id holds as many
+// streams in both worlds.
+func (tw twins) same(t *testing.T, id string, cmds []*factum.Command) {
+	t.Helper()
+	for i, c := range cmds {
+		got, n := tw.runs.signal(c.ID)
+		want, _ := tw.one.signal(c.ID)
+		if n != 1 || got.Code != want.Code || got.AggregateVersion != want.AggregateVersion {
+			t.Errorf("command %d: with runs %d signals, %s v%d (%s); one at a time %s v%d (%s)",
+				i, n, got.Code, got.AggregateVersion, got.Message, want.Code, want.AggregateVersion, want.Message)
+		}
+	}
+	if got, want := len(tw.runs.streams(t, tallyID(id))), len(tw.one.streams(t, tallyID(id))); got != want {
+		t.Errorf("with runs %d streams stored, one at a time %d", got, want)
+	}
+}
+
 // atMost is a middleware letting at most n commands through at once; the
 // others wait for a slot.
 func atMost(n int) aggregate.Middleware {
