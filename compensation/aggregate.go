@@ -111,6 +111,15 @@ func checkAt(at Time) error {
 	return nil
 }
 
+// checkOpenAt checks what a retry's commands need: their time, and an
+// execution that has not succeeded (what names the refused step).
+func checkOpenAt(e Execution, at Time, what string) error {
+	if err := checkAt(at); err != nil {
+		return err
+	}
+	return refuseSucceeded(e, what)
+}
+
 func (c recordExecutionFailure) validate() error {
 	if err := factum.ValidateID("event id", c.EventID); err != nil {
 		return err
@@ -175,10 +184,7 @@ func inFlight(e Execution, at Time) error {
 }
 
 func decidePrepare(_ context.Context, e Execution, c prepareCompensation) ([]any, error) {
-	if err := checkAt(c.At); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "prepare a retry"); err != nil {
+	if err := checkOpenAt(e, c.At, "prepare a retry"); err != nil {
 		return nil, err
 	}
 	switch {
@@ -196,10 +202,7 @@ func decidePrepare(_ context.Context, e Execution, c prepareCompensation) ([]any
 }
 
 func decideForcePrepare(_ context.Context, e Execution, c forcePrepareCompensation) ([]any, error) {
-	if err := checkAt(c.At); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "force a retry"); err != nil {
+	if err := checkOpenAt(e, c.At, "force a retry"); err != nil {
 		return nil, err
 	}
 	if err := inFlight(e, c.At); err != nil {
@@ -209,10 +212,7 @@ func decideForcePrepare(_ context.Context, e Execution, c forcePrepareCompensati
 }
 
 func decideSuccess(_ context.Context, e Execution, c applyExecutionSuccess) ([]any, error) {
-	if err := checkAt(c.At); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "apply another success"); err != nil {
+	if err := checkOpenAt(e, c.At, "apply another success"); err != nil {
 		return nil, err
 	}
 	if c.Attempt < 1 || c.Attempt > e.Retries {
