@@ -56,19 +56,15 @@ func (p *onceProbe) waitHandled(n int) {
 	}
 }
 
-// runInstance runs a consumer of proc with cfg, as one instance of a
-// fleet, until the returned stop, which cancels it and waits for it to
-// return.
+// runInstance starts a consumer of proc with cfg, as one instance of a
+// fleet (see start).
 func runInstance(t *testing.T, proc *event.Processor, cfg event.Config) (stop func()) {
 	t.Helper()
 	c, err := event.NewConsumer(proc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = c.Run(ctx) }()
-	return func() { cancel(); <-done }
+	return start(t, c)
 }
 
 func appendN(t *testing.T, store eventstore.Store, n int) []string {
