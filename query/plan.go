@@ -234,6 +234,19 @@ func and(cs ...Condition) Condition {
 	return Condition{Operator: OpAnd, Children: out}
 }
 
+// checkSort checks the i-th sort key's field path and direction, and
+// returns the direction (ASC or DESC; ASC when empty).
+func checkSort(i int, s Sort) (Direction, error) {
+	if err := checkPath(fmt.Sprintf("sort[%d]", i), s.Field); err != nil {
+		return "", err
+	}
+	d, ok := parseDirection(s.Direction)
+	if !ok {
+		return "", illegal(fmt.Sprintf("sort[%d]: direction %q: want ASC or DESC", i, string(s.Direction)))
+	}
+	return d, nil
+}
+
 func planSort(sort []Sort, lim Limits, fields Fields) ([]Sort, error) {
 	if exceeds(len(sort), lim.MaxSortFields) {
 		return nil, illegal(fmt.Sprintf("%d sort fields, above the maximum %d", len(sort), lim.MaxSortFields))
@@ -241,12 +254,9 @@ func planSort(sort []Sort, lim Limits, fields Fields) ([]Sort, error) {
 	out := make([]Sort, 0, len(sort)+1)
 	hasID := false
 	for i, s := range sort {
-		if err := checkPath(fmt.Sprintf("sort[%d]", i), s.Field); err != nil {
+		d, err := checkSort(i, s)
+		if err != nil {
 			return nil, err
-		}
-		d, ok := parseDirection(s.Direction)
-		if !ok {
-			return nil, illegal(fmt.Sprintf("sort[%d]: direction %q: want ASC or DESC", i, string(s.Direction)))
 		}
 		out = append(out, Sort{Field: s.Field, Direction: d})
 		if s.Field == fields.ID {
