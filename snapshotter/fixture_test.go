@@ -249,18 +249,25 @@ func checkFinal(t *testing.T, st engine.Storage, n, perAggregate int) {
 	}
 	want := Tally{Adds: perAggregate, Total: perAggregate * (perAggregate + 1) / 2}
 	for a := range n {
-		snap, err := qs.Load(ctx, tallies.ID(fmt.Sprint("t", a)))
-		if err != nil {
-			t.Fatalf("t%d: %v", a, err)
-		}
-		var got Tally
-		if err := json.Unmarshal(snap.State, &got); err != nil {
-			t.Fatal(err)
-		}
+		snap, got := loadTally(t, qs, tallies.ID(fmt.Sprint("t", a)))
 		if snap.Version != perAggregate || got != want {
 			t.Fatalf("t%d: snapshot v%d %+v, want v%d %+v", a, snap.Version, got, perAggregate, want)
 		}
 	}
+}
+
+// loadTally loads id's snapshot from qs and decodes its state.
+func loadTally(t *testing.T, qs snapshot.QueryStore, id factum.AggregateID) (snapshot.Snapshot, Tally) {
+	t.Helper()
+	snap, err := qs.Load(context.Background(), id)
+	if err != nil {
+		t.Fatalf("%s: %v", id.ID, err)
+	}
+	var got Tally
+	if err := json.Unmarshal(snap.State, &got); err != nil {
+		t.Fatal(err)
+	}
+	return snap, got
 }
 
 // checkCheckpointAtEnd checks that the snapshotter's checkpoint is at the

@@ -2,7 +2,6 @@ package snapshotter_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 )
 
@@ -34,14 +33,7 @@ func TestABatchReplayDoesNotSaveOverTheStoredSnapshot(t *testing.T) {
 		if len(w.bad) > 0 {
 			t.Fatalf("bad signals: %v", w.bad)
 		}
-		got, err := qs.Load(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var state Tally
-		if err := json.Unmarshal(got.State, &state); err != nil {
-			t.Fatal(err)
-		}
+		got, state := loadTally(t, qs, id)
 		if got.Version != 3 || state != (Tally{Total: 1000, Adds: 3}) {
 			t.Fatalf("after the replay: v%d %s; want v3 %s as stored", got.Version, got.State, stored)
 		}
