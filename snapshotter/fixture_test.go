@@ -160,6 +160,28 @@ func (w *watcher) Signal(s factum.Signal) {
 	w.local.Signal(s)
 }
 
+// stop shuts eng down, draining it, and fails the test on a bad SNAPSHOT
+// signal the watcher saw: a failure, or one sent before its save.
+func (w *watcher) stop(t *testing.T, eng *engine.Engine) {
+	t.Helper()
+	if err := eng.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.bad) > 0 {
+		t.Fatalf("bad signals: %v", w.bad)
+	}
+}
+
+// checkEach checks that every aggregate got per SNAPSHOT signals.
+func (w *watcher) checkEach(t *testing.T, per int) {
+	t.Helper()
+	for id, versions := range w.got {
+		if len(versions) != per {
+			t.Fatalf("%s: signals for versions %v, want %d", id.ID, versions, per)
+		}
+	}
+}
+
 func (w *watcher) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -311,14 +333,9 @@ func checkCheckpointAtEnd(t *testing.T, st engine.Storage) {
 func checkRecovered(t *testing.T, st engine.Storage, eng *engine.Engine, w *watcher, n, per int, calls func() (int, []string)) {
 	t.Helper()
 	waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
-	if err := eng.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	w.stop(t, eng)
 	if c, early := calls(); c <= 3 || len(early) > 0 {
 		t.Fatalf("%d save calls; while saves failed: %v", c, early)
-	}
-	if len(w.bad) > 0 {
-		t.Fatalf("bad signals: %v", w.bad)
 	}
 	checkFinal(t, st, n, per)
 	checkCheckpointAtEnd(t, st)
