@@ -56,11 +56,34 @@ func (p *onceProbe) waitHandled(n int) {
 	}
 }
 
-// runInstance starts a consumer of proc with cfg, as one instance of a
-// fleet (see start).
-func runInstance(t *testing.T, proc *event.Processor, cfg event.Config) (stop func()) {
+// fleet is the setup of the lease tests: a log of streams, the one
+// checkpoint and lease store its instances share, and the probe whose
+// processor they run.
+type fleet struct {
+	store  eventstore.Store
+	cps    *event.MemoryCheckpoints
+	leases *event.MemoryLeases
+	probe  *onceProbe
+	proc   *event.Processor
+	ids    []string // the streams' IDs
+}
+
+func newFleet(t *testing.T, streams int) *fleet {
 	t.Helper()
-	c, err := event.NewConsumer(proc, cfg)
+	f := &fleet{store: eventstore.NewMemory(), cps: event.NewMemoryCheckpoints(), probe: &onceProbe{}}
+	f.leases = event.NewMemoryLeases(f.cps)
+	f.proc = f.probe.processor(t)
+	f.ids = appendN(t, f.store, streams)
+	return f
+}
+
+// run starts an instance named holder, taking its leases from ls, with
+// tuning's lease and batch settings (see start).
+func (f *fleet) run(t *testing.T, ls event.LeaseStore, holder string, tuning event.Config) (stop func()) {
+	t.Helper()
+	cfg := tuning
+	cfg.Log, cfg.Checkpoints, cfg.Leases, cfg.Holder = f.store, f.cps, ls, holder
+	c, err := event.NewConsumer(f.proc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,16 +139,10 @@ func (f *flakyLeases) SaveFencedCheckpoint(ctx context.Context, l event.Lease, p
 // handles streams at any moment, and every stream is handled exactly once,
 // also when the holder stops and another takes over.
 func TestLeasedConsumersRunTheGroupOnce(t *testing.T) {
-	store, cps := eventstore.NewMemory(), event.NewMemoryCheckpoints()
-	leases := event.NewMemoryLeases(cps)
-	probe := &onceProbe{}
-	proc := probe.processor(t)
-	ids := appendN(t, store, 300)
-	start := func(holder string) (stop func()) {
-		return runInstance(t, proc, event.Config{Log: store, Checkpoints: cps, Leases: leases, Holder: holder,
-			LeaseTTL: 200 * time.Millisecond, BatchSize: 16, PollInterval: 10 * time.Millisecond})
-	}
-	stops := []func(){start("a"), start("b"), start("c")}
+	f := newFleet(t, 300)
+	probe, ids := f.probe, f.ids
+	tuning := event.Config{LeaseTTL: 200 * time.Millisecond, BatchSize: 16, PollInterval: 10 * time.Millisecond}
+	stops := []func(){f.run(t, f.leases, "a", tuning), f.run(t, f.leases, "b", tuning), f.run(t, f.leases, "c", tuning)}
 	// Stop instances one by one while the log is consumed; the last one
 	// finishes it.
 	for _, stop := range stops[:2] {
@@ -148,21 +165,15 @@ func TestLeasedConsumersRunTheGroupOnce(t *testing.T) {
 // before its lease can lapse, and another instance takes the group over:
 // never both at once, no stream lost.
 func TestALeasedConsumerThatCannotRenewStepsDown(t *testing.T) {
-	store, cps := eventstore.NewMemory(), event.NewMemoryCheckpoints()
-	leases := event.NewMemoryLeases(cps)
-	probe := &onceProbe{}
-	proc := probe.processor(t)
-	ids := appendN(t, store, 400)
-	cut := &flakyLeases{LeaseStore: leases}
-	run := func(ls event.LeaseStore, holder string) (stop func()) {
-		return runInstance(t, proc, event.Config{Log: store, Checkpoints: cps, Leases: ls, Holder: holder,
-			LeaseTTL: 150 * time.Millisecond, BatchSize: 8, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond})
-	}
-	stopA := run(cut, "a")
+	f := newFleet(t, 400)
+	probe, ids := f.probe, f.ids
+	cut := &flakyLeases{LeaseStore: f.leases}
+	tuning := event.Config{LeaseTTL: 150 * time.Millisecond, BatchSize: 8, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond}
+	stopA := f.run(t, cut, "a", tuning)
 	for probe.count() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	stopB := run(leases, "b")
+	stopB := f.run(t, f.leases, "b", tuning)
 	cut.broken.Store(true) // a can neither renew nor save
 	probe.waitHandled(len(ids))
 	stopA()
