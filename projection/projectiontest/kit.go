@@ -208,26 +208,33 @@ func newRunner(t *testing.T, p *projection.Projection, cfg projection.Config) *p
 	return r
 }
 
-// drain runs r until it has projected the whole log.
 // runUntilTried runs r until the failing stream has been tried n times, so
 // that a case does not depend on how far a loaded machine gets in a fixed
 // time (the kit's cases run in parallel).
 func runUntilTried(t *testing.T, r *projection.Runner, tries *atomic.Int32, n int32) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil && tries.Load() < n {
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
-	}()
-	_ = r.Run(ctx)
+	runUntil(r, func() bool { return tries.Load() >= n }, 0)
 	if got := tries.Load(); got < n {
 		t.Fatalf("the failing stream was tried %d times in a minute, want %d", got, n)
 	}
 }
 
+// runUntil runs r until done holds, then for linger more, and stops it;
+// it stops r after a minute whatever done says.
+func runUntil(r *projection.Runner, done func() bool, linger time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil && !done() {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(linger)
+		cancel()
+	}()
+	_ = r.Run(ctx)
+}
+
+// drain runs r until it has projected the whole log.
 func drain(t *testing.T, r *projection.Runner) {
 	t.Helper()
 	r.Drain()
