@@ -235,33 +235,30 @@ func decideFailed(_ context.Context, e Execution, c applyExecutionFailed) ([]any
 }
 
 func decideRetrySpec(_ context.Context, e Execution, c applyExecutionRetrySpec) ([]any, error) {
-	if err := c.RetrySpec.Validate(); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "change the retry spec"); err != nil {
-		return nil, err
-	}
-	return []any{executionRetrySpecApplied(c)}, nil
+	return decideChange(e, c.RetrySpec.Validate(), "change the retry spec", executionRetrySpecApplied(c))
 }
 
 func decideRecoverable(_ context.Context, e Execution, c markExecutionRecoverable) ([]any, error) {
-	if !c.Recoverability.Valid() {
-		return nil, factum.IllegalArgument(fmt.Sprintf("recoverability %q: want RECOVERABLE, UNRECOVERABLE or UNKNOWN", c.Recoverability))
-	}
-	if err := refuseSucceeded(e, "change the recoverability"); err != nil {
-		return nil, err
-	}
-	return []any{executionRecoverableMarked(c)}, nil
+	_, invalid := ParseRecoverability(string(c.Recoverability))
+	return decideChange(e, invalid, "change the recoverability", executionRecoverableMarked(c))
 }
 
 func decideFunction(_ context.Context, e Execution, c changeExecutionFunction) ([]any, error) {
-	if err := c.Function.Validate(); err != nil {
+	return decideChange(e, c.Function.Validate(), "change the function", executionFunctionChanged(c))
+}
+
+// decideChange decides an operator's change of an execution's settings
+// (what names it): refused when the command is invalid (invalid, its
+// validation's error) or the execution has succeeded, otherwise the event
+// ev.
+func decideChange(e Execution, invalid error, what string, ev any) ([]any, error) {
+	if invalid != nil {
+		return nil, invalid
+	}
+	if err := refuseSucceeded(e, what); err != nil {
 		return nil, err
 	}
-	if err := refuseSucceeded(e, "change the function"); err != nil {
-		return nil, err
-	}
-	return []any{executionFunctionChanged(c)}, nil
+	return []any{ev}, nil
 }
 
 // timeLayout formats times in refusal messages.
