@@ -114,11 +114,23 @@ func newProc(t *testing.T, store eventstore.Store, cfg aggregate.ExecutorConfig)
 	return p
 }
 
+// send processes a command that may create its aggregate, in the default
+// tenant, and returns its signal.
 func send(p aggregate.Executor, id factum.AggregateID, body any) factum.Signal {
 	c := factum.NewCommand(id, body)
 	c.AllowCreate = true
 	c.AggregateID.Tenant = factum.DefaultTenant
 	return p.Process(context.Background(), &c)
+}
+
+// depositTimes deposits amount to id n times through p, one stream each.
+func depositTimes(t *testing.T, p aggregate.Executor, id factum.AggregateID, n, amount int) {
+	t.Helper()
+	for range n {
+		if sig := send(p, id, deposit{Amount: amount}); sig.Code != factum.CodeOk {
+			t.Fatalf("deposit to %s: %+v", id.ID, sig)
+		}
+	}
 }
 
 // Two processors on one store (two instances): each one's cache goes
@@ -195,9 +207,7 @@ func TestSnapshotHook(t *testing.T) {
 	store := eventstore.NewMemory()
 	id := accounts.ID("snap")
 	plain := newProc(t, store, aggregate.ExecutorConfig{})
-	for range 3 {
-		send(plain, id, deposit{Amount: 10})
-	}
+	depositTimes(t, plain, id, 3, 10)
 	// The snapshot claims version 2 with a balance the streams never had,
 	// so the result shows it was used: 1000 + stream 3's 10 + 5.
 	snap := &snapshots{st: aggregate.StoredState{ID: id.WithTenant(factum.DefaultTenant), Version: 2, State: json.RawMessage(`{"Balance":1000}`)}}

@@ -73,9 +73,7 @@ func TestExecutorAppendsBuiltStreams(t *testing.T) {
 			}
 			id := tallies.ID("t-1")
 			for v, times := range []int{1, 3} {
-				c := factum.NewCommand(id, bump{Times: times})
-				c.AllowCreate = true
-				if sig := p.Process(context.Background(), &c); !sig.Succeeded() || sig.AggregateVersion != v+1 {
+				if sig := send(p, id, bump{Times: times}); !sig.Succeeded() || sig.AggregateVersion != v+1 {
 					t.Fatalf("command %d: %+v", v, sig)
 				}
 			}
@@ -112,9 +110,7 @@ func TestExecutorRefusesInvalidUTF8Bodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := rawNotes.ID("n-1")
-	c := factum.NewCommand(id, rawNote{Text: json.RawMessage("\"\xff\"")})
-	c.AllowCreate = true
-	if sig := p.Process(context.Background(), &c); sig.Succeeded() {
+	if sig := send(p, id, rawNote{Text: json.RawMessage("\"\xff\"")}); sig.Succeeded() {
 		t.Fatalf("a body of invalid UTF-8 was appended: %+v", sig)
 	}
 	streams, err := store.Load(context.Background(), id.WithTenant(factum.DefaultTenant), 1, eventstore.MaxVersion)
@@ -147,9 +143,7 @@ func TestExecutorCallsAWrappersAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := factum.NewCommand(tallies.ID("t-1"), bump{Times: 1})
-	c.AllowCreate = true
-	if sig := p.Process(context.Background(), &c); sig.Succeeded() {
+	if sig := send(p, tallies.ID("t-1"), bump{Times: 1}); sig.Succeeded() {
 		t.Fatalf("the wrapper's Append was skipped: %+v", sig)
 	}
 	if store.appends != 1 {

@@ -181,9 +181,7 @@ func TestTheCreateTimeFollowsTheEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := factum.NewCommand(def.ID("s-1"), deposit{Amount: 1})
-	cmd.AllowCreate = true
-	if sig := p.Process(context.Background(), &cmd); !sig.Succeeded() {
+	if sig := send(p, def.ID("s-1"), deposit{Amount: 1}); !sig.Succeeded() {
 		t.Fatalf("%+v", sig)
 	}
 	if len(store.at) != 1 || encoded.IsZero() || store.at[0].Before(encoded) {

@@ -18,9 +18,7 @@ func TestFoldTyped(t *testing.T) {
 	store := eventstore.NewMemory()
 	id := accounts.ID("typed")
 	p := newProc(t, store, aggregate.ExecutorConfig{})
-	for range 4 {
-		send(p, id, deposit{Amount: 10})
-	}
+	depositTimes(t, p, id, 4, 10)
 	streams, err := store.Load(context.Background(), id, 1, eventstore.MaxVersion)
 	if err != nil || len(streams) != 4 {
 		t.Fatal(len(streams), err)

@@ -64,13 +64,6 @@ func notes(mw ...aggregate.Middleware) *aggregate.Definition[acct] {
 	)
 }
 
-func sendTo(p aggregate.Executor, id factum.AggregateID, body any) factum.Signal {
-	c := factum.NewCommand(id, body)
-	c.AllowCreate = true
-	c.AggregateID.Tenant = factum.DefaultTenant
-	return p.Process(context.Background(), &c)
-}
-
 // The engine's middleware (ExecutorConfig.Middleware) wraps the
 // definition's, the first of each list outermost; a definition's
 // middleware sees only its own type's commands; and every middleware sees
@@ -89,10 +82,10 @@ func TestMiddlewareOrderAndScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig := sendTo(p, notesType.ID("n-1"), note{N: 1}); !sig.Succeeded() {
+	if sig := send(p, notesType.ID("n-1"), note{N: 1}); !sig.Succeeded() {
 		t.Fatalf("%+v", sig)
 	}
-	if sig := sendTo(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() {
+	if sig := send(p, accounts.ID("a-1"), deposit{Amount: 1}); !sig.Succeeded() {
 		t.Fatalf("%+v", sig)
 	}
 	calls, sigs := tr.snapshot()
@@ -169,7 +162,7 @@ func TestRetryComposes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig := sendTo(p, def.ID("n-1"), note{N: 1}); !sig.Succeeded() || store.count() != 7 {
+	if sig := send(p, def.ID("n-1"), note{N: 1}); !sig.Succeeded() || store.count() != 7 {
 		t.Fatalf("%+v after %d appends, want success after 7", sig, store.count())
 	}
 }
@@ -231,13 +224,13 @@ func TestDefaultRecoverTurnsAPanicIntoAFailedSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := def.ID("f-1")
-	sig := sendTo(p, id, note{N: 13})
+	sig := send(p, id, note{N: 13})
 	if sig.Code != factum.CodeInternalServerError || !contains(sig.Message, "panicked") || sig.CommandID == "" || sig.Function.Processor != "fragile" {
 		t.Fatalf("%+v", sig)
 	}
 	// The stream was appended before the state panicked: the next command
 	// loads it and decides on balance 13.
-	sig = sendTo(p, id, note{N: 0})
+	sig = send(p, id, note{N: 0})
 	if sig.Code != factum.CodeIllegalArgument || !contains(sig.Message, "balance 13") {
 		t.Fatalf("%+v, want a rejection on the reloaded balance 13", sig)
 	}

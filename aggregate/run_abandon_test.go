@@ -67,10 +67,7 @@ func testAbandoned(t *testing.T, maxRun int) {
 		store := newGroupStore()
 		w := newWorld(t, store, maxRun, abandoning)
 		w.run(t, []*factum.Command{tallyCmd("a", openTally{})})
-		var cmds []*factum.Command
-		for range 10 {
-			cmds = append(cmds, tallyCmd("a", addTally{Qty: 1}))
-		}
+		cmds := addTallies("a", 10, 1)
 		w.run(t, cmds)
 		// The abandoned attempts end on their own: wait until the store
 		// holds still.

@@ -22,15 +22,7 @@ func TestRunThroughBlockingMiddleware(t *testing.T) {
 			return next(ctx, cmd)
 		}
 	}
-	sem := make(chan struct{}, 2)
-	bounding := func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
-		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			return next(ctx, cmd)
-		}
-	}
-	for name, mw := range map[string]aggregate.Middleware{"lock": locking, "bound": bounding, "retry": aggregate.Retry(aggregate.RetryConfig{}), "recover": aggregate.Recover()} {
+	for name, mw := range map[string]aggregate.Middleware{"lock": locking, "bound": atMost(2), "retry": aggregate.Retry(aggregate.RetryConfig{}), "recover": aggregate.Recover()} {
 		t.Run(name, func(t *testing.T) {
 			store := newGroupStore()
 			store.fault = func(n int) groupFault {
@@ -39,10 +31,7 @@ func TestRunThroughBlockingMiddleware(t *testing.T) {
 			w := newWorld(t, store, 0, mw)
 			t.Cleanup(func() { w.shutdown(t) })
 			w.run(t, []*factum.Command{tallyCmd("m", openTally{})})
-			var cmds []*factum.Command
-			for range 20 {
-				cmds = append(cmds, tallyCmd("m", addTally{Qty: 0}))
-			}
+			cmds := addTallies("m", 20, 0)
 			done := make(chan struct{})
 			go func() { w.run(t, cmds); close(done) }()
 			select {
@@ -75,17 +64,10 @@ func TestRunShutdownDeadlineMidRun(t *testing.T) {
 	store := newGroupStore()
 	w := newWorld(t, store, 0, blocking)
 	w.run(t, []*factum.Command{tallyCmd("d", openTally{})})
-	var cmds []*factum.Command
-	for range 12 {
-		cmds = append(cmds, tallyCmd("d", addTally{Qty: 0}))
-	}
+	cmds := addTallies("d", 12, 0)
 	block.Store(cmds[5].ID, true)
 	w.hold(t)
-	for _, c := range cmds {
-		if err := w.disp.Send(context.Background(), c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w.send(t, cmds)
 	w.gate.release <- struct{}{}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

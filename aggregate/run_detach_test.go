@@ -23,26 +23,12 @@ func detaching(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.Co
 // without the run's values keeps its place in the run: it decides on the
 // state the commands before it leave, as one at a time.
 func TestRunDetachedContextKeepsOrder(t *testing.T) {
-	runs, one := newWorld(t, newGroupStore(), 0, detaching), newWorld(t, newGroupStore(), 1, detaching)
-	t.Cleanup(func() { runs.shutdown(t); one.shutdown(t) })
-	open := []*factum.Command{tallyCmd("t", openTally{})}
-	runs.run(t, clones(open))
-	one.run(t, clones(open))
+	tw := newTwins(t, detaching)
+	tw.run(t, []*factum.Command{tallyCmd("t", openTally{})})
 	cmds := []*factum.Command{
 		tallyCmd("t", addTally{Qty: 5}), tallyCmd("t", takeTally{Qty: 5}),
 		tallyCmd("t", addTally{Qty: 2}), tallyCmd("t", takeTally{Qty: 2}), tallyCmd("t", takeTally{Qty: 1}),
 	}
-	runs.run(t, clones(cmds))
-	one.run(t, clones(cmds))
-	for i, c := range cmds {
-		got, n := runs.signal(c.ID)
-		want, _ := one.signal(c.ID)
-		if n != 1 || got.Code != want.Code || got.AggregateVersion != want.AggregateVersion {
-			t.Errorf("command %d: with runs %d signals, %s v%d (%s); one at a time %s v%d (%s)",
-				i, n, got.Code, got.AggregateVersion, got.Message, want.Code, want.AggregateVersion, want.Message)
-		}
-	}
-	if got, want := len(runs.streams(t, tallyID("t"))), len(one.streams(t, tallyID("t"))); got != want {
-		t.Errorf("with runs %d streams stored, one at a time %d", got, want)
-	}
+	tw.run(t, cmds)
+	tw.same(t, "t", cmds)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
-	"github.com/factum-go/factum/codec"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/eventstore"
 )
@@ -31,24 +30,11 @@ func cancelling(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.C
 // one at a time (the store refuses a dead context); in a run it must not
 // be either, whatever the contexts of the commands grouped with it.
 func TestRunEndedContextIsNotAppended(t *testing.T) {
-	runs, one := newWorld(t, newGroupStore(), 0, cancelling), newWorld(t, newGroupStore(), 1, cancelling)
-	t.Cleanup(func() { runs.shutdown(t); one.shutdown(t) })
-	open := []*factum.Command{tallyCmd("c", openTally{})}
-	runs.run(t, clones(open))
-	one.run(t, clones(open))
+	tw := newTwins(t, cancelling)
+	tw.run(t, []*factum.Command{tallyCmd("c", openTally{})})
 	cmds := []*factum.Command{tallyCmd("c", addTally{Qty: 1}), tallyCmd("c", addTally{Qty: 2}), tallyCmd("c", addTally{Qty: 1})}
-	runs.run(t, clones(cmds))
-	one.run(t, clones(cmds))
-	for i, c := range cmds {
-		got, _ := runs.signal(c.ID)
-		want, _ := one.signal(c.ID)
-		if got.Code != want.Code || got.AggregateVersion != want.AggregateVersion {
-			t.Errorf("command %d: with runs %s v%d (%s), one at a time %s v%d (%s)", i, got.Code, got.AggregateVersion, got.Message, want.Code, want.AggregateVersion, want.Message)
-		}
-	}
-	if got, want := runs.streams(t, tallyID("c")), one.streams(t, tallyID("c")); len(got) != len(want) {
-		t.Errorf("with runs %d streams stored, one at a time %d", len(got), len(want))
-	}
+	tw.run(t, cmds)
+	tw.same(t, "c", cmds)
 }
 
 // cacheCounts counts each command's cache observations.
@@ -115,13 +101,9 @@ func (s *orderSink) Signal(sig factum.Signal) {
 // One at a time, a lane hands an aggregate's signals to the sink in
 // the commands' order; does a run?
 func TestRunSignalsInOrder(t *testing.T) {
-	def := runTallies(&claims{owner: map[string]string{}})
-	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: eventstore.NewMemory(), Codec: codec.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tallyExecutor(t, aggregate.ExecutorConfig{Store: eventstore.NewMemory()})
 	sink := &orderSink{}
-	gate := &gated{next: p.(command.RunExecutor), started: make(chan struct{}, 1), release: make(chan struct{})}
+	gate := &gated{next: p, started: make(chan struct{}, 1), release: make(chan struct{})}
 	d, err := command.NewDispatcher(gate, sink, command.DispatcherConfig{Lanes: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/aggregate"
-	"github.com/factum-go/factum/codec"
-	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/internal/built"
 )
 
@@ -21,19 +19,12 @@ func TestRunSamePointerTwiceDetached(t *testing.T) {
 	// arrive, whatever the machine's scheduling.
 	aggregate.SetArrivalGrace(t, 10*time.Second)
 	store := newGroupStore()
-	def := runTallies(&claims{owner: map[string]string{}})
-	p, err := def.NewExecutor(aggregate.ExecutorConfig{Store: store, Codec: codec.NewRegistry(),
-		Middleware: []aggregate.Middleware{detaching}, Backoff: time.Microsecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tallyExecutor(t, aggregate.ExecutorConfig{Store: store, Middleware: []aggregate.Middleware{detaching}, Backoff: time.Microsecond})
+	mustOpenTally(t, p, "twice")
 	ctx := context.Background()
-	if sig := p.Process(ctx, tallyCmd("twice", openTally{})); sig.Code != factum.CodeOk {
-		t.Fatalf("open: %s %s", sig.Code, sig.Message)
-	}
 	c := tallyCmd("twice", takeTally{Qty: 0})
 	got := make([]factum.Signal, 2)
-	p.(command.RunExecutor).ProcessRun(ctx, []*factum.Command{c, c}, nil, func(i int, sig factum.Signal) { got[i] = sig })
+	p.ProcessRun(ctx, []*factum.Command{c, c}, nil, func(i int, sig factum.Signal) { got[i] = sig })
 	if got[0].Code != factum.CodeOk || got[0].Duplicate || got[0].AggregateVersion != 2 {
 		t.Errorf("first: %s v%d dup=%v (%s), want Ok v2, not a duplicate", got[0].Code, got[0].AggregateVersion, got[0].Duplicate, got[0].Message)
 	}
@@ -59,22 +50,16 @@ func (s *panickingGroups) AppendBuiltGroup(context.Context, []built.Stream) erro
 // takes the lane's goroutine down.
 func TestRunStorePanicIsRecovered(t *testing.T) {
 	aggregate.SetArrivalGrace(t, 10*time.Second)
-	p, err := runTallies(&claims{owner: map[string]string{}}).NewExecutor(aggregate.ExecutorConfig{
-		Store: &panickingGroups{newGroupStore()}, Codec: codec.NewRegistry(),
+	p := tallyExecutor(t, aggregate.ExecutorConfig{Store: &panickingGroups{newGroupStore()},
 		Middleware: []aggregate.Middleware{skipping}, Backoff: time.Microsecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustOpenTally(t, p, "p")
 	ctx := context.Background()
-	if sig := p.Process(ctx, tallyCmd("p", openTally{})); sig.Code != factum.CodeOk {
-		t.Fatalf("open: %s %s", sig.Code, sig.Message)
-	}
 	cmds := []*factum.Command{tallyCmd("p", addTally{Qty: 1}), tallyCmd("p", skipTally{})}
 	got := make([]factum.Signal, len(cmds))
 	var escaped any
 	func() {
 		defer func() { escaped = recover() }()
-		p.(command.RunExecutor).ProcessRun(ctx, cmds, nil, func(i int, sig factum.Signal) { got[i] = sig })
+		p.ProcessRun(ctx, cmds, nil, func(i int, sig factum.Signal) { got[i] = sig })
 	}()
 	if escaped != nil {
 		t.Fatalf("a store panic escaped ProcessRun: %v", escaped)
@@ -99,11 +84,7 @@ func (s *panickingAppends) AppendBuilt(context.Context, built.Stream) error {
 // default Recover answers a store's panic.
 func TestOneStorePanicIsRecovered(t *testing.T) {
 	store := &panickingAppends{newGroupStore()}
-	p, err := runTallies(&claims{owner: map[string]string{}}).NewExecutor(aggregate.ExecutorConfig{
-		Store: store, Codec: codec.NewRegistry(), Backoff: time.Microsecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tallyExecutor(t, aggregate.ExecutorConfig{Store: store, Backoff: time.Microsecond})
 	var escaped any
 	var sig factum.Signal
 	func() {

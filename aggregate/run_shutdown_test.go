@@ -35,11 +35,7 @@ func TestRunShutdownDropsUnstartedMembers(t *testing.T) {
 		cmds := []*factum.Command{tallyCmd("x", addTally{Qty: 0}), tallyCmd("x", addTally{Qty: 0}), tallyCmd("x", addTally{Qty: 0})}
 		block.Store(cmds[0].ID, true)
 		w.hold(t)
-		for _, c := range cmds {
-			if err := w.disp.Send(context.Background(), c); err != nil {
-				t.Fatal(err)
-			}
-		}
+		w.send(t, cmds)
 		w.gate.release <- struct{}{}
 		close(w.gate.release)
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

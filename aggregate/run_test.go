@@ -22,6 +22,66 @@ func tallyCmd(id string, body any) *factum.Command {
 	return &c
 }
 
+// addTallies returns n commands adding qty to the tally id.
+func addTallies(id string, n, qty int) []*factum.Command {
+	cmds := make([]*factum.Command, n)
+	for i := range cmds {
+		cmds[i] = tallyCmd(id, addTally{Qty: qty})
+	}
+	return cmds
+}
+
+// twins are two worlds under the same middleware: runs hands the executor
+// runs, one hands it one command at a time, so that a run's outcomes can
+// be checked against the ones it must equal.
+type twins struct{ runs, one *world }
+
+// newTwins starts twins, shut down at the test's end.
+func newTwins(t *testing.T, mw ...aggregate.Middleware) twins {
+	t.Helper()
+	tw := twins{runs: newWorld(t, newGroupStore(), 0, mw...), one: newWorld(t, newGroupStore(), 1, mw...)}
+	t.Cleanup(func() { tw.runs.shutdown(t); tw.one.shutdown(t) })
+	return tw
+}
+
+// run runs copies of cmds in both worlds.
+func (tw twins) run(t tb, cmds []*factum.Command) {
+	t.Helper()
+	tw.runs.run(t, clones(cmds))
+	tw.one.run(t, clones(cmds))
+}
+
+// same checks that each of cmds got one signal with runs, of the code and
+// version it got one at a time, and that the tally id holds as many
+// streams in both worlds.
+func (tw twins) same(t *testing.T, id string, cmds []*factum.Command) {
+	t.Helper()
+	for i, c := range cmds {
+		got, n := tw.runs.signal(c.ID)
+		want, _ := tw.one.signal(c.ID)
+		if n != 1 || got.Code != want.Code || got.AggregateVersion != want.AggregateVersion {
+			t.Errorf("command %d: with runs %d signals, %s v%d (%s); one at a time %s v%d (%s)",
+				i, n, got.Code, got.AggregateVersion, got.Message, want.Code, want.AggregateVersion, want.Message)
+		}
+	}
+	if got, want := len(tw.runs.streams(t, tallyID(id))), len(tw.one.streams(t, tallyID(id))); got != want {
+		t.Errorf("with runs %d streams stored, one at a time %d", got, want)
+	}
+}
+
+// atMost is a middleware letting at most n commands through at once; the
+// others wait for a slot.
+func atMost(n int) aggregate.Middleware {
+	slots := make(chan struct{}, n)
+	return func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
+		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			return next(ctx, cmd)
+		}
+	}
+}
+
 // counter is a middleware counting the commands it sees, and a
 // PhaseObserver counting each command's appends.
 type counter struct {
@@ -93,10 +153,7 @@ func TestRunIsOneGroup(t *testing.T) {
 			w := newWorld(t, store, 0, cnt.middleware)
 			t.Cleanup(func() { w.shutdown(t) })
 			w.run(t, []*factum.Command{tallyCmd("hot", openTally{})})
-			var cmds []*factum.Command
-			for range 8 {
-				cmds = append(cmds, tallyCmd("hot", addTally{Qty: 1}))
-			}
+			cmds := addTallies("hot", 8, 1)
 			w.run(t, cmds)
 			groups, single := store.counts()
 			if !slices.Equal(groups, tt.wantGroups) || single != tt.wantSingle {
@@ -160,15 +217,9 @@ func TestShutdownWithRuns(t *testing.T) {
 		var cmds []*factum.Command
 		for _, id := range []string{"a", "b", "c"} {
 			cmds = append(cmds, tallyCmd(id, openTally{}))
-			for range 20 {
-				cmds = append(cmds, tallyCmd(id, addTally{Qty: 0}))
-			}
+			cmds = append(cmds, addTallies(id, 20, 0)...)
 		}
-		for _, c := range cmds {
-			if err := w.disp.Send(context.Background(), c); err != nil {
-				t.Fatal(err)
-			}
-		}
+		w.send(t, cmds)
 		close(w.gate.release)
 		if err := w.disp.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
@@ -185,15 +236,8 @@ func TestShutdownWithRuns(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		w := newWorld(t, newGroupStore(), 0)
 		w.hold(t)
-		var cmds []*factum.Command
-		for range 10 {
-			cmds = append(cmds, tallyCmd("late", addTally{Qty: 0}))
-		}
-		for _, c := range cmds {
-			if err := w.disp.Send(context.Background(), c); err != nil {
-				t.Fatal(err)
-			}
-		}
+		cmds := addTallies("late", 10, 0)
+		w.send(t, cmds)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		// The barrier holds the lane until the deadline's cancellation.
@@ -216,22 +260,11 @@ func TestShutdownWithRuns(t *testing.T) {
 // (after arrivalGrace) instead of waiting for it, and the rest of the run
 // forms groups of its own.
 func TestRunUnderABoundOnConcurrentCommands(t *testing.T) {
-	slots := make(chan struct{}, 2)
-	bound := func(_ factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
-		return func(ctx context.Context, cmd *factum.Command) factum.Signal {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			return next(ctx, cmd)
-		}
-	}
 	store := newGroupStore()
-	w := newWorld(t, store, 0, bound)
+	w := newWorld(t, store, 0, atMost(2))
 	t.Cleanup(func() { w.shutdown(t) })
 	w.run(t, []*factum.Command{tallyCmd("bounded", openTally{})})
-	var cmds []*factum.Command
-	for range 8 {
-		cmds = append(cmds, tallyCmd("bounded", addTally{Qty: 1}))
-	}
+	cmds := addTallies("bounded", 8, 1)
 	w.run(t, cmds)
 	for i, c := range cmds {
 		if sig, n := w.signal(c.ID); n != 1 || sig.Code != factum.CodeOk || sig.AggregateVersion != i+2 {
@@ -249,10 +282,7 @@ func TestLongRunIsSplitIntoGroups(t *testing.T) {
 	store := newGroupStore()
 	w := newWorld(t, store, 100)
 	t.Cleanup(func() { w.shutdown(t) })
-	cmds := []*factum.Command{tallyCmd("long", openTally{})}
-	for range eventstore.MaxGroup + 5 {
-		cmds = append(cmds, tallyCmd("long", addTally{Qty: 0}))
-	}
+	cmds := append([]*factum.Command{tallyCmd("long", openTally{})}, addTallies("long", eventstore.MaxGroup+5, 0)...)
 	w.run(t, cmds)
 	for i, c := range cmds {
 		if sig, n := w.signal(c.ID); n != 1 || sig.Code != factum.CodeOk || sig.AggregateVersion != i+1 {

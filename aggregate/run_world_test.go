@@ -117,6 +117,26 @@ func runTallies(cl *claims) *aggregate.Definition[tally] {
 	)
 }
 
+// tallyExecutor returns an executor of the tallies (with claims of their
+// own) configured by cfg, its Codec a new registry.
+func tallyExecutor(t tb, cfg aggregate.ExecutorConfig) command.RunExecutor {
+	t.Helper()
+	cfg.Codec = codec.NewRegistry()
+	p, err := runTallies(&claims{owner: map[string]string{}}).NewExecutor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(command.RunExecutor)
+}
+
+// mustOpenTally opens the tally id through p.
+func mustOpenTally(t tb, p aggregate.Executor, id string) {
+	t.Helper()
+	if sig := p.Process(context.Background(), tallyCmd(id, openTally{})); sig.Code != factum.CodeOk {
+		t.Fatalf("open: %s %s", sig.Code, sig.Message)
+	}
+}
+
 // skipping answers skip_tally itself, never calling next.
 func skipping(named factum.NamedAggregate, next aggregate.CommandFunc) aggregate.CommandFunc {
 	return func(ctx context.Context, cmd *factum.Command) factum.Signal {
@@ -216,16 +236,22 @@ func (w *world) hold(t tb) {
 	<-w.gate.started
 }
 
-// run sends cmds behind a barrier, so that they queue up, releases it and
-// waits until every command was processed.
-func (w *world) run(t tb, cmds []*factum.Command) {
+// send sends cmds to the dispatcher, in their order.
+func (w *world) send(t tb, cmds []*factum.Command) {
 	t.Helper()
-	w.hold(t)
 	for _, c := range cmds {
 		if err := w.disp.Send(context.Background(), c); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// run sends cmds behind a barrier, so that they queue up, releases it and
+// waits until every command was processed.
+func (w *world) run(t tb, cmds []*factum.Command) {
+	t.Helper()
+	w.hold(t)
+	w.send(t, cmds)
 	w.gate.release <- struct{}{}
 	for !w.disp.Idle() {
 		time.Sleep(100 * time.Microsecond)

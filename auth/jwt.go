@@ -237,27 +237,26 @@ func LoadHS256Key(path string) ([]byte, error) {
 // LoadRS256Key reads a PEM RSA public key (PKIX "PUBLIC KEY", PKCS#1 "RSA
 // PUBLIC KEY", or a certificate) from a file.
 func LoadRS256Key(path string) (*rsa.PublicKey, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("auth: RS256 key file: %w", err)
-	}
-	k, err := jwt.ParseRSAPublicKeyFromPEM(b)
-	if err != nil {
-		return nil, fmt.Errorf("auth: RS256 key file %s: %w", path, err)
-	}
-	return k, nil
+	return loadPEMKey(path, "RS256", jwt.ParseRSAPublicKeyFromPEM)
 }
 
 // LoadES256Key reads a PEM ECDSA P-256 public key (PKIX "PUBLIC KEY" or a
 // certificate) from a file.
 func LoadES256Key(path string) (*ecdsa.PublicKey, error) {
+	return loadPEMKey(path, "ES256", jwt.ParseECPublicKeyFromPEM)
+}
+
+// loadPEMKey reads the file at path and parses it with parse, naming the
+// algorithm alg in its errors.
+func loadPEMKey[K any](path, alg string, parse func([]byte) (K, error)) (K, error) {
+	var zero K
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("auth: ES256 key file: %w", err)
+		return zero, fmt.Errorf("auth: %s key file: %w", alg, err)
 	}
-	k, err := jwt.ParseECPublicKeyFromPEM(b)
+	k, err := parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("auth: ES256 key file %s: %w", path, err)
+		return zero, fmt.Errorf("auth: %s key file %s: %w", alg, path, err)
 	}
 	return k, nil
 }

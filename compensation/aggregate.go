@@ -111,6 +111,15 @@ func checkAt(at Time) error {
 	return nil
 }
 
+// checkOpenAt checks what a retry's commands need: their time, and an
+// execution that has not succeeded (what names the refused step).
+func checkOpenAt(e Execution, at Time, what string) error {
+	if err := checkAt(at); err != nil {
+		return err
+	}
+	return refuseSucceeded(e, what)
+}
+
 func (c recordExecutionFailure) validate() error {
 	if err := factum.ValidateID("event id", c.EventID); err != nil {
 		return err
@@ -175,10 +184,7 @@ func inFlight(e Execution, at Time) error {
 }
 
 func decidePrepare(_ context.Context, e Execution, c prepareCompensation) ([]any, error) {
-	if err := checkAt(c.At); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "prepare a retry"); err != nil {
+	if err := checkOpenAt(e, c.At, "prepare a retry"); err != nil {
 		return nil, err
 	}
 	switch {
@@ -196,10 +202,7 @@ func decidePrepare(_ context.Context, e Execution, c prepareCompensation) ([]any
 }
 
 func decideForcePrepare(_ context.Context, e Execution, c forcePrepareCompensation) ([]any, error) {
-	if err := checkAt(c.At); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "force a retry"); err != nil {
+	if err := checkOpenAt(e, c.At, "force a retry"); err != nil {
 		return nil, err
 	}
 	if err := inFlight(e, c.At); err != nil {
@@ -209,10 +212,7 @@ func decideForcePrepare(_ context.Context, e Execution, c forcePrepareCompensati
 }
 
 func decideSuccess(_ context.Context, e Execution, c applyExecutionSuccess) ([]any, error) {
-	if err := checkAt(c.At); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "apply another success"); err != nil {
+	if err := checkOpenAt(e, c.At, "apply another success"); err != nil {
 		return nil, err
 	}
 	if c.Attempt < 1 || c.Attempt > e.Retries {
@@ -235,33 +235,30 @@ func decideFailed(_ context.Context, e Execution, c applyExecutionFailed) ([]any
 }
 
 func decideRetrySpec(_ context.Context, e Execution, c applyExecutionRetrySpec) ([]any, error) {
-	if err := c.RetrySpec.Validate(); err != nil {
-		return nil, err
-	}
-	if err := refuseSucceeded(e, "change the retry spec"); err != nil {
-		return nil, err
-	}
-	return []any{executionRetrySpecApplied(c)}, nil
+	return decideChange(e, c.RetrySpec.Validate(), "change the retry spec", executionRetrySpecApplied(c))
 }
 
 func decideRecoverable(_ context.Context, e Execution, c markExecutionRecoverable) ([]any, error) {
-	if !c.Recoverability.Valid() {
-		return nil, factum.IllegalArgument(fmt.Sprintf("recoverability %q: want RECOVERABLE, UNRECOVERABLE or UNKNOWN", c.Recoverability))
-	}
-	if err := refuseSucceeded(e, "change the recoverability"); err != nil {
-		return nil, err
-	}
-	return []any{executionRecoverableMarked(c)}, nil
+	_, invalid := ParseRecoverability(string(c.Recoverability))
+	return decideChange(e, invalid, "change the recoverability", executionRecoverableMarked(c))
 }
 
 func decideFunction(_ context.Context, e Execution, c changeExecutionFunction) ([]any, error) {
-	if err := c.Function.Validate(); err != nil {
+	return decideChange(e, c.Function.Validate(), "change the function", executionFunctionChanged(c))
+}
+
+// decideChange decides an operator's change of an execution's settings
+// (what names it): refused when the command is invalid (invalid, its
+// validation's error) or the execution has succeeded, otherwise the event
+// ev.
+func decideChange(e Execution, invalid error, what string, ev any) ([]any, error) {
+	if invalid != nil {
+		return nil, invalid
+	}
+	if err := refuseSucceeded(e, what); err != nil {
 		return nil, err
 	}
-	if err := refuseSucceeded(e, "change the function"); err != nil {
-		return nil, err
-	}
-	return []any{executionFunctionChanged(c)}, nil
+	return []any{ev}, nil
 }
 
 // timeLayout formats times in refusal messages.

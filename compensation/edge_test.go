@@ -32,8 +32,7 @@ func TestOddErrorsAreRecordedNotRefused(t *testing.T) {
 }
 
 func TestRetryEndsAtTheExecutionTimeout(t *testing.T) {
-	proj := newTotals()
-	proj.setFail(failCalls(1))
+	proj := failingTotals(1)
 	spec := compensation.RetrySpec{MaxRetries: 3, MinBackoff: time.Minute, ExecutionTimeout: 100 * time.Millisecond}
 	f := newFixture(t, memoryBackend().open(t), options{totals: proj, config: compensation.Config{RetrySpec: spec}})
 	ev := f.place("o-1", 1)
@@ -58,9 +57,7 @@ func TestRetryEndsAtTheExecutionTimeout(t *testing.T) {
 }
 
 func TestDeletedExecutionIsDismissed(t *testing.T) {
-	proj := newTotals()
-	proj.setFail(failCalls(1))
-	f := newFixture(t, memoryBackend().open(t), options{totals: proj})
+	f := newFixture(t, memoryBackend().open(t), options{totals: failingTotals(1)})
 	ev := f.place("o-1", 1)
 	d := f.execution(ev, nil)
 	ctx := context.Background()
@@ -121,10 +118,8 @@ func (g *gatedSnapshots) release() {
 }
 
 func TestSchedulerPassesOverSnapshotsItIsAheadOf(t *testing.T) {
-	proj := newTotals()
-	proj.setFail(failCalls(2))
 	snaps := newGatedSnapshots()
-	f := newFixture(t, memoryBackend().open(t), options{totals: proj, snaps: snaps})
+	f := newFixture(t, memoryBackend().open(t), options{totals: failingTotals(2), snaps: snaps})
 	t.Cleanup(snaps.release) // before the runtime's shutdown drains the snapshotter
 	ev := f.place("o-1", 1)
 	f.execution(ev, nil)
@@ -154,9 +149,7 @@ func TestSchedulerPassesOverSnapshotsItIsAheadOf(t *testing.T) {
 }
 
 func TestSchedulerRunRetriesUntilStopped(t *testing.T) {
-	proj := newTotals()
-	proj.setFail(failCalls(1))
-	f := newFixture(t, memoryBackend().open(t), options{totals: proj})
+	f := newFixture(t, memoryBackend().open(t), options{totals: failingTotals(1)})
 	ev := f.place("o-1", 1)
 	f.execution(ev, nil)
 	f.clock.Advance(compensation.DefaultMinBackoff)

@@ -45,22 +45,16 @@ type Filter struct {
 func (f Filter) Condition() (query.Condition, error) {
 	var cs []query.Condition
 	if len(f.Status) > 0 {
-		vs := make([]any, len(f.Status))
-		for i, s := range f.Status {
-			if !s.Valid() {
-				return query.Condition{}, factum.IllegalArgument(fmt.Sprintf("status %q: want FAILED, PREPARED or SUCCEEDED", s))
-			}
-			vs[i] = string(s)
+		vs, err := validValues(f.Status, "status", "FAILED, PREPARED or SUCCEEDED")
+		if err != nil {
+			return query.Condition{}, err
 		}
 		cs = append(cs, query.In("state.status", vs...))
 	}
 	if len(f.Recoverability) > 0 {
-		vs := make([]any, len(f.Recoverability))
-		for i, r := range f.Recoverability {
-			if !r.Valid() {
-				return query.Condition{}, factum.IllegalArgument(fmt.Sprintf("recoverability %q: want RECOVERABLE, UNRECOVERABLE or UNKNOWN", r))
-			}
-			vs[i] = string(r)
+		vs, err := validValues(f.Recoverability, "recoverability", "RECOVERABLE, UNRECOVERABLE or UNKNOWN")
+		if err != nil {
+			return query.Condition{}, err
 		}
 		cs = append(cs, query.In("state.recoverable", vs...))
 	}
@@ -102,6 +96,22 @@ func (f Filter) Condition() (query.Condition, error) {
 		return cs[0], nil
 	}
 	return query.And(cs...), nil
+}
+
+// validValues returns xs as query values, or an IllegalArgument error naming
+// the first that is not valid (what it is, and the valid names).
+func validValues[T interface {
+	~string
+	Valid() bool
+}](xs []T, what, valid string) ([]any, error) {
+	vs := make([]any, len(xs))
+	for i, x := range xs {
+		if !x.Valid() {
+			return nil, factum.IllegalArgument(fmt.Sprintf("%s %q: want %s", what, x, valid))
+		}
+		vs[i] = string(x)
+	}
+	return vs, nil
 }
 
 // listSort shows the latest failures first.

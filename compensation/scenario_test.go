@@ -15,6 +15,14 @@ import (
 
 var errBoom = errors.New("projection store unavailable")
 
+// failingTotals returns a totals projection that fails the first n calls
+// for every order.
+func failingTotals(n int) *totals {
+	p := newTotals()
+	p.setFail(failCalls(n))
+	return p
+}
+
 // failCalls fails the first n calls for every order.
 func failCalls(n int) func(string, int) error {
 	return func(_ string, call int) error {
@@ -142,8 +150,7 @@ func TestUnrecoverableWaitsForAnOperator(t *testing.T) {
 
 func TestRetryLimitAndForcePrepare(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		proj := newTotals()
-		proj.setFail(failCalls(1 << 30))
+		proj := failingTotals(1 << 30)
 		limited := compensation.RetrySpec{MaxRetries: 2, MinBackoff: time.Minute, ExecutionTimeout: 10 * time.Second}
 		f := newFixture(t, b.open(t), options{totals: proj, config: compensation.Config{
 			RetrySpecs: map[factum.Function]compensation.RetrySpec{{Context: "shop", Processor: "order_totals"}: limited},
@@ -191,8 +198,7 @@ func TestRetryLimitAndForcePrepare(t *testing.T) {
 
 func TestTimedOutPreparedIsRetried(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		proj := newTotals()
-		proj.setFail(failCalls(1))
+		proj := failingTotals(1)
 		f := newFixture(t, b.open(t), options{totals: proj})
 		ev := f.place("o-1", 1)
 		d := f.execution(ev, nil)
@@ -233,8 +239,7 @@ func TestTimedOutPreparedIsRetried(t *testing.T) {
 
 func TestCrashBeforeTheRecordRedelivers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		proj := newTotals()
-		proj.setFail(failCalls(1 << 30))
+		proj := failingTotals(1 << 30)
 		// The first three records fail, as if the process died between the
 		// function's failure and the record.
 		var recordCalls int
@@ -263,8 +268,7 @@ func TestCrashBeforeTheRecordRedelivers(t *testing.T) {
 
 func TestCrashedConsumerRedeliversAfterRestart(t *testing.T) {
 	b := sqliteBackend()
-	proj := newTotals()
-	proj.setFail(failCalls(1 << 30))
+	proj := failingTotals(1 << 30)
 	checkpoints := event.NewMemoryCheckpoints()
 	clk := newClock()
 	attempted := make(chan struct{}, 1000)

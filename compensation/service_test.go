@@ -27,8 +27,7 @@ func ids(items []compensation.Item) []string {
 
 func TestServiceListsAndScopesByTenant(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		proj := newTotals()
-		proj.setFail(failCalls(1 << 30))
+		proj := failingTotals(1 << 30)
 		f := newFixture(t, b.open(t), options{totals: proj})
 		ctx := context.Background()
 		// Each failure is recorded before the clock moves, so that their
@@ -138,8 +137,7 @@ func TestServiceListsAndScopesByTenant(t *testing.T) {
 
 func TestServiceChangesSpecAndFunction(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		proj := newTotals()
-		proj.setFail(failCalls(1))
+		proj := failingTotals(1)
 		f := newFixture(t, b.open(t), options{totals: proj})
 		ctx := compensation.WithOperator(context.Background(), "bob")
 		ev := f.place("o-1", 2)

@@ -64,6 +64,20 @@ func benchIDs(def *aggregate.Definition[Counter], prefix string) []factum.Aggreg
 // documented figures say.
 const benchCallers = 64
 
+// runOneCaller calls send from the benchmark's own loop (b.Loop), with the
+// call's number (1-based): runCallers for one caller. An error fails the
+// benchmark.
+func runOneCaller(b *testing.B, send func(i uint64) error) {
+	b.Helper()
+	var i uint64
+	for b.Loop() {
+		i++
+		if err := send(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // runCallers calls send b.N times in all from exactly callers goroutines,
 // with the call's number (1-based): RunParallel starts parallelism ×
 // GOMAXPROCS goroutines, which is the count asked for only when

@@ -55,12 +55,9 @@ func BenchmarkSendAndWaitSnapshotOneCaller(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
-	i := 0
-	for b.Loop() {
-		i++
-		if _, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1}), plan); err != nil {
-			b.Fatal(err)
-		}
-	}
+	runOneCaller(b, func(i uint64) error {
+		_, err := gw.SendAndWait(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1}), plan)
+		return err
+	})
 	cpu.reportCommands(b)
 }

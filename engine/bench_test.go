@@ -19,11 +19,10 @@ func BenchmarkSendAndWaitProcessedOneAggregate(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
-	for b.Loop() {
-		if _, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed()); err != nil {
-			b.Fatal(err)
-		}
-	}
+	runOneCaller(b, func(uint64) error {
+		_, err := gw.SendAndWait(ctx, factum.NewCommand(id, Add{N: 1}), processed())
+		return err
+	})
 	cpu.reportCommands(b)
 }
 
@@ -43,13 +42,10 @@ func BenchmarkSend(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU()
-	i := 0
-	for b.Loop() {
-		i++
-		if _, err := gw.Send(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1})); err != nil {
-			b.Fatal(err)
-		}
-	}
+	runOneCaller(b, func(i uint64) error {
+		_, err := gw.Send(ctx, factum.NewCommand(ids[i%benchAggregates], Add{N: 1}))
+		return err
+	})
 	cpu.reportCommands(b)
 }
 

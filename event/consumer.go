@@ -364,7 +364,7 @@ func (c *Consumer) run(ctx context.Context, fence *leaseFence) error {
 // could not be recorded.
 func (c *Consumer) handle(ctx context.Context, lane *attemptDeadlines, s *factum.EventStream) error {
 	for i, h := range c.proc.handlers {
-		if !h.wants(s) {
+		if !h.Wants(s) {
 			continue
 		}
 		dctx, res := lane.start()

@@ -36,20 +36,29 @@ func (l *countingLog) WaitLog(ctx context.Context, after factum.Position) error 
 	return l.Store.WaitLog(ctx, after)
 }
 
+// countingConsumer returns a consumer group named processor over cfg's
+// log, with checkpoints of its own, whose one function counts the
+// item_added events it handles.
+func countingConsumer(t *testing.T, processor string, cfg event.Config) (*event.Consumer, *atomic.Int64) {
+	t.Helper()
+	handled := new(atomic.Int64)
+	p := event.MustProcessor("shop", processor, factum.StageProjected,
+		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { handled.Add(1); return nil }))
+	cfg.Checkpoints = event.NewMemoryCheckpoints()
+	c, err := event.NewConsumer(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, handled
+}
+
 // A consumer that keeps up with the appends reads the log once per stream:
 // a page shorter than its BatchSize ended at the log's end, so it waits
 // from there rather than reading an empty page first.
 func TestConsumerThatKeepsUpReadsOncePerStream(t *testing.T) {
 	st := eventstore.NewMemory()
 	log := &countingLog{Store: st}
-	var handled atomic.Int64
-	p := event.MustProcessor("shop", "keeps_up", factum.StageProjected,
-		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { handled.Add(1); return nil }))
-	c, err := event.NewConsumer(p, event.Config{Log: log, Checkpoints: event.NewMemoryCheckpoints(),
-		PollInterval: time.Hour, CheckpointInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, handled := countingConsumer(t, "keeps_up", event.Config{Log: log, PollInterval: time.Hour, CheckpointInterval: time.Hour})
 	start(t, c)
 	waitFor(t, "the consumer waiting at the log's end", func() bool { return log.waits.Load() == 1 })
 	const streams = 50
@@ -93,14 +102,7 @@ func TestConsumerFindsAStreamAppendedBeforeItsWait(t *testing.T) {
 			log.onRead = func([]factum.EventStream) {
 				once.Do(func() { extra = appendStream(t, st, "b", 1, "item_added") })
 			}
-			var handled atomic.Int64
-			p := event.MustProcessor("shop", "before_wait", factum.StageProjected,
-				event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { handled.Add(1); return nil }))
-			c, err := event.NewConsumer(p, event.Config{Log: log, Checkpoints: event.NewMemoryCheckpoints(),
-				PollInterval: time.Hour, CheckpointInterval: time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, handled := countingConsumer(t, "before_wait", event.Config{Log: log, PollInterval: time.Hour, CheckpointInterval: time.Hour})
 			appendStream(t, st, "a", 1, "item_added")
 			start(t, c)
 			waitFor(t, "both streams handled", func() bool { return handled.Load() == 2 })
@@ -121,13 +123,7 @@ func TestConsumerReadsOnAfterShortPagesOfALongLog(t *testing.T) {
 	for i := 1; i <= streams; i++ {
 		appendStream(t, st, "long", i, "item_added")
 	}
-	var handled atomic.Int64
-	p := event.MustProcessor("shop", "short_pages", factum.StageProjected,
-		event.On(func(ctx context.Context, m event.Message, e ItemAdded) error { handled.Add(1); return nil }))
-	c, err := event.NewConsumer(p, event.Config{Log: trickle{st}, Checkpoints: event.NewMemoryCheckpoints(), PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, handled := countingConsumer(t, "short_pages", event.Config{Log: trickle{st}, PollInterval: time.Hour})
 	start(t, c)
 	waitFor(t, "every stream handled", func() bool { return handled.Load() == streams })
 }

@@ -47,6 +47,49 @@ func (p *onceProbe) count() int {
 	return len(p.handled)
 }
 
+// waitHandled waits up to 30 s for the probe to have handled n streams;
+// the test's own checks then say what is missing.
+func (p *onceProbe) waitHandled(n int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for p.count() < n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fleet is the setup of the lease tests: a log of streams, the one
+// checkpoint and lease store its instances share, and the probe whose
+// processor they run.
+type fleet struct {
+	store  eventstore.Store
+	cps    *event.MemoryCheckpoints
+	leases *event.MemoryLeases
+	probe  *onceProbe
+	proc   *event.Processor
+	ids    []string // the streams' IDs
+}
+
+func newFleet(t *testing.T, streams int) *fleet {
+	t.Helper()
+	f := &fleet{store: eventstore.NewMemory(), cps: event.NewMemoryCheckpoints(), probe: &onceProbe{}}
+	f.leases = event.NewMemoryLeases(f.cps)
+	f.proc = f.probe.processor(t)
+	f.ids = appendN(t, f.store, streams)
+	return f
+}
+
+// run starts an instance named holder, taking its leases from ls, with
+// tuning's lease and batch settings (see start).
+func (f *fleet) run(t *testing.T, ls event.LeaseStore, holder string, tuning event.Config) (stop func()) {
+	t.Helper()
+	cfg := tuning
+	cfg.Log, cfg.Checkpoints, cfg.Leases, cfg.Holder = f.store, f.cps, ls, holder
+	c, err := event.NewConsumer(f.proc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start(t, c)
+}
+
 func appendN(t *testing.T, store eventstore.Store, n int) []string {
 	t.Helper()
 	named := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
@@ -96,40 +139,18 @@ func (f *flakyLeases) SaveFencedCheckpoint(ctx context.Context, l event.Lease, p
 // handles streams at any moment, and every stream is handled exactly once,
 // also when the holder stops and another takes over.
 func TestLeasedConsumersRunTheGroupOnce(t *testing.T) {
-	store, cps := eventstore.NewMemory(), event.NewMemoryCheckpoints()
-	leases := event.NewMemoryLeases(cps)
-	probe := &onceProbe{}
-	proc := probe.processor(t)
-	ids := appendN(t, store, 300)
-	type instance struct {
-		cancel context.CancelFunc
-		done   chan struct{}
-	}
-	start := func(holder string) instance {
-		c, err := event.NewConsumer(proc, event.Config{Log: store, Checkpoints: cps, Leases: leases, Holder: holder,
-			LeaseTTL: 200 * time.Millisecond, BatchSize: 16, PollInterval: 10 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		in := instance{cancel: cancel, done: make(chan struct{})}
-		go func() { defer close(in.done); _ = c.Run(ctx) }()
-		return in
-	}
-	ins := []instance{start("a"), start("b"), start("c")}
+	f := newFleet(t, 300)
+	probe, ids := f.probe, f.ids
+	tuning := event.Config{LeaseTTL: 200 * time.Millisecond, BatchSize: 16, PollInterval: 10 * time.Millisecond}
+	stops := []func(){f.run(t, f.leases, "a", tuning), f.run(t, f.leases, "b", tuning), f.run(t, f.leases, "c", tuning)}
 	// Stop instances one by one while the log is consumed; the last one
 	// finishes it.
-	for _, in := range ins[:2] {
+	for _, stop := range stops[:2] {
 		time.Sleep(20 * time.Millisecond)
-		in.cancel()
-		<-in.done
+		stop()
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for probe.count() < len(ids) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	ins[2].cancel()
-	<-ins[2].done
+	probe.waitHandled(len(ids))
+	stops[2]()
 	if n := probe.overlaps.Load(); n != 0 {
 		t.Errorf("two instances handled the group's streams at once %d times", n)
 	}
@@ -144,37 +165,19 @@ func TestLeasedConsumersRunTheGroupOnce(t *testing.T) {
 // before its lease can lapse, and another instance takes the group over:
 // never both at once, no stream lost.
 func TestALeasedConsumerThatCannotRenewStepsDown(t *testing.T) {
-	store, cps := eventstore.NewMemory(), event.NewMemoryCheckpoints()
-	leases := event.NewMemoryLeases(cps)
-	probe := &onceProbe{}
-	proc := probe.processor(t)
-	ids := appendN(t, store, 400)
-	cut := &flakyLeases{LeaseStore: leases}
-	run := func(ls event.LeaseStore, holder string) (context.CancelFunc, chan struct{}) {
-		c, err := event.NewConsumer(proc, event.Config{Log: store, Checkpoints: cps, Leases: ls, Holder: holder,
-			LeaseTTL: 150 * time.Millisecond, BatchSize: 8, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = c.Run(ctx) }()
-		return cancel, done
-	}
-	stopA, doneA := run(cut, "a")
+	f := newFleet(t, 400)
+	probe, ids := f.probe, f.ids
+	cut := &flakyLeases{LeaseStore: f.leases}
+	tuning := event.Config{LeaseTTL: 150 * time.Millisecond, BatchSize: 8, PollInterval: 10 * time.Millisecond, Backoff: time.Millisecond}
+	stopA := f.run(t, cut, "a", tuning)
 	for probe.count() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	stopB, doneB := run(leases, "b")
+	stopB := f.run(t, f.leases, "b", tuning)
 	cut.broken.Store(true) // a can neither renew nor save
-	deadline := time.Now().Add(30 * time.Second)
-	for probe.count() < len(ids) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	probe.waitHandled(len(ids))
 	stopA()
 	stopB()
-	<-doneA
-	<-doneB
 	if n := probe.overlaps.Load(); n != 0 {
 		t.Errorf("the cut-off instance and its successor handled streams at once %d times", n)
 	}

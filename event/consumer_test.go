@@ -85,6 +85,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// start runs c until the returned stop (or the test's end), which cancels
+// it, waits for it to return and fails the test if Run returned an error.
 func start(t *testing.T, c *event.Consumer) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -54,8 +54,9 @@ func (h *Handler) Consumes(named factum.NamedAggregate, eventName string) bool {
 	return len(h.Events) == 0 || slices.Contains(h.Events, eventName)
 }
 
-// wants reports whether the stream holds an event the function consumes.
-func (h *Handler) wants(s *factum.EventStream) bool {
+// Wants reports whether the stream holds an event the function consumes
+// (see Consumes): a consumer calls the function only with such streams.
+func (h *Handler) Wants(s *factum.EventStream) bool {
 	for i := range s.Events {
 		if h.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
 			return true

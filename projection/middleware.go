@@ -19,7 +19,7 @@ func withMiddleware(p *Projection, mw []event.Middleware) Func {
 	if len(mw) == 0 {
 		return p.project
 	}
-	h := &event.Handler{Function: p.Function(), Stage: factum.StageProjected, Events: p.events, Aggregates: p.aggregates}
+	h := &event.Handler{Function: p.Function(), Stage: factum.StageProjected, Events: p.consumes.Events, Aggregates: p.consumes.Aggregates}
 	next := event.StreamFunc(func(ctx context.Context, s *factum.EventStream) error {
 		tx, _ := ctx.Value(txKey{}).(Tx)
 		return p.project(ctx, tx, s)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/event"
 )
 
 // Tx is the transaction a projection writes its read model in. Queries use
@@ -52,12 +53,13 @@ type Func func(ctx context.Context, tx Tx, s *factum.EventStream) error
 // schema, the functions that create, write and reset its tables, and its
 // read queries.
 type Projection struct {
-	group      factum.Function // Context and Processor; Name ""
-	events     []string
-	aggregates []factum.NamedAggregate
-	project    Func
-	setup      func(ctx context.Context, tx Tx) error
-	reset      func(ctx context.Context, tx Tx) error
+	group factum.Function // Context and Processor; Name ""
+	// consumes holds the Events and Aggregates options: the projection
+	// consumes what an event function with them would.
+	consumes event.Handler
+	project  Func
+	setup    func(ctx context.Context, tx Tx) error
+	reset    func(ctx context.Context, tx Tx) error
 
 	version int      // Schema's version; 0 without a Schema
 	tables  []string // Schema's tables
@@ -71,12 +73,12 @@ type Option func(*Projection)
 // Events restricts the projection to streams holding one of these events;
 // by default it receives every stream.
 func Events(names ...string) Option {
-	return func(p *Projection) { p.events = append(p.events, names...) }
+	return func(p *Projection) { p.consumes.Events = append(p.consumes.Events, names...) }
 }
 
 // From restricts the projection to streams of these aggregate types.
 func From(aggregates ...factum.NamedAggregate) Option {
-	return func(p *Projection) { p.aggregates = append(p.aggregates, aggregates...) }
+	return func(p *Projection) { p.consumes.Aggregates = append(p.consumes.Aggregates, aggregates...) }
 }
 
 // Schema declares the projection's schema version (1 or more) and the
@@ -188,18 +190,8 @@ func (p *Projection) Function() factum.Function {
 // Consumes reports whether the projection consumes the event name from an
 // aggregate of the named type.
 func (p *Projection) Consumes(named factum.NamedAggregate, eventName string) bool {
-	if len(p.aggregates) > 0 && !slices.Contains(p.aggregates, named) {
-		return false
-	}
-	return len(p.events) == 0 || slices.Contains(p.events, eventName)
+	return p.consumes.Consumes(named, eventName)
 }
 
 // wants reports whether the stream holds an event the projection consumes.
-func (p *Projection) wants(s *factum.EventStream) bool {
-	for i := range s.Events {
-		if p.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
-			return true
-		}
-	}
-	return false
-}
+func (p *Projection) wants(s *factum.EventStream) bool { return p.consumes.Wants(s) }

@@ -18,14 +18,7 @@ type Collection struct {
 
 // Single returns the first result of q in its order, or a NotFound error.
 func (c Collection) Single(ctx context.Context, q Query) (Document, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	plan, err := c.Planner.Single(q)
-	if err != nil {
-		return nil, err
-	}
-	docs, _, err := Execute(plan, c.Documents)
+	docs, _, err := execute(ctx, c.Planner.Single, q, c.Documents)
 	if err != nil {
 		return nil, err
 	}
@@ -37,32 +30,31 @@ func (c Collection) Single(ctx context.Context, q Query) (Document, error) {
 
 // List returns the results of q.
 func (c Collection) List(ctx context.Context, q Query) ([]Document, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	plan, err := c.Planner.List(q)
-	if err != nil {
-		return nil, err
-	}
-	docs, _, err := Execute(plan, c.Documents)
+	docs, _, err := execute(ctx, c.Planner.List, q, c.Documents)
 	return docs, err
 }
 
 // Paged returns one page of the results of q and the number of all
 // matching documents.
 func (c Collection) Paged(ctx context.Context, q PagedQuery) (Paged[Document], error) {
-	if err := ctx.Err(); err != nil {
-		return Paged[Document]{}, err
-	}
-	plan, err := c.Planner.Paged(q)
-	if err != nil {
-		return Paged[Document]{}, err
-	}
-	docs, total, err := Execute(plan, c.Documents)
+	docs, total, err := execute(ctx, c.Planner.Paged, q, c.Documents)
 	if err != nil {
 		return Paged[Document]{}, err
 	}
 	return Paged[Document]{Total: int64(total), List: docs}, nil
+}
+
+// execute plans q with plan, unless ctx has ended, and runs the plan over
+// docs (see Execute).
+func execute[Q any](ctx context.Context, plan func(Q) (Plan, error), q Q, docs []Document) ([]Document, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	p, err := plan(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	return Execute(p, docs)
 }
 
 // Count returns the number of documents matching cond.

@@ -11,23 +11,16 @@ import (
 // inCondition is an AND of n IN children of 200 values each, about 1 KiB
 // per child: n = 1024 is a 1 MiB condition within the decoder's ceilings.
 func inCondition(n int) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"operator":"AND","children":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"field":"state.f%d","operator":"IN","value":[`, i%10)
+	return andOf(n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, `{"field":"state.f%d","operator":"IN","value":[`, i%10)
 		for v := range 200 {
 			if v > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "%d", 1000+v)
+			fmt.Fprintf(b, "%d", 1000+v)
 		}
 		b.WriteString(`]}`)
-	}
-	b.WriteString(`]}`)
-	return b.Bytes()
+	})
 }
 
 // BenchmarkParseCondition decodes conditions of 64 KiB to 1 MiB: MB/s

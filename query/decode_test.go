@@ -28,13 +28,20 @@ func nestedCondition(depth int) []byte {
 
 // wideCondition is an AND of n EQ children, about 50 bytes each.
 func wideCondition(n int) []byte {
+	return andOf(n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, `{"field":"state.f%d","operator":"EQ","value":%d}`, i%10, i)
+	})
+}
+
+// andOf is the JSON of an AND of n children, the i-th written by child.
+func andOf(n int, child func(b *bytes.Buffer, i int)) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"operator":"AND","children":[`)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"field":"state.f%d","operator":"EQ","value":%d}`, i%10, i)
+		child(&b, i)
 	}
 	b.WriteString(`]}`)
 	return b.Bytes()

@@ -106,12 +106,9 @@ func sortPositions(sorts []Sort, docs []Document, matched []int, need int) ([]in
 	desc := make([]bool, k)
 	gets := make([]func(any) (any, bool), k)
 	for j, s := range sorts {
-		if err := checkPath(fmt.Sprintf("sort[%d]", j), s.Field); err != nil {
+		d, err := checkSort(j, s)
+		if err != nil {
 			return nil, err
-		}
-		d, ok := parseDirection(s.Direction)
-		if !ok {
-			return nil, illegal(fmt.Sprintf("sort[%d]: direction %q: want ASC or DESC", j, string(s.Direction)))
 		}
 		desc[j] = d == Desc
 		gets[j] = getter(s.Field)

@@ -27,31 +27,14 @@ func TestJSONRoundTripCorpus(t *testing.T) {
 				err     error
 				decoded querytest.Case = c
 			)
+			refused := c.Err != ""
 			switch c.Kind {
 			case querytest.KindList, querytest.KindSingle:
-				b, err = json.Marshal(c.Query)
-				if err == nil {
-					decoded.Query, err = query.ParseQuery(b)
-					if err == nil && !reflect.DeepEqual(decoded.Query, c.Query) && c.Err == "" {
-						t.Errorf("query changed in JSON:\n got  %#v\n want %#v\n json %s", decoded.Query, c.Query, b)
-					}
-				}
+				decoded.Query, b, err = roundTrip(t, "query", c.Query, query.ParseQuery, refused)
 			case querytest.KindPaged:
-				b, err = json.Marshal(c.Paged)
-				if err == nil {
-					decoded.Paged, err = query.ParsePagedQuery(b)
-					if err == nil && !reflect.DeepEqual(decoded.Paged, c.Paged) && c.Err == "" {
-						t.Errorf("paged query changed in JSON:\n got  %#v\n want %#v\n json %s", decoded.Paged, c.Paged, b)
-					}
-				}
+				decoded.Paged, b, err = roundTrip(t, "paged query", c.Paged, query.ParsePagedQuery, refused)
 			case querytest.KindCount:
-				b, err = json.Marshal(c.Condition)
-				if err == nil {
-					decoded.Condition, err = query.ParseCondition(b)
-					if err == nil && !reflect.DeepEqual(decoded.Condition, c.Condition) && c.Err == "" {
-						t.Errorf("condition changed in JSON:\n got  %#v\n want %#v\n json %s", decoded.Condition, c.Condition, b)
-					}
-				}
+				decoded.Condition, b, err = roundTrip(t, "condition", c.Condition, query.ParseCondition, refused)
 			}
 			if err != nil {
 				if c.Err != factum.CodeIllegalArgument {
@@ -67,6 +50,22 @@ func TestJSONRoundTripCorpus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// roundTrip encodes v as JSON and parses it back with parse, returning
+// what parse returned and the JSON. Unless refused (the case expects an
+// error), a value the trip changed is an error of the test.
+func roundTrip[T any](t *testing.T, what string, v T, parse func([]byte) (T, error), refused bool) (T, []byte, error) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v, b, err
+	}
+	got, err := parse(b)
+	if err == nil && !reflect.DeepEqual(got, v) && !refused {
+		t.Errorf("%s changed in JSON:\n got  %#v\n want %#v\n json %s", what, got, v, b)
+	}
+	return got, b, err
 }
 
 func TestJSONWireForm(t *testing.T) {

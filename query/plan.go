@@ -89,16 +89,26 @@ type Plan struct {
 // List plans a list query.
 func (p Planner) List(q Query) (Plan, error) {
 	lim := p.Limits.resolved()
-	limit := q.Limit
-	switch {
-	case limit < 0:
-		return Plan{}, illegal(fmt.Sprintf("list limit %d is negative", limit))
-	case limit == 0:
-		limit = lim.DefaultListSize
-	case exceeds(limit, lim.MaxListSize):
-		return Plan{}, illegal(fmt.Sprintf("list limit %d is above the maximum list size %d", limit, lim.MaxListSize))
+	limit, err := resolveSize(q.Limit, lim.DefaultListSize, lim.MaxListSize, "list limit", "list size")
+	if err != nil {
+		return Plan{}, err
 	}
 	return p.plan(q.Condition, q.Projection, q.Sort, 0, limit)
+}
+
+// resolveSize resolves a requested number of results n, named what: 0 is def,
+// and a negative one or one above max (the maximum named maxName) is an
+// IllegalArgument error.
+func resolveSize(n, def, max int, what, maxName string) (int, error) {
+	switch {
+	case n < 0:
+		return 0, illegal(fmt.Sprintf("%s %d is negative", what, n))
+	case n == 0:
+		return def, nil
+	case exceeds(n, max):
+		return 0, illegal(fmt.Sprintf("%s %d is above the maximum %s %d", what, n, maxName, max))
+	}
+	return n, nil
 }
 
 // Single plans a query for its first result; q.Limit is ignored.
@@ -117,13 +127,9 @@ func (p Planner) Paged(q PagedQuery) (Plan, error) {
 	if index == 0 {
 		index = 1
 	}
-	switch {
-	case size < 0:
-		return Plan{}, illegal(fmt.Sprintf("page size %d is negative", size))
-	case size == 0:
-		size = lim.DefaultPageSize
-	case exceeds(size, lim.MaxPageSize):
-		return Plan{}, illegal(fmt.Sprintf("page size %d is above the maximum page size %d", size, lim.MaxPageSize))
+	size, err := resolveSize(size, lim.DefaultPageSize, lim.MaxPageSize, "page size", "page size")
+	if err != nil {
+		return Plan{}, err
 	}
 	if index > math.MaxInt32 || size > math.MaxInt32 {
 		return Plan{}, illegal(fmt.Sprintf("page %d of size %d is out of range", index, size))
@@ -228,6 +234,19 @@ func and(cs ...Condition) Condition {
 	return Condition{Operator: OpAnd, Children: out}
 }
 
+// checkSort checks the i-th sort key's field path and direction, and
+// returns the direction (ASC or DESC; ASC when empty).
+func checkSort(i int, s Sort) (Direction, error) {
+	if err := checkPath(fmt.Sprintf("sort[%d]", i), s.Field); err != nil {
+		return "", err
+	}
+	d, ok := parseDirection(s.Direction)
+	if !ok {
+		return "", illegal(fmt.Sprintf("sort[%d]: direction %q: want ASC or DESC", i, string(s.Direction)))
+	}
+	return d, nil
+}
+
 func planSort(sort []Sort, lim Limits, fields Fields) ([]Sort, error) {
 	if exceeds(len(sort), lim.MaxSortFields) {
 		return nil, illegal(fmt.Sprintf("%d sort fields, above the maximum %d", len(sort), lim.MaxSortFields))
@@ -235,12 +254,9 @@ func planSort(sort []Sort, lim Limits, fields Fields) ([]Sort, error) {
 	out := make([]Sort, 0, len(sort)+1)
 	hasID := false
 	for i, s := range sort {
-		if err := checkPath(fmt.Sprintf("sort[%d]", i), s.Field); err != nil {
+		d, err := checkSort(i, s)
+		if err != nil {
 			return nil, err
-		}
-		d, ok := parseDirection(s.Direction)
-		if !ok {
-			return nil, illegal(fmt.Sprintf("sort[%d]: direction %q: want ASC or DESC", i, string(s.Direction)))
 		}
 		out = append(out, Sort{Field: s.Field, Direction: d})
 		if s.Field == fields.ID {

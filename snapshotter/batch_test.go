@@ -21,18 +21,9 @@ func TestABatchSavesEachAggregateOnceAndSignalsEveryStreamAfterTheCommit(t *test
 		appendHistory(t, st, n, per)
 		eng, cs, w := startSnapshotter(t, st, newCounting)
 		waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
-		if err := eng.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		w.stop(t, eng)
 		checkFinal(t, st, n, per)
-		if len(w.bad) > 0 {
-			t.Fatalf("bad signals: %v", w.bad)
-		}
-		for id, versions := range w.got {
-			if len(versions) != per {
-				t.Fatalf("%s: signals for versions %v, want %d", id.ID, versions, per)
-			}
-		}
+		w.checkEach(t, per)
 		writes, batches := cs.totals()
 		for a := range n {
 			if got := writes[fmt.Sprint("t", a)]; got != 1 {
@@ -126,12 +117,7 @@ func TestACrashInTheMiddleOfABatchLosesNothing(t *testing.T) {
 		st2 := reopen()
 		eng2, cs2, w2 := startSnapshotter(t, st2, newCounting)
 		waitFor(t, "every stream's SNAPSHOT signal after the restart", func() bool { return w2.count() == n*per })
-		if err := eng2.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if len(w2.bad) > 0 {
-			t.Fatalf("bad signals: %v", w2.bad)
-		}
+		w2.stop(t, eng2)
 		checkFinal(t, st2, n, per)
 		checkCheckpointAtEnd(t, st2)
 		writes, _ := cs2.totals()

@@ -160,6 +160,28 @@ func (w *watcher) Signal(s factum.Signal) {
 	w.local.Signal(s)
 }
 
+// stop shuts eng down, draining it, and fails the test on a bad SNAPSHOT
+// signal the watcher saw: a failure, or one sent before its save.
+func (w *watcher) stop(t *testing.T, eng *engine.Engine) {
+	t.Helper()
+	if err := eng.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.bad) > 0 {
+		t.Fatalf("bad signals: %v", w.bad)
+	}
+}
+
+// checkEach checks that every aggregate got per SNAPSHOT signals.
+func (w *watcher) checkEach(t *testing.T, per int) {
+	t.Helper()
+	for id, versions := range w.got {
+		if len(versions) != per {
+			t.Fatalf("%s: signals for versions %v, want %d", id.ID, versions, per)
+		}
+	}
+}
+
 func (w *watcher) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -249,18 +271,25 @@ func checkFinal(t *testing.T, st engine.Storage, n, perAggregate int) {
 	}
 	want := Tally{Adds: perAggregate, Total: perAggregate * (perAggregate + 1) / 2}
 	for a := range n {
-		snap, err := qs.Load(ctx, tallies.ID(fmt.Sprint("t", a)))
-		if err != nil {
-			t.Fatalf("t%d: %v", a, err)
-		}
-		var got Tally
-		if err := json.Unmarshal(snap.State, &got); err != nil {
-			t.Fatal(err)
-		}
+		snap, got := loadTally(t, qs, tallies.ID(fmt.Sprint("t", a)))
 		if snap.Version != perAggregate || got != want {
 			t.Fatalf("t%d: snapshot v%d %+v, want v%d %+v", a, snap.Version, got, perAggregate, want)
 		}
 	}
+}
+
+// loadTally loads id's snapshot from qs and decodes its state.
+func loadTally(t *testing.T, qs snapshot.QueryStore, id factum.AggregateID) (snapshot.Snapshot, Tally) {
+	t.Helper()
+	snap, err := qs.Load(context.Background(), id)
+	if err != nil {
+		t.Fatalf("%s: %v", id.ID, err)
+	}
+	var got Tally
+	if err := json.Unmarshal(snap.State, &got); err != nil {
+		t.Fatal(err)
+	}
+	return snap, got
 }
 
 // checkCheckpointAtEnd checks that the snapshotter's checkpoint is at the
@@ -304,14 +333,9 @@ func checkCheckpointAtEnd(t *testing.T, st engine.Storage) {
 func checkRecovered(t *testing.T, st engine.Storage, eng *engine.Engine, w *watcher, n, per int, calls func() (int, []string)) {
 	t.Helper()
 	waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
-	if err := eng.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	w.stop(t, eng)
 	if c, early := calls(); c <= 3 || len(early) > 0 {
 		t.Fatalf("%d save calls; while saves failed: %v", c, early)
-	}
-	if len(w.bad) > 0 {
-		t.Fatalf("bad signals: %v", w.bad)
 	}
 	checkFinal(t, st, n, per)
 	checkCheckpointAtEnd(t, st)

@@ -105,17 +105,8 @@ func TestTheMemoryStoreSavesABatchOnceAndSignalsEveryStream(t *testing.T) {
 	appendHistory(t, st, n, per)
 	eng, om, w := startOwnMemory(t, st, nil)
 	waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == n*per })
-	if err := eng.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if len(w.bad) > 0 {
-		t.Fatalf("bad signals: %v", w.bad)
-	}
-	for id, versions := range w.got {
-		if len(versions) != per {
-			t.Fatalf("%s: signals for versions %v, want %d", id.ID, versions, per)
-		}
-	}
+	w.stop(t, eng)
+	w.checkEach(t, per)
 	checkFinal(t, st, n, per)
 	checkCheckpointAtEnd(t, st)
 	om.mu.Lock()
@@ -177,12 +168,7 @@ func TestTheMemoryStoreSavesTheExecutorsStatesInBatches(t *testing.T) {
 			}
 		}
 	}
-	if err := eng.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if len(w.bad) > 0 {
-		t.Fatalf("bad signals: %v", w.bad)
-	}
+	w.stop(t, eng)
 	checkFinal(t, st, n, per)
 	om.mu.Lock()
 	defer om.mu.Unlock()

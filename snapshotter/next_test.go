@@ -2,7 +2,6 @@ package snapshotter_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -84,14 +83,7 @@ func TestTheExecutorsStatesKeepTheStoredFirstFields(t *testing.T) {
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			s.do(t)
-			snap, err := qs.Load(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got Tally
-			if err := json.Unmarshal(snap.State, &got); err != nil {
-				t.Fatal(err)
-			}
+			snap, got := loadTally(t, qs, id)
 			if snap.Version != s.version || got.Total != s.total || snap.Operator != s.owner {
 				t.Fatalf("stored v%d total %d by %q; want v%d total %d by %q", snap.Version, got.Total, snap.Operator, s.version, s.total, s.owner)
 			}

@@ -2,7 +2,6 @@ package snapshotter_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 )
 
@@ -28,20 +27,8 @@ func TestABatchReplayDoesNotSaveOverTheStoredSnapshot(t *testing.T) {
 		}
 		eng, _, w := startSnapshotter(t, st, newCounting)
 		waitFor(t, "every stream's SNAPSHOT signal", func() bool { return w.count() == 3 })
-		if err := eng.Shutdown(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if len(w.bad) > 0 {
-			t.Fatalf("bad signals: %v", w.bad)
-		}
-		got, err := qs.Load(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var state Tally
-		if err := json.Unmarshal(got.State, &state); err != nil {
-			t.Fatal(err)
-		}
+		w.stop(t, eng)
+		got, state := loadTally(t, qs, id)
 		if got.Version != 3 || state != (Tally{Total: 1000, Adds: 3}) {
 			t.Fatalf("after the replay: v%d %s; want v3 %s as stored", got.Version, got.State, stored)
 		}

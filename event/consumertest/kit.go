@@ -12,6 +12,7 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 // Setup is one implementation under test, fresh for each case.
@@ -33,21 +34,11 @@ type Setup struct {
 // (t.Parallel), each on the setup newSetup returns for it.
 func Run(t *testing.T, newSetup func(t *testing.T) Setup) {
 	t.Helper()
-	t.Run("ExactlyOnceWithoutFailures", func(t *testing.T) {
-		t.Parallel()
-		exactlyOnce(t, newSetup(t))
-	})
-	t.Run("AtLeastOnceWithFailures", func(t *testing.T) {
-		t.Parallel()
-		atLeastOnce(t, newSetup(t))
-	})
-	t.Run("CheckpointNeverPassesAnUnrecordedFailure", func(t *testing.T) {
-		t.Parallel()
-		unrecorded(t, newSetup(t))
-	})
-	t.Run("ReplayFromCheckpoint", func(t *testing.T) {
-		t.Parallel()
-		replay(t, newSetup(t))
+	kit.RunParallel(t, newSetup, []kit.Case[Setup]{
+		{Name: "ExactlyOnceWithoutFailures", Run: exactlyOnce},
+		{Name: "AtLeastOnceWithFailures", Run: atLeastOnce},
+		{Name: "CheckpointNeverPassesAnUnrecordedFailure", Run: unrecorded},
+		{Name: "ReplayFromCheckpoint", Run: replay},
 	})
 }
 

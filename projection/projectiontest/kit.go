@@ -93,6 +93,27 @@ func (c *counts) project(ctx context.Context, tx projection.Tx, s *factum.EventS
 	return nil
 }
 
+// fault fails a counts' function on one stream until healed, and counts
+// the tries.
+type fault struct {
+	healed atomic.Bool
+	tries  atomic.Int32
+}
+
+// failStream makes c's function fail (after writing) on the stream with
+// id until the returned fault is healed.
+func (c *counts) failStream(id string) *fault {
+	f := &fault{}
+	c.failOn = func(s *factum.EventStream) bool {
+		if f.healed.Load() || s.ID != id {
+			return false
+		}
+		f.tries.Add(1)
+		return true
+	}
+	return f
+}
+
 // read returns the model's counts, in a transaction of its own.
 func (c *counts) read(t *testing.T, st projection.Store, ids []string) map[string]int {
 	t.Helper()
@@ -187,26 +208,33 @@ func newRunner(t *testing.T, p *projection.Projection, cfg projection.Config) *p
 	return r
 }
 
-// drain runs r until it has projected the whole log.
 // runUntilTried runs r until the failing stream has been tried n times, so
 // that a case does not depend on how far a loaded machine gets in a fixed
 // time (the kit's cases run in parallel).
 func runUntilTried(t *testing.T, r *projection.Runner, tries *atomic.Int32, n int32) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil && tries.Load() < n {
-			time.Sleep(time.Millisecond)
-		}
-		cancel()
-	}()
-	_ = r.Run(ctx)
+	runUntil(r, func() bool { return tries.Load() >= n }, 0)
 	if got := tries.Load(); got < n {
 		t.Fatalf("the failing stream was tried %d times in a minute, want %d", got, n)
 	}
 }
 
+// runUntil runs r until done holds, then for linger more, and stops it;
+// it stops r after a minute whatever done says.
+func runUntil(r *projection.Runner, done func() bool, linger time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil && !done() {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(linger)
+		cancel()
+	}()
+	_ = r.Run(ctx)
+}
+
+// drain runs r until it has projected the whole log.
 func drain(t *testing.T, r *projection.Runner) {
 	t.Helper()
 	r.Drain()
@@ -249,19 +277,9 @@ func exactlyOnceAcrossCrashes(t *testing.T, st projection.Store) {
 func failedWritesRollBack(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 20, 4)
 	c := newCounts()
-	bad := all[10]
-	var failing atomic.Bool
-	var tries atomic.Int32
-	failing.Store(true)
-	c.failOn = func(s *factum.EventStream) bool {
-		if failing.Load() && s.ID == bad.ID {
-			tries.Add(1)
-			return true
-		}
-		return false
-	}
+	fault := c.failStream(all[10].ID)
 	r := newRunner(t, c.projection(t), projection.Config{Log: log, Store: st, BatchSize: 64})
-	runUntilTried(t, r, &tries, 3)
+	runUntilTried(t, r, &fault.tries, 3)
 	before := map[string]int{}
 	for _, s := range all[:10] {
 		if s.Events[0].Name == "item_added" {
@@ -271,7 +289,7 @@ func failedWritesRollBack(t *testing.T, st projection.Store) {
 	if got := c.read(t, st, ids(want)); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("counts %v while stream 10 fails, want %v (the streams before it)", got, before)
 	}
-	failing.Store(false)
+	fault.healed.Store(true)
 	drain(t, r)
 	c.expect(t, st, want)
 }
@@ -282,7 +300,7 @@ func aFailingStreamIsRecordedAndPassed(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 30, 3)
 	c := newCounts()
 	bad := all[12]
-	c.failOn = func(s *factum.EventStream) bool { return s.ID == bad.ID }
+	c.failStream(bad.ID)
 	var recorded []event.Failure
 	rec := event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error {
 		recorded = append(recorded, f)
@@ -307,21 +325,13 @@ func aFailingStreamIsRecordedAndPassed(t *testing.T, st projection.Store) {
 func withoutARecorderAFailingStreamHolds(t *testing.T, st projection.Store) {
 	log, want, all := appendLog(t, 12, 12)
 	c := newCounts()
-	bad := all[5]
-	var tries atomic.Int32
-	c.failOn = func(s *factum.EventStream) bool {
-		if s.ID == bad.ID {
-			tries.Add(1)
-			return true
-		}
-		return false
-	}
+	fault := c.failStream(all[5].ID)
 	broken := event.FailureRecorderFunc(func(context.Context, event.Failure) error { return errors.New("kit: recorder down") })
 	for _, rec := range []event.FailureRecorder{nil, broken} {
 		r := newRunner(t, c.projection(t), projection.Config{Log: log, Store: st, Failures: rec, Attempts: 2, BatchSize: 4})
-		tries.Store(0)
+		fault.tries.Store(0)
 		// Past its attempts, so a runner that moved on would have.
-		runUntilTried(t, r, &tries, 4)
+		runUntilTried(t, r, &fault.tries, 4)
 		got := c.read(t, st, ids(want))
 		for i, s := range all {
 			n := got[s.AggregateID.ID]

@@ -16,16 +16,7 @@ import (
 // does not consume, leaving them unsaved), and stops it.
 func runUntilCalls(t *testing.T, r *projection.Runner, c *counts, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil && c.callCount() < n {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(100 * time.Millisecond)
-		cancel()
-	}()
-	_ = r.Run(ctx)
+	runUntil(r, func() bool { return c.callCount() >= n }, 100*time.Millisecond)
 	if c.callCount() < n {
 		t.Fatalf("the function was called %d times in a minute, want %d", c.callCount(), n)
 	}
