@@ -12,11 +12,7 @@ import "context"
 // and the key in a bare one. The state machine's rules ([BeginExisting],
 // [CheckOwner], [Refusal]) tell a backend which refusal applies.
 type Backend interface {
-	Begin(ctx context.Context, k Key, fingerprint string) (rec Record, created bool, err error)
-	Complete(ctx context.Context, k Key, fingerprint string, attempt uint64, response []byte) error
-	Fail(ctx context.Context, k Key, fingerprint string, attempt uint64, retryable bool) error
-	Renew(ctx context.Context, k Key, fingerprint string, attempt uint64) (Record, error)
-	Get(ctx context.Context, k Key) (rec Record, found bool, err error)
+	Store
 }
 
 // Front is the idempotency store's front end: the one implementation of

@@ -13,11 +13,7 @@ import (
 // position handled, waiting when it has read everything.
 func ExampleNewEventStore() {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
-		postgres.Options{Schema: "factum"})
-	if err != nil {
-		log.Fatal(err)
-	}
+	db := openExample(ctx)
 	defer db.Close()
 	store, err := postgres.NewEventStore(ctx, db, "shop", postgres.EventStoreOptions{})
 	if err != nil {

@@ -64,23 +64,18 @@ func TestNewEventStoreRefusesBadInput(t *testing.T) {
 	}
 }
 
+// PostgreSQL text cannot hold a NUL, so an owner with one is refused; the
+// invalid UTF-8 every SQL backend refuses is sqlstoretest's case.
 func TestEventStoreRefusesTextPostgresCannotHold(t *testing.T) {
 	st := newTestEventStore(t, newTestDB(t, 4), "shop", EventStoreOptions{})
 	id := shopCart.WithID("c-1")
-	for name, mutate := range map[string]func(*factum.EventStream){
-		"invalid UTF-8 body":   func(s *factum.EventStream) { s.Events[0].Body = []byte("\"\xff\"") },
-		"invalid UTF-8 owner":  func(s *factum.EventStream) { s.OwnerID = "\xff" },
-		"NUL in the owner":     func(s *factum.EventStream) { s.OwnerID = "a\x00b" },
-		"invalid UTF-8 header": func(s *factum.EventStream) { s.Header = map[string]string{"k": "\xfe"} },
-	} {
-		s := testStream(id, 1, "r-1")
-		mutate(s)
-		if err := st.Append(context.Background(), s); !errors.Is(err, factum.ErrIllegalArgument) {
-			t.Errorf("%s: %v, want IllegalArgument", name, err)
-		}
+	bad := testStream(id, 1, "r-1")
+	bad.OwnerID = "a\x00b"
+	if err := st.Append(context.Background(), bad); !errors.Is(err, factum.ErrIllegalArgument) {
+		t.Errorf("NUL in the owner: %v, want IllegalArgument", err)
 	}
 	if got, _ := st.Load(context.Background(), id, 1, eventstore.MaxVersion); len(got) != 0 {
-		t.Fatalf("refused streams were stored: %d", len(got))
+		t.Fatalf("the refused stream was stored: %d", len(got))
 	}
 	// What json can hold goes in and comes back as given: a NUL escaped
 	// in a body or a header value.

@@ -17,3 +17,14 @@ func ExampleOpen() {
 	}
 	defer db.Close()
 }
+
+// openExample opens the database ExampleOpen does, for the other examples;
+// the caller closes it.
+func openExample(ctx context.Context) *postgres.DB {
+	db, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		postgres.Options{Schema: "factum"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return db
+}

@@ -15,10 +15,7 @@ import (
 // compiled but not run.
 func ExampleNewIdempotencyStore() {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", postgres.Options{Schema: "factum"})
-	if err != nil {
-		log.Fatal(err)
-	}
+	db := openExample(ctx)
 	defer db.Close()
 	store, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{
 		Policy: idempotency.Policy{Lease: time.Minute, Retention: 24 * time.Hour},

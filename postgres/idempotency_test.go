@@ -11,10 +11,18 @@ import (
 	"github.com/factum-go/factum/postgres"
 )
 
-// openIdempotencyDB opens the test server in a fresh schema dropped when
-// the test ends.
-func openIdempotencyDB(t testing.TB) *postgres.DB {
-	return openSnapshotDB(t)
+// newIdempotencyStore opens a store with a minute's lease and an hour's
+// retention in a fresh schema, dropped at cleanup.
+func newIdempotencyStore(t *testing.T) (*postgres.DB, *postgres.IdempotencyStore) {
+	t.Helper()
+	db := openSnapshotDB(t)
+	s, err := postgres.NewIdempotencyStore(context.Background(), db, postgres.IdempotencyOptions{
+		Policy: idempotency.Policy{Lease: time.Minute, Retention: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, s
 }
 
 func TestIdempotencyContract(t *testing.T) {
@@ -69,14 +77,8 @@ func holdRow(t *testing.T, db *postgres.DB, query string, args ...any) func() {
 // TestIdempotencyPurge: expired rows are deleted by Purge, in batches,
 // live ones stay, and a purged key still gets a higher attempt next time.
 func TestIdempotencyPurge(t *testing.T) {
-	db := openIdempotencyDB(t)
+	db, s := newIdempotencyStore(t)
 	ctx := context.Background()
-	s, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{
-		Policy: idempotency.Policy{Lease: time.Minute, Retention: time.Hour},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	key := func(i int) idempotency.Key {
 		return idempotency.Key{Tenant: "t", Operation: "op", Value: time.Duration(i).String()}
 	}
@@ -114,14 +116,8 @@ func TestIdempotencyPurge(t *testing.T) {
 // higher than that owner's when it takes the key over afterwards: the
 // attempt is drawn when the row is claimed, not when the statement starts.
 func TestIdempotencyAttemptDrawnAtClaim(t *testing.T) {
-	db := openIdempotencyDB(t)
+	db, s := newIdempotencyStore(t)
 	ctx := context.Background()
-	s, err := postgres.NewIdempotencyStore(ctx, db, postgres.IdempotencyOptions{
-		Policy: idempotency.Policy{Lease: time.Minute, Retention: time.Hour},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	k := idempotency.Key{Tenant: "t", Operation: "op", Value: "drawn-at-claim"}
 	first, _, err := s.Begin(ctx, k, "fp")
 	if err != nil {

@@ -12,10 +12,7 @@ import (
 // this example is compiled but not run.
 func ExampleNewPrepareBackend() {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/app", postgres.Options{Schema: "app"})
-	if err != nil {
-		log.Fatal(err)
-	}
+	db := openExample(ctx)
 	defer db.Close()
 	backend, err := postgres.NewPrepareBackend(ctx, db, postgres.PrepareOptions{})
 	if err != nil {

@@ -21,11 +21,7 @@ import (
 // server, so it is compiled but not run.
 func ExampleNewSnapshotStore() {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
-		postgres.Options{Schema: "factum"})
-	if err != nil {
-		log.Fatal(err)
-	}
+	db := openExample(ctx)
 	defer db.Close()
 	events, err := postgres.NewEventStore(ctx, db, "shop", postgres.EventStoreOptions{})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/prepare/preparetest"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -15,22 +16,20 @@ import (
 // redis-benchmark's SET NX PX at the same client count.
 
 func BenchmarkRedisPrepareRollback(b *testing.B) {
-	backend, client, _ := openPrepare(b, 64)
-	warm(b, client, 64)
-	for _, g := range []int{1, 32} {
-		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
-			preparetest.BenchPrepareRollback(b, backend, g)
-		})
-	}
+	benchPrepare(b, preparetest.BenchPrepareRollback)
 }
 
 func BenchmarkRedisPrepare(b *testing.B) {
+	benchPrepare(b, preparetest.BenchPrepare)
+}
+
+// benchPrepare runs bench on a backend whose pool is warm, with 1 and with
+// 32 goroutines.
+func benchPrepare(b *testing.B, bench func(*testing.B, prepare.Backend, int)) {
 	backend, client, _ := openPrepare(b, 64)
 	warm(b, client, 64)
 	for _, g := range []int{1, 32} {
-		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
-			preparetest.BenchPrepare(b, backend, g)
-		})
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) { bench(b, backend, g) })
 	}
 }
 

@@ -91,10 +91,7 @@ func (f *Front) checkSave(s *Snapshot, vouched bool) error {
 	if err := f.serves(s.AggregateID.NamedAggregate); err != nil {
 		return err
 	}
-	s.AggregateID.Tenant = s.AggregateID.TenantOrDefault()
-	s.FirstEventTime = millis(s.FirstEventTime)
-	s.EventTime = millis(s.EventTime)
-	s.SnapshotTime = millis(s.SnapshotTime)
+	s.normalize()
 	return nil
 }
 

@@ -87,12 +87,18 @@ func (s *Snapshot) validateFields() error {
 // explicit, times truncated to the millisecond in UTC, and State copied so
 // that the caller's buffer can be reused.
 func (s Snapshot) Normalized() Snapshot {
+	s.normalize()
+	s.State = bytes.Clone(s.State)
+	return s
+}
+
+// normalize makes the tenant explicit and truncates the times to the
+// millisecond in UTC, in place; State stays the caller's.
+func (s *Snapshot) normalize() {
 	s.AggregateID.Tenant = s.AggregateID.TenantOrDefault()
 	s.FirstEventTime = millis(s.FirstEventTime)
 	s.EventTime = millis(s.EventTime)
 	s.SnapshotTime = millis(s.SnapshotTime)
-	s.State = bytes.Clone(s.State)
-	return s
 }
 
 func millis(t time.Time) time.Time {

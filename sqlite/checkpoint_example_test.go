@@ -3,8 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/sqlite"
@@ -12,14 +10,8 @@ import (
 
 func ExampleNewCheckpointStore() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "factum-example")
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "shop.db"), sqlite.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer db.Close()
+	db, done := openExample(ctx)
+	defer done()
 	checkpoints, err := sqlite.NewCheckpointStore(ctx, db, "shop")
 	if err != nil {
 		fmt.Println(err)

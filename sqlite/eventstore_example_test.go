@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -14,14 +12,8 @@ import (
 
 func ExampleNewEventStore() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "factum-example")
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "factum.db"), sqlite.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer db.Close()
+	db, done := openExample(ctx)
+	defer done()
 	store, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{})
 	if err != nil {
 		fmt.Println(err)

@@ -55,7 +55,7 @@ func TestWriteBatchGroups(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			blocker, leader, before := s.hold(t)
+			release, before := s.hold(t)
 
 			appended := make(chan error, 1)
 			go func() { appended <- s.events.Append(ctx, testStream(single, 1, "r-1")) }()
@@ -84,12 +84,7 @@ func TestWriteBatchGroups(t *testing.T) {
 			}()
 			waitFor(t, "the snapshot batch is queued", func() bool { return s.queued() == 4 })
 
-			if err := blocker.Rollback(); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-leader; err != nil {
-				t.Fatalf("leader: %v", err)
-			}
+			release()
 			if err := <-appended; err != nil {
 				t.Errorf("append: %v", err)
 			}

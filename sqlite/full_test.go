@@ -166,18 +166,7 @@ func fillUp(t *testing.T, db *sqlite.DB, st *sqlite.EventStore, round int, acked
 	}
 	total := 0
 	for id, rids := range acked {
-		streams, err := st.Load(ctx, id, 1, eventstore.MaxVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(streams) != len(rids) {
-			t.Errorf("%s: %d streams stored, %d acknowledged", id, len(streams), len(rids))
-		}
-		for i, s := range streams {
-			if i < len(rids) && (s.Version != i+1 || s.RequestID != rids[i]) {
-				t.Errorf("%s: stream %d is version %d request %s, acknowledged request %s", id, i, s.Version, s.RequestID, rids[i])
-			}
-		}
+		storedAsAcked(t, st, round, id, rids)
 		total += len(rids)
 	}
 	t.Logf("round %d: %d appends acknowledged until the database was full (%d in all); first failure: %v", round, total-before, total, first)
@@ -195,6 +184,25 @@ func fillUp(t *testing.T, db *sqlite.DB, st *sqlite.EventStore, round int, acked
 		acked[id] = append(acked[id], rid)
 	}
 	integrityOK(t, db)
+}
+
+// storedAsAcked fails unless id holds what round's appends and those
+// before it acknowledged: version i+1 with the request acked[i], and no
+// more.
+func storedAsAcked(t *testing.T, st *sqlite.EventStore, round int, id factum.AggregateID, acked []string) {
+	t.Helper()
+	streams, err := st.Load(context.Background(), id, 1, eventstore.MaxVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(streams) != len(acked) {
+		t.Errorf("round %d: %s: %d streams stored, %d acknowledged", round, id, len(streams), len(acked))
+	}
+	for i, s := range streams {
+		if i < len(acked) && (s.Version != i+1 || s.RequestID != acked[i]) {
+			t.Errorf("round %d: %s: stream %d is version %d request %s, acknowledged request %s", round, id, i, s.Version, s.RequestID, acked[i])
+		}
+	}
 }
 
 func isFull(err error) bool {
@@ -276,18 +284,7 @@ func TestEventStoreDiskFull(t *testing.T) {
 		if !failed {
 			t.Fatalf("round %d: the disk never filled", round)
 		}
-		streams, err := st.Load(ctx, id, 1, eventstore.MaxVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(streams) != len(acked) {
-			t.Fatalf("round %d: %d streams stored, %d acknowledged", round, len(streams), len(acked))
-		}
-		for i, s := range streams {
-			if s.RequestID != acked[i] {
-				t.Fatalf("round %d: version %d holds %s, acknowledged %s", round, i+1, s.RequestID, acked[i])
-			}
-		}
+		storedAsAcked(t, st, round, id, acked)
 		integrityOK(t, db)
 		// Room again.
 		if err := os.Remove(fillers[len(fillers)-1]); err != nil {

@@ -3,8 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/factum-go/factum/idempotency"
@@ -13,14 +11,8 @@ import (
 
 func ExampleNewIdempotencyStore() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "factum-example")
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "factum.db"), sqlite.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer db.Close()
+	db, done := openExample(ctx)
+	defer done()
 	store, err := sqlite.NewIdempotencyStore(ctx, db, sqlite.IdempotencyOptions{
 		Policy: idempotency.Policy{Lease: 30 * time.Second, Retention: 24 * time.Hour},
 	})

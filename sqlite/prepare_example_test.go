@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 
 	"github.com/factum-go/factum/prepare"
 	"github.com/factum-go/factum/sqlite"
@@ -14,16 +12,8 @@ import (
 // Usernames reserved for good in an embedded database.
 func ExampleNewPrepareBackend() {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "factum-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "app.db"), sqlite.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer db.Close()
+	db, done := openExample(ctx)
+	defer done()
 
 	backend, err := sqlite.NewPrepareBackend(ctx, db, sqlite.PrepareOptions{})
 	if err != nil {

@@ -3,8 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -21,14 +19,8 @@ import (
 // to queries.
 func ExampleNewSnapshotStore() {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "factum-example")
-	defer os.RemoveAll(dir)
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "shop.db"), sqlite.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer db.Close()
+	db, done := openExample(ctx)
+	defer done()
 	events, err := sqlite.NewEventStore(ctx, db, "shop", sqlite.EventStoreOptions{})
 	if err != nil {
 		fmt.Println(err)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,20 +34,21 @@ func newBatchStores(t *testing.T) *batchStores {
 	return s
 }
 
-// hold holds the DB's write connection until blocker ends, or until the
-// test's cleanup ends it before the stores close (so that a failing test
-// does not leave their writes waiting), and starts a checkpoint save that
-// leads the batcher's first batch and waits for the connection: what is
-// written next queues behind it. before is the count of transactions
-// begun, the leader's included; leader reports its save.
-func (s *batchStores) hold(t *testing.T) (blocker *sql.Tx, leader chan error, before uint64) {
+// hold holds the DB's write connection until release, or until the test's
+// cleanup lets it go before the stores close (so that a failing test does
+// not leave their writes waiting), and starts a checkpoint save that leads
+// the batcher's first batch and waits for the connection: what is written
+// next queues behind it. release lets the connection go and fails the test
+// if the leader's save fails; before is the count of transactions begun,
+// the leader's included.
+func (s *batchStores) hold(t *testing.T) (release func(), before uint64) {
 	t.Helper()
 	blocker, err := s.db.Writer().BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { blocker.Rollback() })
-	leader = make(chan error, 1)
+	leader := make(chan error, 1)
 	go func() {
 		leader <- s.cps.SaveCheckpoint(context.Background(), factum.Function{Context: "shop", Processor: "leader"}, factum.Position{Seq: 1})
 	}()
@@ -57,7 +57,16 @@ func (s *batchStores) hold(t *testing.T) (blocker *sql.Tx, leader chan error, be
 		defer s.db.batch.mu.Unlock()
 		return s.db.batch.leading && len(s.db.batch.queue) == 0
 	})
-	return blocker, leader, s.batches()
+	release = func() {
+		t.Helper()
+		if err := blocker.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-leader; err != nil {
+			t.Fatalf("leader: %v", err)
+		}
+	}
+	return release, s.batches()
 }
 
 // batches counts the transactions the DB's batcher has begun.
@@ -94,7 +103,7 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 			ctx := context.Background()
 			s := newBatchStores(t)
 			group := factum.Function{Context: "shop", Processor: "snapshotter"}
-			blocker, leader, before := s.hold(t)
+			release, before := s.hold(t)
 
 			cart := esShopCart.WithID("c-1")
 			appended := make(chan error, 1)
@@ -129,12 +138,7 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 			}()
 			waitFor(t, "the prepare is queued", func() bool { return s.queued() == 3 })
 
-			if err := blocker.Rollback(); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-leader; err != nil {
-				t.Fatalf("leader: %v", err)
-			}
+			release()
 			if err := <-appended; err != nil {
 				t.Errorf("append: %v", err)
 			}
@@ -187,7 +191,7 @@ func TestWriteBatchAcrossStores(t *testing.T) {
 func TestWriteBatchNextAppendBatchJoins(t *testing.T) {
 	ctx := context.Background()
 	s := newBatchStores(t)
-	blocker, leader, before := s.hold(t)
+	release, before := s.hold(t)
 	appended := make(chan error, 2)
 	for i := range 2 {
 		go func() {
@@ -195,12 +199,7 @@ func TestWriteBatchNextAppendBatchJoins(t *testing.T) {
 		}()
 		waitFor(t, fmt.Sprintf("append batch %d is queued in the DB's batcher", i+1), func() bool { return s.queued() == i+1 })
 	}
-	if err := blocker.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-leader; err != nil {
-		t.Fatalf("leader: %v", err)
-	}
+	release()
 	for range 2 {
 		if err := <-appended; err != nil {
 			t.Errorf("append: %v", err)

@@ -99,10 +99,7 @@ func testConflicts(t *testing.T, st eventstore.Store) {
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			id := f.ID("conflict-" + factum.DeriveID(s.name)[:8]).WithTenant("tenant-a")
-			s1, s2 := stream(id, 1, "req-1", 2), stream(id, 2, "req-2", 1)
-			mustAppend(t, st, s1)
-			mustAppend(t, st, s2)
-			tail := logTailPast(t, st, s2.ID)
+			s1, s2, tail := appendTwo(t, st, id, 2)
 			bad := s.make(id)
 			wantRefused(t, st.Append(context.Background(), bad), s.code, bad)
 			wroteNothing(t, st, id, tail, s1, s2)

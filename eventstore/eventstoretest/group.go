@@ -159,10 +159,7 @@ func testGroupRefusals(t *testing.T, st eventstore.Store) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			id := f.ID("refused-" + factum.DeriveID(c.name)[:8]).WithTenant("tenant-a")
-			s1, s2 := stream(id, 1, "req-1", 1), stream(id, 2, "req-2", 1)
-			mustAppend(t, st, s1)
-			mustAppend(t, st, s2)
-			tail := logTailPast(t, st, s2.ID)
+			s1, s2, tail := appendTwo(t, st, id, 1)
 			ss := c.make(id)
 			err := g.AppendBuiltGroup(context.Background(), marked(ss))
 			bad := ss[c.refused]

@@ -169,6 +169,17 @@ func wroteNothing(t *testing.T, st eventstore.Store, id factum.AggregateID, tail
 	}
 }
 
+// appendTwo appends versions 1 (events1 events, request req-1) and 2 (one
+// event, request req-2) of id, as a refusal case holds before its refused
+// write, and returns them with the log's tail past them.
+func appendTwo(t *testing.T, st eventstore.Store, id factum.AggregateID, events1 int) (s1, s2 *factum.EventStream, tail factum.Position) {
+	t.Helper()
+	s1, s2 = stream(id, 1, "req-1", events1), stream(id, 2, "req-2", 1)
+	mustAppend(t, st, s1)
+	mustAppend(t, st, s2)
+	return s1, s2, logTailPast(t, st, s2.ID)
+}
+
 // logTail returns the position of the last stream in the log.
 func logTail(t *testing.T, st eventstore.Store) factum.Position {
 	t.Helper()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum/idempotency"
+	"github.com/factum-go/factum/internal/kit"
 )
 
 // getResult is the outcome of one Get.
@@ -58,41 +59,14 @@ func testLapseThenLateWrite(t *testing.T, h Harness) {
 					time.Sleep(time.Until(own.ExpiresAt.Add(settle - shortPeriod)))
 				}
 			}
-			get := func() <-chan getResult {
-				ch := make(chan getResult, 1)
-				go func() {
-					rec, found, err := f.s.Get(f.ctx, k)
-					ch <- getResult{rec, found, err}
-				}()
-				return ch
+			var hold func() func()
+			if h.Hold != nil {
+				hold = func() func() { return h.Hold(t, k) }
 			}
-			var (
-				first getResult
-				werr  error
-			)
-			if h.Hold == nil {
-				pass()
-				first = <-get()
-				werr = op.do(f, f.s, k, own.Attempt)
-			} else {
-				release := h.Hold(t, k)
-				wch := make(chan error, 1)
-				go func() { wch <- op.do(f, f.s, k, own.Attempt) }()
-				time.Sleep(50 * time.Millisecond) // the write starts and waits on the lock
-				pass()
-				gch := get()
-				got := false
-				select {
-				case first = <-gch: // a backend whose reads do not wait
-					got = true
-				case <-time.After(200 * time.Millisecond): // one whose reads wait on the lock
-				}
-				release()
-				werr = <-wch
-				if !got {
-					first = <-gch
-				}
-			}
+			first, werr := kit.LateWrite(hold, pass, func() getResult {
+				rec, found, err := f.s.Get(f.ctx, k)
+				return getResult{rec, found, err}
+			}, func() error { return op.do(f, f.s, k, own.Attempt) })
 			if first.err != nil {
 				t.Fatalf("Get: %v", first.err)
 			}

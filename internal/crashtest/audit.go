@@ -40,19 +40,26 @@ type Report struct {
 	// Compensations is the number of compensation records; Unexplained
 	// those Explain did not explain.
 	Compensations, Unexplained int
-	// Problems says what is wrong, one line each (at most 50).
-	Problems []string
+	// problems holds what is wrong; OK reports whether the audit found
+	// nothing.
+	problems
 	// Explained holds the first few explained compensation records, for
 	// the log.
 	Explained []string
 }
 
-// OK reports whether the audit found nothing wrong.
-func (r *Report) OK() bool { return len(r.Problems) == 0 }
+// problems is what a check found wrong; OK reports there is nothing.
+type problems struct {
+	// Problems says what is wrong, one line each (at most 50).
+	Problems []string
+}
 
-func (r *Report) problem(format string, args ...any) {
-	if len(r.Problems) < 50 {
-		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+// OK reports whether the check found nothing wrong.
+func (p *problems) OK() bool { return len(p.Problems) == 0 }
+
+func (p *problems) problem(format string, args ...any) {
+	if len(p.Problems) < 50 {
+		p.Problems = append(p.Problems, fmt.Sprintf(format, args...))
 	}
 }
 

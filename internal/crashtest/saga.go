@@ -12,17 +12,9 @@ type SagaReport struct {
 	// Orders is the number of acknowledged orders checked; Confirmed and
 	// Rejected how they ended; Pending those still pending at the deadline.
 	Orders, Confirmed, Rejected, Pending int
-	// Problems says what is wrong, one line each (at most 50).
-	Problems []string
-}
-
-// OK reports whether every order completed consistently.
-func (r *SagaReport) OK() bool { return len(r.Problems) == 0 }
-
-func (r *SagaReport) problem(format string, args ...any) {
-	if len(r.Problems) < 50 {
-		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
-	}
+	// problems holds what is wrong; OK reports whether every order
+	// completed consistently.
+	problems
 }
 
 type orderState struct {

@@ -2,7 +2,8 @@
 // snapshottest, preparetest, idempotencytest, projectiontest, querytest,
 // bustest) share: names and aggregates unique to one case, so that cases
 // sharing a store never see each other's data, the checks of factum errors and JSON
-// documents their cases make, and the running of their case tables.
+// documents their cases make, the running of their case tables, and the
+// race of a late write against the end of its lease (LateWrite).
 package kit
 
 import (

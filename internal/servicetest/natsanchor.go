@@ -40,31 +40,26 @@ func anchor(url string) error {
 // createAnchor creates AnchorStream, or finds it made, retrying for a few
 // seconds: the creation itself can meet the race the stream prevents.
 func createAnchor(url string) error {
-	nc, js, err := connectJetStream(url)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cfg := jetstream.StreamConfig{
-		Name:     AnchorStream,
-		Subjects: []string{"factum-test-anchor"},
-		Storage:  jetstream.FileStorage,
-		MaxMsgs:  1,
-	}
-	for {
-		_, err = js.CreateStream(ctx, cfg)
-		if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return nil
+	return withJetStream(url, func(ctx context.Context, js jetstream.JetStream) error {
+		cfg := jetstream.StreamConfig{
+			Name:     AnchorStream,
+			Subjects: []string{"factum-test-anchor"},
+			Storage:  jetstream.FileStorage,
+			MaxMsgs:  1,
 		}
-		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-			return nil // no streams at all: nothing to keep the directory for
+		for {
+			_, err := js.CreateStream(ctx, cfg)
+			if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				return nil
+			}
+			if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+				return nil // no streams at all: nothing to keep the directory for
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("create the NATS anchor stream %s: %w", AnchorStream, err)
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("create the NATS anchor stream %s: %w", AnchorStream, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	})
 }

@@ -176,34 +176,31 @@ func JetStream(t testing.TB, url string, opts ...natsgo.Option) (*natsgo.Conn, j
 	return nc, js
 }
 
-// connectJetStream connects to the NATS server at url; the caller closes
-// the connection.
-func connectJetStream(url string) (*natsgo.Conn, jetstream.JetStream, error) {
+// withJetStream connects to the NATS server at url and runs do with ten
+// seconds to finish in, then closes the connection.
+func withJetStream(url string, do func(ctx context.Context, js jetstream.JetStream) error) error {
 	nc, err := natsgo.Connect(url)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		nc.Close()
-		return nil, nil, err
+		return err
 	}
-	return nc, js, nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return do(ctx, js)
 }
 
 // deleteNamespace deletes the command stream and the lease bucket of
 // namespace; either may never have been made.
 func deleteNamespace(url, namespace string) error {
-	nc, js, err := connectJetStream(url)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = js.DeleteStream(ctx, strings.ToUpper(namespace)+"_COMMANDS")
-	_ = js.DeleteKeyValue(ctx, namespace+"_leases")
-	return nil
+	return withJetStream(url, func(ctx context.Context, js jetstream.JetStream) error {
+		_ = js.DeleteStream(ctx, strings.ToUpper(namespace)+"_COMMANDS")
+		_ = js.DeleteKeyValue(ctx, namespace+"_leases")
+		return nil
+	})
 }
 
 // UniquePrefix returns a short prefix unique to this test run, for keys in

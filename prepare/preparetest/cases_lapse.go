@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
-	"time"
 
+	"github.com/factum-go/factum/internal/kit"
 	"github.com/factum-go/factum/prepare"
 )
 
@@ -60,50 +60,22 @@ func testLapseThenLateWrite(t *testing.T, e *env) {
 			if ok, err := b.Prepare(e.ctx, name, key, old, expiresAt); err != nil || !ok {
 				t.Fatalf("Prepare = %v, %v", ok, err)
 			}
-			get := func() <-chan backendGet {
-				ch := make(chan backendGet, 1)
-				go func() {
-					rec, found, err := b.Get(e.ctx, name, key)
-					ch <- backendGet{rec, found, err}
-				}()
-				return ch
+			var hold func() func()
+			if e.target.Hold != nil {
+				hold = func() func() { return e.target.Hold(t, name, key) }
 			}
-			var (
-				first   backendGet
-				applied bool
-				werr    error
-			)
-			if e.target.Hold == nil {
-				e.passExpiry(expiresAt)
-				first = <-get()
-				applied, werr = op.do(key)
-			} else {
-				release := e.target.Hold(t, name, key)
-				type result struct {
-					ok  bool
-					err error
-				}
-				wch := make(chan result, 1)
-				go func() {
-					ok, err := op.do(key)
-					wch <- result{ok, err}
-				}()
-				time.Sleep(50 * time.Millisecond) // the write starts and waits on the lock
-				e.passExpiry(expiresAt)
-				gch := get()
-				got := false
-				select {
-				case first = <-gch: // a backend whose reads do not wait
-					got = true
-				case <-time.After(200 * time.Millisecond): // one whose reads wait on the lock
-				}
-				release()
-				r := <-wch
-				applied, werr = r.ok, r.err
-				if !got {
-					first = <-gch
-				}
+			type result struct {
+				ok  bool
+				err error
 			}
+			first, w := kit.LateWrite(hold, func() { e.passExpiry(expiresAt) }, func() backendGet {
+				rec, found, err := b.Get(e.ctx, name, key)
+				return backendGet{rec, found, err}
+			}, func() result {
+				ok, err := op.do(key)
+				return result{ok, err}
+			})
+			applied, werr := w.ok, w.err
 			if first.err != nil || werr != nil {
 				t.Fatalf("Get: %v; the late %s: %v", first.err, op.name, werr)
 			}
