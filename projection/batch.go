@@ -81,7 +81,8 @@ func (r *Runner) step(ctx context.Context, l *lane) (int, factum.Position, error
 }
 
 // ensureSetup creates the lane's tables in a transaction of its own, once
-// per lane, and checks that each declared table has a tenant column.
+// per lane, under the lock of the projection's state, and checks that each
+// declared table has a tenant column.
 func (r *Runner) ensureSetup(ctx context.Context, l *lane) error {
 	if l.setupDone {
 		return nil
@@ -95,6 +96,15 @@ func (r *Runner) ensureSetup(ctx context.Context, l *lane) error {
 		return fmt.Errorf("projection %s: begin: %w", l.group, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// The projection's state first, held to the commit: the set-ups of
+	// runners starting together (a cluster's instances on a fresh
+	// database) run one after another, since PostgreSQL's CREATE … IF NOT
+	// EXISTS fails when another transaction creates the same table at the
+	// same moment. Every runner transaction takes the state before
+	// anything else (see at).
+	if _, err := tx.State(ctx, r.p.Name()); err != nil {
+		return fmt.Errorf("projection %s: setup: %w", l.group, err)
+	}
 	if err := r.setupIn(ctx, tx.WithTables(l.tables)); err != nil {
 		return fmt.Errorf("projection %s: setup: %w", l.group, err)
 	}

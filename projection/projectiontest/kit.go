@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) projection.Store) {
 		{Name: "ResetAndReplayReplaysFromAnEmptyModel", Run: resetAndReplay},
 		{Name: "SignalsFollowCommits", Run: signalsFollowCommits},
 		{Name: "TwoRunnersProjectOnce", Run: twoRunnersProjectOnce},
+		{Name: "ConcurrentSetUpsOfAFreshModel", Run: concurrentSetUps},
 		{Name: "QueuedFailuresAreTheirStreams", Run: queuedFailuresAreTheirStreams},
 	}
 	cases = append(cases, builds...)
