@@ -92,3 +92,48 @@ func TestBacklogByStatusAndReadErrors(t *testing.T) {
 		t.Error("counts reported although they could not be read")
 	}
 }
+
+// failingCheckpoints fails to read the checkpoint of the group broken
+// names and reads the others' from the memory store it embeds.
+type failingCheckpoints struct {
+	*event.MemoryCheckpoints
+	broken factum.Function
+}
+
+func (c failingCheckpoints) Checkpoint(ctx context.Context, g factum.Function) (factum.Position, error) {
+	if g == c.broken {
+		return factum.Position{}, errors.New("checkpoint table down")
+	}
+	return c.MemoryCheckpoints.Checkpoint(ctx, g)
+}
+
+// A group whose lag cannot be read is reported by its read-errors gauge
+// alone, without streams or seconds; the groups that can be read report
+// their lag and a read-errors gauge of 0.
+func TestLagReadErrorsPerGroup(t *testing.T) {
+	p := newPipeline(t, nil)
+	if _, err := p.gw.SendAndWait(context.Background(), factum.NewCommand(order.Inventory.ID("sku-1"), order.Restock{Qty: 1}), command.Wait(factum.StageProcessed)); err != nil {
+		t.Fatal(err)
+	}
+	ok, broken := factum.Function{Context: "shop", Processor: "summary"}, factum.Function{Context: "shop", Processor: "audit"}
+	lag, err := telemetry.NewLag(telemetry.LagConfig{
+		Log: p.store, Checkpoints: failingCheckpoints{event.NewMemoryCheckpoints(), broken},
+		Groups: func() []factum.Function { return []factum.Function{ok, broken} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(lag)
+	fams := scrape(t, reg)
+	checkMetrics(t, fams, []metricCheck{
+		{"factum_consumer_lag_read_errors", map[string]string{"group": "shop/summary"}, 0},
+		{"factum_consumer_lag_read_errors", map[string]string{"group": "shop/audit"}, 1},
+		{"factum_consumer_lag_streams", map[string]string{"group": "shop/summary"}, 1},
+	})
+	for _, name := range []string{"factum_consumer_lag_streams", "factum_consumer_lag_seconds"} {
+		if m := sample(fams, name, map[string]string{"group": "shop/audit"}); m != nil {
+			t.Errorf("%s reported for the group whose lag could not be read: %v", name, m)
+		}
+	}
+}

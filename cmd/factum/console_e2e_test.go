@@ -169,10 +169,9 @@ func (b *browser) shotOf(enabled bool, name string, capture chromedp.Action[[]by
 	}
 }
 
-// confirmDialog clicks the confirmation dialog's Confirm button.
-// findForm opens the console's page at base and submits its find form
-// for the aggregate type typ with the field (#find-id or #find-request)
-// set to value.
+// findForm opens the console's page (aggregates, requests) at base and
+// submits its find form for the aggregate type typ with the field
+// (#find-id or #find-request) set to value.
 func findForm(base, page, typ, field, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Navigate(base+"/console/#/"+page),
@@ -183,6 +182,7 @@ func findForm(base, page, typ, field, value string) chromedp.Action[chromedp.Voi
 	)
 }
 
+// confirmDialog clicks the confirmation dialog's Confirm button.
 func confirmDialog() chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		until(`document.getElementById('confirm').open`),
