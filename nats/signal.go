@@ -218,20 +218,19 @@ func (s *Signals) SignalOriginBatch(origin string, sigs []factum.Signal) {
 		return
 	}
 	b, err := json.Marshal(sigs)
-	if err == nil && int64(len(b)) > s.cfg.Conn.MaxPayload()-1024 {
-		// Too large for one message: one each, as Signal sends them.
+	if err != nil || int64(len(b)) > s.cfg.Conn.MaxPayload()-1024 {
+		// Too large for one message, or one of them does not encode: one
+		// each, as Signal sends them, so that only such a one is dropped.
 		for _, sig := range sigs {
 			s.SignalOrigin(origin, sig)
 		}
 		return
 	}
-	if err == nil {
-		err = s.cfg.Conn.PublishMsg(&natsgo.Msg{
-			Subject: SignalSubject(s.cfg.Prefix, origin),
-			Header:  natsgo.Header{HeaderSignals: []string{strconv.Itoa(len(sigs))}},
-			Data:    b,
-		})
-	}
+	err = s.cfg.Conn.PublishMsg(&natsgo.Msg{
+		Subject: SignalSubject(s.cfg.Prefix, origin),
+		Header:  natsgo.Header{HeaderSignals: []string{strconv.Itoa(len(sigs))}},
+		Data:    b,
+	})
 	if err != nil {
 		s.dropped.Add(uint64(len(sigs)))
 		s.cfg.Logger.Warn("nats: wait signals not sent", "origin", origin, "signals", len(sigs), "first", sigs[0].CommandID, "error", err)

@@ -3,6 +3,7 @@ package nats
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -60,9 +61,10 @@ func TestSignalsBusKeepsRuns(t *testing.T) {
 }
 
 // Signals for another instance routed together (SignalOriginBatch) travel
-// as one message and arrive in order; ones too large for one message
-// travel one each; a batch whose count does not match its header is
-// dropped and counted, not delivered in part.
+// as one message and arrive in order; ones too large for one message, or
+// among which one does not encode, travel one each (only that one is
+// dropped); a batch whose count does not match its header is dropped and
+// counted, not delivered in part.
 func TestSignalBatchTravelsAsOneMessage(t *testing.T) {
 	w := inProcessWorld(t, 1, 3*time.Second)
 	prefix := w.prefix + ".signal"
@@ -139,6 +141,15 @@ func TestSignalBatchTravelsAsOneMessage(t *testing.T) {
 	receive("d0", "d1")
 	messages(2, "")
 
+	bad := sigs("", "f0", "f1", "f2")
+	bad[1].Results = map[string]any{"x": math.Inf(1)} // no JSON for it
+	a.SignalOriginBatch("b", bad)
+	receive("f0", "f2")
+	messages(2, "")
+	if d := a.Stats().Dropped; d != 1 {
+		t.Errorf("a dropped %d signals, want 1 (the one that does not encode)", d)
+	}
+
 	if err := ac.PublishMsg(&natsgo.Msg{Subject: SignalSubject(prefix, "b"), Header: natsgo.Header{HeaderSignals: []string{"3"}}, Data: []byte(`[{"commandId":"e0"},{"commandId":"e1"}]`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +160,11 @@ func TestSignalBatchTravelsAsOneMessage(t *testing.T) {
 		t.Errorf("signal of %s delivered from a malformed batch", s.CommandID)
 	default:
 	}
-	if st := a.Stats(); st.Sent != 5 {
-		t.Errorf("a sent %d signals, want 5", st.Sent)
+	if st := a.Stats(); st.Sent != 7 {
+		t.Errorf("a sent %d signals, want 7", st.Sent)
 	}
-	if st := b.Stats(); st.Received != 5 {
-		t.Errorf("b received %d signals, want 5", st.Received)
+	if st := b.Stats(); st.Received != 7 {
+		t.Errorf("b received %d signals, want 7", st.Received)
 	}
 }
 
