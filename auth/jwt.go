@@ -224,8 +224,9 @@ func jwtReason(err error) string {
 	return "invalid token"
 }
 
-// LoadHS256Key reads an HS256 secret from a file, trimming one trailing
-// newline (so `openssl rand -base64 48 > key` works as is).
+// LoadHS256Key reads an HS256 secret from a file, trimming every trailing
+// CR and LF (so `openssl rand -base64 48 > key` works as is); any other
+// byte, a space or a line end inside the secret included, is kept.
 func LoadHS256Key(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
