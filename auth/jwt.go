@@ -241,8 +241,9 @@ func LoadRS256Key(path string) (*rsa.PublicKey, error) {
 	return loadPEMKey(path, "RS256", jwt.ParseRSAPublicKeyFromPEM)
 }
 
-// LoadES256Key reads a PEM ECDSA P-256 public key (PKIX "PUBLIC KEY" or a
-// certificate) from a file.
+// LoadES256Key reads a PEM ECDSA public key (PKIX "PUBLIC KEY" or a
+// certificate) from a file. It loads a key on any curve; NewJWTVerifier
+// refuses one that is not on P-256, as ES256 needs.
 func LoadES256Key(path string) (*ecdsa.PublicKey, error) {
 	return loadPEMKey(path, "ES256", jwt.ParseECPublicKeyFromPEM)
 }

@@ -2,6 +2,8 @@ package auth_test
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -123,6 +125,23 @@ func TestLoadPEMKeyFiles(t *testing.T) {
 				t.Errorf("error %q does not wrap %q", err, tt.cause)
 			}
 		})
+	}
+	// A key on another curve loads; the verifier refuses it.
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ec-p384")
+	if err := os.WriteFile(path, pemPublic(t, &p384.PublicKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k, err := auth.LoadES256Key(path)
+	if err != nil || !k.Equal(&p384.PublicKey) {
+		t.Fatalf("a P-384 key: %v, %v; want it loaded", k, err)
+	}
+	if _, err := auth.NewJWTVerifier(auth.JWTConfig{ES256Key: k, Issuer: "https://issuer.example", Audience: "factum"}); err == nil ||
+		!strings.Contains(err.Error(), "P-256") {
+		t.Errorf("a verifier of a P-384 key: %v, want a refusal naming P-256", err)
 	}
 	for alg, load := range map[string]func(string) (any, error){"RS256": rs, "ES256": es, "HS256": func(p string) (any, error) { return auth.LoadHS256Key(p) }} {
 		_, err := load(filepath.Join(dir, "missing"))
