@@ -224,8 +224,9 @@ func jwtReason(err error) string {
 	return "invalid token"
 }
 
-// LoadHS256Key reads an HS256 secret from a file, trimming one trailing
-// newline (so `openssl rand -base64 48 > key` works as is).
+// LoadHS256Key reads an HS256 secret from a file, trimming every trailing
+// CR and LF (so `openssl rand -base64 48 > key` works as is); any other
+// byte, a space or a line end inside the secret included, is kept.
 func LoadHS256Key(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -240,8 +241,9 @@ func LoadRS256Key(path string) (*rsa.PublicKey, error) {
 	return loadPEMKey(path, "RS256", jwt.ParseRSAPublicKeyFromPEM)
 }
 
-// LoadES256Key reads a PEM ECDSA P-256 public key (PKIX "PUBLIC KEY" or a
-// certificate) from a file.
+// LoadES256Key reads a PEM ECDSA public key (PKIX "PUBLIC KEY" or a
+// certificate) from a file. It loads a key on any curve; NewJWTVerifier
+// refuses one that is not on P-256, as ES256 needs.
 func LoadES256Key(path string) (*ecdsa.PublicKey, error) {
 	return loadPEMKey(path, "ES256", jwt.ParseECPublicKeyFromPEM)
 }

@@ -97,8 +97,8 @@ func (p Planner) List(q Query) (Plan, error) {
 }
 
 // resolveSize resolves a requested number of results n, named what: 0 is def,
-// and a negative one or one above max (the maximum named maxName) is an
-// IllegalArgument error.
+// and a negative one or one above max (the maximum named maxName; a
+// negative max is none) is an IllegalArgument error.
 func resolveSize(n, def, max int, what, maxName string) (int, error) {
 	switch {
 	case n < 0:
