@@ -103,8 +103,12 @@ type Config struct {
 	// when it stops. When it cannot renew, it starts no stream once the
 	// lease could lapse (a fifth of the TTL before the store lets another
 	// instance take it); a stream in hand then finishes, so a handler that
-	// runs longer than that margin overlaps the next holder, which is
-	// given the stream again (the checkpoint never passed it). With
+	// runs longer than that margin, or a process stalled for longer (a
+	// loaded machine, a paused VM), overlaps the next holder, which is
+	// given the stream again (the checkpoint never passed it), with the
+	// streams handled since the last save. What the lease's token fences
+	// is the checkpoint: it moves under one holder at a time, never back,
+	// and over each stream once; delivery stays at least once. With
 	// Concurrency above 1 the check is made per batch.
 	Leases LeaseStore
 	// Holder names this instance to the lease store; a new ID if empty.

@@ -14,12 +14,27 @@ import (
 type leaseFence struct {
 	lease      Lease
 	validUntil atomic.Int64 // Unix nanoseconds
-	lost       atomic.Bool  // the store said so
+	// lost is set once the store said so or the fence was found lapsed,
+	// and stays set: the consumer steps down and takes the lease again.
+	lost atomic.Bool
 }
 
 // valid reports whether the consumer may still act; a nil fence always.
+// Once it said no it never says yes again, even when a renewal sent in
+// time is answered afterwards: the run that saw the lapse has stopped,
+// and the consumer must treat the lease as lost rather than stopped.
 func (f *leaseFence) valid() bool {
-	return f == nil || !f.lost.Load() && time.Now().UnixNano() < f.validUntil.Load()
+	if f == nil {
+		return true
+	}
+	if f.lost.Load() {
+		return false
+	}
+	if time.Now().UnixNano() < f.validUntil.Load() {
+		return true
+	}
+	f.lost.Store(true)
+	return false
 }
 
 // lose marks the lease lost, as a refused renewal or fenced save shows.
@@ -118,6 +133,10 @@ func (c *Consumer) renew(ctx context.Context, stop context.CancelFunc, fence *le
 		switch {
 		case err == nil:
 			fence.extend(sent, ttl)
+			if !fence.valid() {
+				stop() // answered after the fence lapsed: the consumer stepped down
+				return
+			}
 		case errors.Is(err, ErrLeaseLost) || !fence.valid():
 			fence.lose()
 			stop()
