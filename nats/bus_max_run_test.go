@@ -48,6 +48,21 @@ func (e *runExec) seen() (runs []int, alone []string) {
 	return append([]int(nil), e.runs...), append([]string(nil), e.alone...)
 }
 
+// waitSeen waits until e was handed n commands, in runs or alone, and
+// returns how (see seen).
+func (e *runExec) waitSeen(t *testing.T, n int) (runs []int, alone []string) {
+	t.Helper()
+	waitFor(t, 10*time.Second, fmt.Sprintf("%d commands to be processed", n), func() bool {
+		runs, alone := e.seen()
+		sum := len(alone)
+		for _, r := range runs {
+			sum += r
+		}
+		return sum == n
+	})
+	return e.seen()
+}
+
 // BusConfig.MaxRun bounds the runs a delivered batch is processed in:
 // MaxRun 1 processes its commands one at a time, in order (ProcessRun is
 // never called), 2 in runs of two, 0 (command.DefaultMaxRun) as one run.
@@ -65,15 +80,7 @@ func TestMaxRunBoundsTheRunsOfABatch(t *testing.T) {
 			exec := &runExec{}
 			bus, _, _ := drainBusWith(t, drainCase{"LocalNever/in-process", LocalNever, inProcessWorld}, BusConfig{MaxRun: c.maxRun}, nil, exec)
 			sendBatchMsg(t, bus, "t-1", "b0", "b1", "b2", "b3", "b4")
-			waitFor(t, 10*time.Second, "the batch to be processed", func() bool {
-				runs, alone := exec.seen()
-				sum := len(alone)
-				for _, r := range runs {
-					sum += r
-				}
-				return sum == 5
-			})
-			runs, alone := exec.seen()
+			runs, alone := exec.waitSeen(t, 5)
 			if fmt.Sprint(runs) != fmt.Sprint(c.runs) || fmt.Sprint(alone) != fmt.Sprint(c.alone) {
 				t.Errorf("runs %v, alone %v; want runs %v, alone %v", runs, alone, c.runs, c.alone)
 			}

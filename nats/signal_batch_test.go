@@ -47,15 +47,7 @@ func TestSignalsBusKeepsRuns(t *testing.T) {
 	t.Cleanup(func() { _ = bus.Shutdown(context.Background()) })
 	waitFor(t, 30*time.Second, "the claim to catch up", func() bool { return bus.claimOf(0) != 0 && settledBus(bus) })
 	sendBatchMsg(t, bus, "t-1", "b0", "b1", "b2", "b3", "b4")
-	waitFor(t, 10*time.Second, "the batch to be processed", func() bool {
-		runs, alone := exec.seen()
-		sum := len(alone)
-		for _, r := range runs {
-			sum += r
-		}
-		return sum == 5
-	})
-	if runs, alone := exec.seen(); fmt.Sprint(runs) != "[5]" || len(alone) != 0 {
+	if runs, alone := exec.waitSeen(t, 5); fmt.Sprint(runs) != "[5]" || len(alone) != 0 {
 		t.Errorf("runs %v, alone %v; want one run of 5", runs, alone)
 	}
 }
