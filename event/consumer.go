@@ -100,10 +100,11 @@ type Config struct {
 	// each group once: it takes the lease (waiting while another instance
 	// holds it), renews it three times per LeaseTTL, saves its checkpoint
 	// only under it (LeaseStore.SaveFencedCheckpoint), and releases it
-	// when it stops. When it cannot renew, it starts no stream once the
-	// lease could lapse (a fifth of the TTL before the store lets another
-	// instance take it); a stream in hand then finishes, so a handler that
-	// runs longer than that margin, or a process stalled for longer (a
+	// when it stops or steps down. When it cannot renew, it starts no
+	// stream once the lease could lapse (a fifth of the TTL before the
+	// store lets another instance take it); a stream in hand then
+	// finishes, so a handler that runs longer than that margin, or a
+	// process stalled for longer (a
 	// loaded machine, a paused VM), overlaps the next holder, which is
 	// given the stream again (the checkpoint never passed it), with the
 	// streams handled since the last save. What the lease's token fences

@@ -50,7 +50,8 @@ func (f *leaseFence) extend(sent time.Time, ttl time.Duration) {
 
 // runLeased takes the group's lease, consumes under it, and takes it again
 // when it is lost, until ctx ends or, after Drain, the log is consumed or
-// another instance holds the lease.
+// another instance holds the lease. Each lease it took it releases once
+// its run under it ends; the store leaves one no longer current alone.
 func (c *Consumer) runLeased(ctx context.Context) error {
 	group := c.proc.Name()
 	ttl := c.cfg.LeaseTTL
@@ -85,13 +86,18 @@ func (c *Consumer) runLeased(ctx context.Context) error {
 		lost := ctx.Err() == nil && (lctx.Err() != nil || !fence.valid())
 		cancel()
 		wg.Wait()
+		// Stopped, drained or stepped down, the consumer no longer acts
+		// under l: give it up at once. A lease the store still grants
+		// (its fence lapsed while a renewal was on its way, or before the
+		// store's expiry) would otherwise hold the group up until it
+		// expires, this instance too, as Acquire refuses the same holder,
+		// and a drain would take it for another instance's and return.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), ttl/3)
+		if rerr := c.cfg.Leases.Release(rctx, l); rerr != nil {
+			c.cfg.Logger.Error("event: release lease", "group", group.String(), "err", rerr)
+		}
+		rcancel()
 		if !lost {
-			// Stopped or drained: give the lease up at once.
-			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), ttl/3)
-			if rerr := c.cfg.Leases.Release(rctx, l); rerr != nil {
-				c.cfg.Logger.Error("event: release lease", "group", group.String(), "err", rerr)
-			}
-			rcancel()
 			return err
 		}
 		if err != nil {
