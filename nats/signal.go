@@ -287,8 +287,7 @@ func (s *Signals) receiveBatch(m *natsgo.Msg, count string) {
 		err = fmt.Errorf("%d signals, the header says %s", len(sigs), count)
 	}
 	if err != nil {
-		n, _ := strconv.Atoi(count)
-		s.dropped.Add(uint64(max(n, 1)))
+		s.dropped.Add(droppedOf(count, len(m.Data), len(sigs)))
 		s.cfg.Logger.Warn("nats: undecodable wait signals dropped", "subject", m.Subject, "error", err)
 		return
 	}
@@ -298,6 +297,18 @@ func (s *Signals) receiveBatch(m *natsgo.Msg, count string) {
 			l.Signal(sig)
 		}
 	}
+}
+
+// droppedOf is how many signals a malformed batch counts as dropped: the
+// count its header says when that is a number from 1 to size, the body's
+// length in bytes (a JSON array of n signals takes more than n bytes), so
+// that a header out of range never adds more than the message could have
+// carried; else the decoded ones, at least one.
+func droppedOf(count string, size, decoded int) uint64 {
+	if n, err := strconv.Atoi(count); err == nil && n >= 1 && n <= size {
+		return uint64(n)
+	}
+	return uint64(max(decoded, 1))
 }
 
 // Stats returns the counts of signals routed so far.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,9 +18,28 @@ import (
 // catalog when another transaction creates the same table at the same
 // moment.)
 func concurrentSetUps(t *testing.T, st projection.Store) {
+	const runners = 8
 	log, want, _ := appendLog(t, 40, 5)
 	c := newCounts()
+	// The set-ups start their statements together: a set-up waits at the
+	// gate until every runner has reached its set-up, or for half a
+	// second when they do not (they run one after another), whichever
+	// comes first; the gate then stays open.
+	var entered atomic.Int32
+	gate := make(chan struct{})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
 	p := c.projection(t, projection.Setup(func(ctx context.Context, tx projection.Tx) error {
+		if entered.Add(1) >= runners {
+			open()
+		}
+		select {
+		case <-gate:
+		case <-time.After(500 * time.Millisecond):
+			open()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		for _, q := range []string{
 			`CREATE TABLE IF NOT EXISTS ` + c.table + ` (aggregate_id TEXT PRIMARY KEY, n INTEGER NOT NULL)`,
 			`CREATE INDEX IF NOT EXISTS ` + c.table + `_n ON ` + c.table + ` (n)`,
@@ -36,7 +56,7 @@ func concurrentSetUps(t *testing.T, st projection.Store) {
 	var errs errorLog
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 8 {
+	for range runners {
 		r := newRunner(t, p, projection.Config{Log: log, Store: st, BatchSize: 8, Logger: slog.New(&errs)})
 		wg.Go(func() {
 			<-start
