@@ -17,8 +17,7 @@ import (
 // stepping down, that is after the consumer's fence lapsed but before the
 // store's lease expired (the renewal was sent in time).
 type lateRenewal struct {
-	event.LeaseStore
-	sent     atomic.Int64 // when the first Acquire was sent, Unix nanoseconds
+	acquireClock
 	renewals atomic.Int32
 	waiting  chan struct{} // closed when the second renewal awaits its answer
 	answer   chan struct{} // closed by the save after it: answer it
@@ -28,12 +27,7 @@ type lateRenewal struct {
 }
 
 func newLateRenewal(ls event.LeaseStore, patience time.Duration) *lateRenewal {
-	return &lateRenewal{LeaseStore: ls, waiting: make(chan struct{}), answer: make(chan struct{}), third: make(chan struct{}), patience: patience}
-}
-
-func (l *lateRenewal) Acquire(ctx context.Context, g factum.Function, h string, ttl time.Duration) (event.Lease, error) {
-	l.sent.CompareAndSwap(0, time.Now().UnixNano())
-	return l.LeaseStore.Acquire(ctx, g, h, ttl)
+	return &lateRenewal{acquireClock: acquireClock{LeaseStore: ls}, waiting: make(chan struct{}), answer: make(chan struct{}), third: make(chan struct{}), patience: patience}
 }
 
 func (l *lateRenewal) Renew(ctx context.Context, le event.Lease, ttl time.Duration) (event.Lease, error) {
@@ -80,24 +74,15 @@ func TestALeasedConsumerRenewedAfterItsFenceLapsedGoesOn(t *testing.T) {
 	store, cps := eventstore.NewMemory(), event.NewMemoryCheckpoints()
 	ls := newLateRenewal(event.NewMemoryLeases(cps), ttl/2)
 	ids := appendN(t, store, 3)
-	var mu sync.Mutex
-	handled := map[string]bool{}
-	p := event.MustProcessor("shop", "late_renewal", factum.StageEventHandled,
-		event.OnStream("count", func(ctx context.Context, s *factum.EventStream) error {
-			if s.ID == ids[0] {
-				// Hold the first stream until the fence has lapsed, with
-				// the second renewal sent and unanswered.
-				time.Sleep(time.Until(time.Unix(0, ls.sent.Load()).Add(ttl - ttl/5 + time.Millisecond)))
-				select {
-				case <-ls.waiting:
-				case <-time.After(ttl):
-				}
-			}
-			mu.Lock()
-			handled[s.ID] = true
-			mu.Unlock()
-			return nil
-		}, nil))
+	// Hold the first stream until the fence has lapsed, with the second
+	// renewal sent and unanswered.
+	p, handled := holdingFirst("late_renewal", ids[0], func() {
+		ls.pastFirstFence(ttl)
+		select {
+		case <-ls.waiting:
+		case <-time.After(ttl):
+		}
+	})
 	c, err := event.NewConsumer(p, event.Config{Log: store, Checkpoints: cps, Leases: ls, Holder: "a",
 		LeaseTTL: ttl, BatchSize: 16, PollInterval: 10 * time.Millisecond})
 	if err != nil {
@@ -114,8 +99,6 @@ func TestALeasedConsumerRenewedAfterItsFenceLapsedGoesOn(t *testing.T) {
 			t.Fatalf("Run returned %v while its context was live", err)
 		default:
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		return len(handled) == len(ids)
+		return handled.count() == len(ids)
 	})
 }

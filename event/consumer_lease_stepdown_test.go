@@ -2,28 +2,16 @@ package event_test
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 )
 
 // unrenewable is a lease store whose renewals never reach it, as a store
-// too slow to answer them in time; it records when the first Acquire was
-// sent.
-type unrenewable struct {
-	event.LeaseStore
-	sent atomic.Int64 // Unix nanoseconds
-}
-
-func (u *unrenewable) Acquire(ctx context.Context, g factum.Function, h string, ttl time.Duration) (event.Lease, error) {
-	u.sent.CompareAndSwap(0, time.Now().UnixNano())
-	return u.LeaseStore.Acquire(ctx, g, h, ttl)
-}
+// too slow to answer them in time.
+type unrenewable struct{ acquireClock }
 
 func (u *unrenewable) Renew(context.Context, event.Lease, time.Duration) (event.Lease, error) {
 	return event.Lease{}, errUnreachable
@@ -36,21 +24,10 @@ func (u *unrenewable) Renew(context.Context, event.Lease, time.Duration) (event.
 func TestALeasedConsumerThatSteppedDownWhileDrainingDrainsTheLog(t *testing.T) {
 	const ttl = time.Second
 	store, cps := eventstore.NewMemory(), event.NewMemoryCheckpoints()
-	ls := &unrenewable{LeaseStore: event.NewMemoryLeases(cps)}
+	ls := &unrenewable{acquireClock{LeaseStore: event.NewMemoryLeases(cps)}}
 	ids := appendN(t, store, 3)
-	var mu sync.Mutex
-	handled := map[string]bool{}
-	p := event.MustProcessor("shop", "stepped_down", factum.StageEventHandled,
-		event.OnStream("count", func(ctx context.Context, s *factum.EventStream) error {
-			if s.ID == ids[0] {
-				// Hold the first stream until the fence has lapsed.
-				time.Sleep(time.Until(time.Unix(0, ls.sent.Load()).Add(ttl - ttl/5 + time.Millisecond)))
-			}
-			mu.Lock()
-			handled[s.ID] = true
-			mu.Unlock()
-			return nil
-		}, nil))
+	// Hold the first stream until the fence has lapsed.
+	p, handled := holdingFirst("stepped_down", ids[0], func() { ls.pastFirstFence(ttl) })
 	c, err := event.NewConsumer(p, event.Config{Log: store, Checkpoints: cps, Leases: ls, Holder: "a",
 		LeaseTTL: ttl, BatchSize: 16, PollInterval: 10 * time.Millisecond})
 	if err != nil {
@@ -60,10 +37,8 @@ func TestALeasedConsumerThatSteppedDownWhileDrainingDrainsTheLog(t *testing.T) {
 	if err := c.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for i, id := range ids {
-		if !handled[id] {
+		if !handled.has(id) {
 			t.Errorf("stream %d of %d left unhandled by a drain", i+1, len(ids))
 		}
 	}
