@@ -149,22 +149,27 @@ func (b *Bus) runBatch(j *job) {
 	}
 }
 
-// emitBatch emits the signals of j's first k commands, in order: each
-// run of commands of one origin through one SignalOriginBatch when the
-// sink takes several at once (a batch's commands are usually all of one
-// sender), else one by one (see emit).
+// emitBatch emits the signals of j's first k commands, in order (see
+// emitAll).
 func (b *Bus) emitBatch(j *job, sigs []factum.Signal, k int) {
-	cmds := j.commands()[:k]
+	b.emitAll(j.commands()[:k], sigs[:k])
+}
+
+// emitAll emits sigs, the signals of cmds, in order: each run of commands
+// of one origin through one SignalOriginBatch when the sink takes several
+// at once (a run's commands are usually of one or two senders), else one
+// by one (see emit).
+func (b *Bus) emitAll(cmds []*factum.Command, sigs []factum.Signal) {
 	if b.batch == nil {
 		for i, c := range cmds {
 			b.emit(c, sigs[i])
 		}
 		return
 	}
-	for i := 0; i < k; {
+	for i := 0; i < len(cmds); {
 		o := cmds[i].Header[HeaderOrigin]
 		n := i + 1
-		for n < k && cmds[n].Header[HeaderOrigin] == o {
+		for n < len(cmds) && cmds[n].Header[HeaderOrigin] == o {
 			n++
 		}
 		if o == "" {

@@ -73,9 +73,10 @@ type BusConfig struct {
 	MaxBatch int
 	// MaxRun bounds the commands this instance processes as one run of
 	// the executor (command.RunExecutor), whose appends the event store
-	// groups: a delivered batch's commands, or commands accepted here of
-	// one aggregate queued behind one another; command.DefaultMaxRun if
-	// 0, and 1 processes every command on its own.
+	// groups: the commands of one aggregate queued behind one another in
+	// a lane, accepted here or delivered, alone or in batches, taken
+	// across the bounds of their messages; command.DefaultMaxRun if 0,
+	// and 1 processes every command on its own.
 	MaxRun int
 	// Logger receives what the bus cannot return (a consumer that fails
 	// and is made again, an undecodable message); slog.Default() if nil.

@@ -128,9 +128,9 @@ func (b *Bus) enqueueDelivered(ctx context.Context, j job) bool {
 // nowhere is handed over to the stream instead, in the lane's order, and
 // so is, with LocalFirst, a delivered one (see handOver), so that the
 // commands of an aggregate the lane held keep their order on the stream.
-// When the executor takes runs, a delivered batch is one run (runBatch),
-// and so are commands accepted here of one aggregate queued behind one
-// another (gather, runLocal).
+// When the executor takes runs, the jobs of one aggregate queued behind
+// one another run together (runJoined), and a delivered batch is a run
+// (runBatch).
 func (b *Bus) run(q chan job) {
 	defer b.lwg.Done()
 	var next job // taken from q while a run was gathered, and not of it
@@ -157,14 +157,10 @@ func (b *Bus) run(q chan job) {
 				break
 			}
 			b.skip(&j, "this instance stopped owning the aggregate's partition before the command was processed, and it could not be handed over to the stream; it was not appended")
+		case b.runs != nil && j.copy == nil && b.runJoined(q, &j, &next, &hasNext, &closed):
+			continue
 		case len(j.more) > 0:
 			b.runBatch(&j)
-		case b.runs != nil && j.local():
-			if run := b.gather(q, &j, &next, &hasNext, &closed); run != nil {
-				b.runLocal(run)
-				continue
-			}
-			fallthrough
 		default:
 			sig, held := b.process(&j)
 			if !held {
