@@ -34,11 +34,14 @@ type benchOptions struct {
 	InProcess   bool
 	Concurrency int
 	Total       int
-	Duration    time.Duration
-	Wait        string
-	JSON        bool
-	Out         string
-	Quiet       bool
+	// Carts spreads the commands over this many carts in turn; 0 gives
+	// each cart commandsPerCart commands.
+	Carts    int
+	Duration time.Duration
+	Wait     string
+	JSON     bool
+	Out      string
+	Quiet    bool
 	// AllowFailures exits 0 even when requests failed.
 	AllowFailures bool
 	Timeout       time.Duration
@@ -67,8 +70,8 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Send add_item commands at a concurrency and report throughput and latency",
 		Long: `Send --total add_item commands from --concurrency workers, each cart getting ` + strconv.Itoa(commandsPerCart) + `
-commands, and wait for --wait on each. Every run has its own run ID, so no
-two runs send the same request IDs.
+commands (or over --carts carts in turn), and wait for --wait on each. Every
+run has its own run ID, so no two runs send the same request IDs.
 
 Against --url (or FACTUM_URL) over HTTP; with --in-process (or no URL at
 all), against a runtime in this process: on a temporary SQLite database by
@@ -82,18 +85,20 @@ beside the client's latency when the server reports it. Exits 1 when any
 command failed, unless --allow-failures.`,
 		Example: `  factum bench --url http://127.0.0.1:8080 --concurrency 16 --total 20000
   FACTUM_URL=http://127.0.0.1:8080 factum bench --wait SNAPSHOT --json
-  factum bench --in-process --memory --concurrency 64 --wait SENT --out bench.json`,
+  factum bench --in-process --memory --concurrency 64 --wait SENT --out bench.json
+  factum bench --url http://127.0.0.1:8081,http://127.0.0.1:8082 --carts 1 --concurrency 400 --total 400`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return bench(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.URL, "url", envOr("FACTUM_URL", ""), "server URL (FACTUM_URL); empty runs the service in process")
+	f.StringVar(&opts.URL, "url", envOr("FACTUM_URL", ""), "server URL (FACTUM_URL), or several, comma-separated, sent to in turn (the instances of one cluster); empty runs the service in process")
 	f.StringVar(&opts.APIKey, "api-key", "", "API key to send (default FACTUM_API_KEY)")
 	f.BoolVar(&opts.InProcess, "in-process", false, "run the service in this process even when FACTUM_URL is set")
 	f.IntVar(&opts.Concurrency, "concurrency", 16, "concurrent workers")
 	f.IntVar(&opts.Total, "total", 10000, "commands to send (with --duration: at most; 0: no limit)")
+	f.IntVar(&opts.Carts, "carts", 0, "spread the commands over this many carts, in turn (1: all on one cart, the contended case); 0: a new cart every "+strconv.Itoa(commandsPerCart)+" commands")
 	f.DurationVar(&opts.Duration, "duration", 0, "stop sending after this long, such as 10s (a run of fixed length, like wrk -d)")
 	f.StringVar(&opts.Wait, "wait", "PROCESSED", "stage each command waits for")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
@@ -122,16 +127,28 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 	if opts.Concurrency < 1 || opts.Total < 0 || opts.Duration < 0 || (opts.Total == 0 && opts.Duration == 0) {
 		return usageError{fmt.Errorf("--concurrency must be at least 1, and --total at least 1 unless --duration is set")}
 	}
+	if opts.Carts < 0 {
+		return usageError{fmt.Errorf("--carts must be 0 or more")}
+	}
+	if most := opts.Carts * cartCapacity; opts.Carts > 0 && opts.Total > most {
+		return usageError{fmt.Errorf("--carts %d hold at most %d commands (a cart holds %d items of at most %d each); send fewer or spread them over more carts", opts.Carts, most, cart.DefaultLimits.MaxItems, cart.DefaultLimits.MaxQuantity)}
+	}
 	run := newRunID()
 	var op loadgen.Op
 	var target string
 	if opts.URL != "" && !opts.InProcess {
-		base, err := parseBaseURL(opts.URL)
-		if err != nil {
-			return err
+		var ops []loadgen.Op
+		var bases []string
+		for raw := range strings.SplitSeq(opts.URL, ",") {
+			base, err := parseBaseURL(strings.TrimSpace(raw))
+			if err != nil {
+				return err
+			}
+			bases = append(bases, base)
+			ops = append(ops, httpOp(base, opts, stage, run))
 		}
-		target = base
-		op = httpOp(base, opts, stage, run)
+		target = strings.Join(bases, ",")
+		op = inTurn(ops)
 	} else {
 		so := opts.store
 		if so.DataDir == "" && so.PostgresURL == "" && !so.Memory {
@@ -148,7 +165,7 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 		}
 		defer s.Shutdown(context.WithoutCancel(ctx))
 		target = "in-process (" + s.store.where + ")"
-		op = inProcessOp(s, stage, run)
+		op = inProcessOp(s, stage, run, opts.Carts)
 	}
 	cfg := loadgen.Config{Concurrency: opts.Concurrency, Total: opts.Total, Duration: opts.Duration}
 	if !opts.Quiet {
@@ -185,17 +202,39 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 	return nil
 }
 
-// benchTarget names the cart and item of operation i.
-func benchTarget(run string, i int) (id, sku, requestID string) {
-	return "bench-" + run + "-" + strconv.Itoa(i/commandsPerCart), "sku-" + strconv.Itoa(i%commandsPerCart), run + "-" + strconv.Itoa(i)
+// cartCapacity is how many add_item commands of quantity 1 one cart
+// takes under cart.DefaultLimits.
+var cartCapacity = cart.DefaultLimits.MaxItems * cart.DefaultLimits.MaxQuantity
+
+// benchTarget names the cart and item of operation i of a run spread over
+// that many carts (0: commandsPerCart commands a cart). Spread over n
+// carts, cart i%n gets operation i, its items taken in turn, so that a
+// cart takes cartCapacity commands before one is refused.
+func benchTarget(run string, i, spread int) (id, sku, requestID string) {
+	req := run + "-" + strconv.Itoa(i)
+	if spread > 0 {
+		return "bench-" + run + "-" + strconv.Itoa(i%spread), "sku-" + strconv.Itoa(i/spread%cart.DefaultLimits.MaxItems), req
+	}
+	return "bench-" + run + "-" + strconv.Itoa(i/commandsPerCart), "sku-" + strconv.Itoa(i%commandsPerCart), req
 }
 
-func inProcessOp(s *server, stage factum.CommandStage, run string) loadgen.Op {
+// inTurn returns an operation that runs operation i as ops[i%len(ops)]:
+// the targets take the load in turn.
+func inTurn(ops []loadgen.Op) loadgen.Op {
+	if len(ops) == 1 {
+		return ops[0]
+	}
+	return func(ctx context.Context, i int) (loadgen.Outcome, error) {
+		return ops[i%len(ops)](ctx, i)
+	}
+}
+
+func inProcessOp(s *server, stage factum.CommandStage, run string, spread int) loadgen.Op {
 	named := carts
 	plan := command.Wait(stage)
 	gw := s.rt.Gateway()
 	return func(ctx context.Context, i int) (loadgen.Outcome, error) {
-		id, sku, req := benchTarget(run, i)
+		id, sku, req := benchTarget(run, i, spread)
 		cmd := factum.NewCommand(named.WithID(id), cart.AddItem{SKU: sku, Qty: 1}).WithRequestID(req)
 		var (
 			res command.Result
@@ -214,7 +253,7 @@ func httpOp(base string, opts benchOptions, stage factum.CommandStage, run strin
 	send := httpSender(base, opts)
 	key := apiKey(opts.APIKey)
 	return func(ctx context.Context, i int) (loadgen.Outcome, error) {
-		id, sku, req := benchTarget(run, i)
+		id, sku, req := benchTarget(run, i, opts.Carts)
 		body := `{"sku":"` + sku + `","qty":1}`
 		headers := [][2]string{{httpapi.HeaderRequestID, req}, {httpapi.HeaderWaitStage, stage.String()}}
 		if key != "" {

@@ -43,7 +43,7 @@ func TestBenchBackToBackRunsBothAppend(t *testing.T) {
 			t.Fatalf("run %d: %+v, want 40 new appends", i, rep.Report)
 		}
 		// The server has the run's carts, each at version 10.
-		id, _, _ := benchTarget(rep.RunID, 0)
+		id, _, _ := benchTarget(rep.RunID, 0, 0)
 		status, b := get(t, s.URL+"/cart/"+id+"/state")
 		if status != 200 || !strings.Contains(string(b), `"version":10`) {
 			t.Fatalf("run %d: cart %s: %d %s", i, id, status, b)
@@ -55,6 +55,42 @@ func TestBenchBackToBackRunsBothAppend(t *testing.T) {
 	out, err := op(context.Background(), 0)
 	if err != nil || !out.Duplicate {
 		t.Fatalf("resent request: %+v %v, want a duplicate", out, err)
+	}
+}
+
+// TestBenchSpreadsOverURLsAndCarts: with several URLs the commands go to
+// them in turn, and --carts 1 puts every command on one cart: each of two
+// servers (two stores) gets half of them, all on its one cart.
+func TestBenchSpreadsOverURLsAndCarts(t *testing.T) {
+	a, b := startTestServer(t, t.TempDir()), startTestServer(t, t.TempDir())
+	code, rep, stderr := runBench(t, "--url", a.URL+" , "+b.URL, "--carts", "1", "--concurrency", "8", "--total", "40")
+	if code != 0 || rep.Succeeded != 40 || rep.Failed != 0 {
+		t.Fatalf("bench exit %d: %+v %s", code, rep.Report, stderr)
+	}
+	if rep.Target != a.URL+","+b.URL {
+		t.Errorf("target %q, want both URLs", rep.Target)
+	}
+	id, _, _ := benchTarget(rep.RunID, 0, 1)
+	for _, s := range []string{a.URL, b.URL} {
+		status, body := get(t, s+"/cart/"+id+"/state")
+		if status != 200 || !strings.Contains(string(body), `"version":20`) {
+			t.Errorf("%s: cart %s: %d %s, want version 20", s, id, status, body)
+		}
+	}
+}
+
+// TestBenchRefusesBadSpreads: a negative --carts, and more commands than
+// the carts hold, are usage errors, before anything is sent.
+func TestBenchRefusesBadSpreads(t *testing.T) {
+	for _, args := range [][]string{
+		{"--carts", "-1", "--total", "10"},
+		{"--carts", "1", "--total", "1981"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append([]string{"bench", "--in-process", "--memory", "--quiet"}, args...), &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), "--carts") {
+			t.Errorf("bench %v: exit %d, %q; want a usage error naming --carts", args, code, errOut.String())
+		}
 	}
 }
 
