@@ -249,15 +249,15 @@ func appendStrings(b []byte, num protowire.Number, ss []string) []byte {
 	return closeMessage(b, start)
 }
 
-// consumeStrings decodes the list f holds, nil when empty (as JSON
-// decodes an omitted list); a string equal to like's at its index is
-// like's.
-func consumeStrings(f wireField, like []string) ([]string, error) {
+// consumeStrings decodes the list f holds into a, nil when empty (as
+// JSON decodes an omitted list); a string equal to like's at its index
+// is like's.
+func consumeStrings(f wireField, like []string, a *arena[string]) ([]string, error) {
 	r, err := f.inner()
 	if err != nil {
 		return nil, err
 	}
-	var ss []string
+	ss := a.open()
 	for !r.done() {
 		g, err := r.next()
 		if err != nil {
@@ -274,9 +274,57 @@ func consumeStrings(f wireField, like []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss = append(ss, s)
+		ss = a.add(ss, s)
 	}
-	return ss, nil
+	return a.close(ss), nil
+}
+
+// arena holds the slices of a batch's members in shared chunks: decoded
+// together and used together, they cost an allocation per chunk rather
+// than one each. Every slice it returns has its length as its capacity,
+// so that an append to one never writes into another's.
+type arena[T any] struct {
+	chunk []T
+	size  int // a chunk's capacity; a larger slice has its own
+}
+
+// open starts a slice, which add extends and close ends.
+func (a *arena[T]) open() []T { return a.chunk[len(a.chunk):] }
+
+// add appends v to s, the slice open returned or add last did; it moves
+// s to a new chunk when the current one is full.
+func (a *arena[T]) add(s []T, v T) []T {
+	if len(s) == cap(s) {
+		c := make([]T, len(s), max(a.size, 2*len(s)+1))
+		copy(c, s)
+		s = c
+	}
+	s = append(s, v)
+	a.chunk = s
+	return s
+}
+
+// close ends s: nil when empty, else s with its capacity cut.
+func (a *arena[T]) close(s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[:len(s):len(s)]
+}
+
+// copy returns a copy of v in a, or, past a quarter of a chunk, of its
+// own.
+func (a *arena[T]) copy(v []T) []T {
+	if len(v) > a.size/4 {
+		return append([]T(nil), v...)
+	}
+	s := a.open()
+	if len(v) > cap(s) {
+		s = make([]T, 0, a.size)
+	}
+	s = append(s, v...)
+	a.chunk = s
+	return a.close(s)
 }
 
 // The fields of a time: the seconds since 1970 UTC (zigzag), the

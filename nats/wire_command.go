@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -163,15 +164,21 @@ func jsonField(data []byte, key string) []byte {
 // jsonStringEnd returns the offset past the JSON string at data[i] (a
 // '"'), or -1 when it does not end.
 func jsonStringEnd(data []byte, i int) int {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; ; j++ {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// Escaped when an odd number of backslashes precede it.
+		n := 0
+		for m := j - 1; m > i && data[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1
 		}
 	}
-	return -1
 }
 
 // jsonValueEnd returns the offset past the JSON value at data[i], or -1
@@ -220,6 +227,7 @@ func decodeCommands(body []byte, n int) ([]*factum.Command, error) {
 	cmds := make([]*factum.Command, 0, n)
 	all := make([]factum.Command, 0, n)
 	var def factum.Command
+	bodies := arena[byte]{size: 2048}
 	r := &wireReader{b: rest, base: 1}
 	for !r.done() {
 		f, err := r.next()
@@ -244,7 +252,7 @@ func decodeCommands(body []byte, n int) ([]*factum.Command, error) {
 			all = append(all, def)
 			c := &all[len(all)-1]
 			c.Header = maps.Clone(def.Header)
-			err = consumeCommand(f, c)
+			err = consumeCommand(f, c, &bodies)
 			cmds = append(cmds, c)
 		default:
 			err = f.unknown("a batch of commands")
@@ -257,8 +265,8 @@ func decodeCommands(body []byte, n int) ([]*factum.Command, error) {
 }
 
 // consumeCommand decodes the command f holds into c, which holds the
-// batch's defaults.
-func consumeCommand(f wireField, c *factum.Command) error {
+// batch's defaults, its body copied into bodies.
+func consumeCommand(f wireField, c *factum.Command, bodies *arena[byte]) error {
 	r, err := f.inner()
 	if err != nil {
 		return err
@@ -283,8 +291,9 @@ func consumeCommand(f wireField, c *factum.Command) error {
 			c.Name, err = g.str(c.Name)
 		case cmdBody:
 			var raw []byte
-			raw, err = g.bytes()
-			c.Body = json.RawMessage(append([]byte(nil), raw...))
+			if raw, err = g.bytes(); err == nil {
+				c.Body = json.RawMessage(bodies.copy(raw))
+			}
 			body = true
 		case cmdHeader:
 			c.Header, err = consumeHeader(g)
@@ -317,7 +326,7 @@ func consumeCommand(f wireField, c *factum.Command) error {
 // consumeHeader decodes the header f holds, nil when empty (as JSON
 // decodes an omitted header).
 func consumeHeader(f wireField) (map[string]string, error) {
-	kv, err := consumeStrings(f, nil)
+	kv, err := consumeStrings(f, nil, &arena[string]{})
 	if err != nil {
 		return nil, err
 	}

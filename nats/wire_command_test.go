@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -141,6 +142,32 @@ func TestWireCommandsOwnHeaders(t *testing.T) {
 	}
 }
 
+// The slices of decoded members share chunks but are each their own:
+// an append to one never writes into another's.
+func TestWireSlicesAreTheirOwn(t *testing.T) {
+	cmds, err := decodeCommands(encodeCommands(sends(t, benchCommands(3))), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(cmds[1].Body.(json.RawMessage))
+	_ = append(cmds[0].Body.(json.RawMessage), "xxxxxxxx"...)
+	if got := string(cmds[1].Body.(json.RawMessage)); got != want {
+		t.Errorf("the second body is %s after an append to the first, want %s", got, want)
+	}
+	b, err := encodeSignals(benchSignals(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := decodeSignals(b, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = append(sigs[0].EventNames, "x")
+	if fmt.Sprint(sigs[1].EventNames) != "[added]" {
+		t.Errorf("the second signal's names are %v after an append to the first's, want [added]", sigs[1].EventNames)
+	}
+}
+
 // The body travels as the bytes of its value in the command's JSON;
 // without that JSON, it is marshalled.
 func TestJSONFieldFindsTheBody(t *testing.T) {
@@ -267,7 +294,12 @@ func benchCommands(n int) []*factum.Command {
 func BenchmarkWireCommandBatch(b *testing.B) {
 	batch := sends(b, benchCommands(64))
 	jsonBatch := func() []byte {
-		body := []byte{'['}
+		size := 2
+		for _, s := range batch {
+			size += len(s.data) + 1
+		}
+		body := make([]byte, 0, size)
+		body = append(body, '[')
 		for i, s := range batch {
 			if i > 0 {
 				body = append(body, ',')

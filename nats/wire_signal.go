@@ -209,6 +209,7 @@ func decodeSignals(body []byte, n int) ([]factum.Signal, error) {
 	}
 	sigs := make([]factum.Signal, 0, max(0, min(n, len(rest)/2)))
 	var def factum.Signal
+	names := arena[string]{size: 64}
 	r := &wireReader{b: rest, base: 1}
 	for !r.done() {
 		f, err := r.next()
@@ -235,7 +236,7 @@ func decodeSignals(body []byte, n int) ([]factum.Signal, error) {
 			if k := len(sigs); k > 1 {
 				like = &sigs[k-2]
 			}
-			err = consumeSignal(f, &sigs[len(sigs)-1], like)
+			err = consumeSignal(f, &sigs[len(sigs)-1], like, &names)
 		default:
 			err = f.unknown("a signal batch")
 		}
@@ -247,9 +248,9 @@ func decodeSignals(body []byte, n int) ([]factum.Signal, error) {
 }
 
 // consumeSignal decodes the signal f holds into s, which holds the
-// batch's defaults; like is the signal before it, nil for the first,
-// whose event names it shares.
-func consumeSignal(f wireField, s *factum.Signal, like *factum.Signal) error {
+// batch's defaults, its event names into names; like is the signal
+// before it, nil for the first, whose event names' strings it shares.
+func consumeSignal(f wireField, s *factum.Signal, like *factum.Signal, names *arena[string]) error {
 	r, err := f.inner()
 	if err != nil {
 		return err
@@ -275,11 +276,11 @@ func consumeSignal(f wireField, s *factum.Signal, like *factum.Signal) error {
 		case sigFunction:
 			s.Function, err = consumeFunction(g, s.Function)
 		case sigEventNames:
-			var names []string
+			var prev []string
 			if like != nil {
-				names = like.EventNames
+				prev = like.EventNames
 			}
-			s.EventNames, err = consumeStrings(g, names)
+			s.EventNames, err = consumeStrings(g, prev, names)
 		case sigCode:
 			var c string
 			c, err = g.str(string(s.Code))
