@@ -13,12 +13,13 @@ import (
 
 // HeaderBatch marks a message that holds several commands of one
 // aggregate (a batch): its value is their count, its body the commands'
-// binary encoding (see WireVersion), in the order they were sent, with
-// each command's body the JSON a message of the command alone carries. Its other headers are the aggregate's identity
-// (HeaderTenant, HeaderAggregateID), the origin and the trace headers of
-// its first command; its Nats-Msg-Id is derived from its commands' IDs,
-// so JetStream's de-duplication covers the same batch stored again, not
-// a command of it sent again alone: that is stored again, and the owner
+// binary encoding (see WireVersion), in the order they were sent, each
+// command's body in it the JSON a message of the command alone carries.
+// Its other headers are the aggregate's identity (HeaderTenant,
+// HeaderAggregateID), the origin and the trace headers of its first
+// command; its Nats-Msg-Id is derived from its commands' IDs, so
+// JetStream's de-duplication covers the same batch stored again, not a
+// command of it sent again alone: that is stored again, and the owner
 // finds it appended by its request ID in the event store, as it does a
 // command delivered again. A message without it holds one command.
 const HeaderBatch = "Factum-Batch"

@@ -15,8 +15,9 @@ import (
 // Only factum instances write and read these bodies, so the encoding is
 // theirs to choose: a JSON body begins with '[' or a space, never with
 // this byte, and a reader refuses a body that does not begin with it,
-// saying so, rather than guess at what it holds. A message of one command
-// or of one signal is JSON, whatever its writer.
+// saying so, rather than guess at what it holds; it refuses a field it
+// does not know too, so a change to the fields is a new version. A
+// message of one command or of one signal is JSON, whatever its writer.
 const WireVersion byte = 0xF1
 
 // wireError is the cause of every error of a batch body that does not
