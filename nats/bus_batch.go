@@ -12,13 +12,14 @@ import (
 )
 
 // HeaderBatch marks a message that holds several commands of one
-// aggregate (a batch): its value is their count, its body a JSON array of
-// the commands, each encoded as a message of one command is, in the order
-// they were sent. Its other headers are the aggregate's identity
-// (HeaderTenant, HeaderAggregateID), the origin and the trace headers of
-// its first command; its Nats-Msg-Id is derived from its commands' IDs,
-// so JetStream's de-duplication covers the same batch stored again, not
-// a command of it sent again alone: that is stored again, and the owner
+// aggregate (a batch): its value is their count, its body the commands'
+// binary encoding (see WireVersion), in the order they were sent, each
+// command's body in it the JSON a message of the command alone carries.
+// Its other headers are the aggregate's identity (HeaderTenant,
+// HeaderAggregateID), the origin and the trace headers of its first
+// command; its Nats-Msg-Id is derived from its commands' IDs, so
+// JetStream's de-duplication covers the same batch stored again, not a
+// command of it sent again alone: that is stored again, and the owner
 // finds it appended by its request ID in the event store, as it does a
 // command delivered again. A message without it holds one command.
 const HeaderBatch = "Factum-Batch"
@@ -284,22 +285,12 @@ func (b *Bus) publishBatch(ctx context.Context, batch []*outSend, n int) (uint64
 // batchMsg makes the message of batch (see HeaderBatch).
 func (b *Bus) batchMsg(batch []*outSend, n int) *natsgo.Msg {
 	first := batch[0].cmd
-	size := 2
-	for _, s := range batch {
-		size += len(s.data) + 1
-	}
-	body := make([]byte, 0, size)
-	body = append(body, '[')
+	body := encodeCommands(batch)
 	id := fnv.New64a()
-	for i, s := range batch {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, s.data...)
+	for _, s := range batch {
 		id.Write([]byte(s.cmd.ID))
 		id.Write([]byte{0})
 	}
-	body = append(body, ']')
 	count := strconv.Itoa(len(batch))
 	h := natsgo.Header{
 		// Derived from every command's ID: a message stored again with

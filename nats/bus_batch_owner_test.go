@@ -160,7 +160,8 @@ func TestMalformedBatchIsTerminated(t *testing.T) {
 		}
 	}
 	bad("2", []byte("[{"))
-	bad("3", []byte(`[{"id":"x"}]`))
+	two := []factum.Command{tallyCommand(id, "x0"), tallyCommand(id, "x1")}
+	bad("3", encodeCommands(sends(t, []*factum.Command{&two[0], &two[1]})))
 	sendBatchMsg(t, bus, id, "r0", "r1", "r2")
 	var got []string
 	for range 3 {

@@ -1,7 +1,6 @@
 package nats
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -11,24 +10,21 @@ import (
 // decodeBatch decodes the body of a batch message (see HeaderBatch) whose
 // header counts count commands: two or more of one aggregate, each valid.
 func decodeBatch(data []byte, count string) ([]*factum.Command, error) {
-	var ws []wireCommand
-	if err := json.Unmarshal(data, &ws); err != nil {
+	hint, _ := strconv.Atoi(count)
+	cmds, err := decodeCommands(data, hint)
+	if err != nil {
 		return nil, fmt.Errorf("nats: batch message does not decode: %w", err)
 	}
-	if len(ws) < 2 || strconv.Itoa(len(ws)) != count {
-		return nil, fmt.Errorf("nats: batch message holds %d commands, its header says %q", len(ws), count)
+	if len(cmds) < 2 || strconv.Itoa(len(cmds)) != count {
+		return nil, fmt.Errorf("nats: batch message holds %d commands, its header says %q", len(cmds), count)
 	}
-	cmds := make([]*factum.Command, len(ws))
-	for i := range ws {
-		c := &ws[i].Command
-		c.Body = ws[i].Body
+	for i, c := range cmds {
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("nats: batch message, command %d: %w", i, err)
 		}
 		if i > 0 && !sameOutKey(cmds[0], c) {
 			return nil, fmt.Errorf("nats: batch message, command %d: aggregate %s, not the batch's %s", i, c.AggregateID, cmds[0].AggregateID)
 		}
-		cmds[i] = c
 	}
 	return cmds, nil
 }

@@ -2,7 +2,6 @@ package nats
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -326,18 +325,7 @@ func TestFailedBatchFailsEveryCommand(t *testing.T) {
 // match a batch's.
 func TestDecodeBatchRefusesMalformed(t *testing.T) {
 	named := factum.NamedAggregate{Context: "shop", Aggregate: "tally"}
-	enc := func(cmds ...*factum.Command) []byte {
-		var raw []json.RawMessage
-		for _, c := range cmds {
-			d, err := marshalCommand(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw = append(raw, d)
-		}
-		data, _ := json.Marshal(raw)
-		return data
-	}
+	enc := func(cmds ...*factum.Command) []byte { return encodeCommands(sends(t, cmds)) }
 	mk := func(id factum.AggregateID) *factum.Command {
 		c := factum.NewCommand(id, addN{N: 1})
 		return &c
@@ -345,6 +333,7 @@ func TestDecodeBatchRefusesMalformed(t *testing.T) {
 	a1, a2 := mk(named.WithID("x")), mk(named.WithID("x"))
 	other := mk(named.WithID("y"))
 	tenant := mk(factum.AggregateID{NamedAggregate: named, ID: "x", Tenant: "t2"})
+	noID := func() *factum.Command { return &factum.Command{Name: "add_n", Body: addN{N: 1}} }
 	if cmds, err := decodeBatch(enc(a1, a2), "2"); err != nil || len(cmds) != 2 || cmds[0].ID != a1.ID || cmds[1].ID != a2.ID {
 		t.Fatalf("a good batch: %v, %v", cmds, err)
 	}
@@ -352,12 +341,14 @@ func TestDecodeBatchRefusesMalformed(t *testing.T) {
 		data  []byte
 		count string
 	}{
-		"not-json":        {[]byte("[{"), "2"},
+		"not-binary":      {[]byte("[{"), "2"},
+		"json":            {[]byte(`[` + string(sends(t, []*factum.Command{a1})[0].data) + `,` + string(sends(t, []*factum.Command{a2})[0].data) + `]`), "2"},
+		"truncated":       {enc(a1, a2)[:20], "2"},
 		"count-mismatch":  {enc(a1, a2), "3"},
 		"one-command":     {enc(a1), "1"},
 		"two-aggregates":  {enc(a1, other), "2"},
 		"two-tenants":     {enc(a1, tenant), "2"},
-		"invalid-command": {[]byte(`[{"id":""},{"id":""}]`), "2"},
+		"invalid-command": {enc(noID(), noID()), "2"},
 	} {
 		if _, err := decodeBatch(tc.data, tc.count); err == nil {
 			t.Errorf("%s: decoded, want an error", name)

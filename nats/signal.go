@@ -201,9 +201,9 @@ func (s *Signals) Signal(sig factum.Signal) {
 }
 
 // HeaderSignals marks a message on a signal subject that carries several
-// signals: its value is how many, its body their JSON array, in the order
-// they were emitted. A message without it carries one signal, a JSON
-// object.
+// signals: its value is how many, its body their binary encoding (see
+// WireVersion), in the order they were emitted. A message without it
+// carries one signal, a JSON object.
 const HeaderSignals = "Factum-Signals"
 
 // SignalOriginBatch routes sigs, signals of commands that origin sent, in
@@ -217,7 +217,7 @@ func (s *Signals) SignalOriginBatch(origin string, sigs []factum.Signal) {
 		}
 		return
 	}
-	b, err := json.Marshal(sigs)
+	b, err := encodeSignals(sigs)
 	if err != nil || int64(len(b)) > s.cfg.Conn.MaxPayload()-1024 {
 		// Too large for one message, or one of them does not encode: one
 		// each, as Signal sends them, so that only such a one is dropped.
@@ -281,8 +281,8 @@ func (s *Signals) receive(m *natsgo.Msg) {
 // receiveBatch is receive for a message of several signals, count of
 // them by its header.
 func (s *Signals) receiveBatch(m *natsgo.Msg, count string) {
-	var sigs []factum.Signal
-	err := json.Unmarshal(m.Data, &sigs)
+	hint, _ := strconv.Atoi(count)
+	sigs, err := decodeSignals(m.Data, hint)
 	if err == nil && strconv.Itoa(len(sigs)) != count {
 		err = fmt.Errorf("%d signals, the header says %s", len(sigs), count)
 	}
@@ -301,7 +301,7 @@ func (s *Signals) receiveBatch(m *natsgo.Msg, count string) {
 
 // droppedOf is how many signals a malformed batch counts as dropped: the
 // count its header says when that is a number from 1 to size, the body's
-// length in bytes (a JSON array of n signals takes more than n bytes), so
+// length in bytes (the encoding of n signals takes more than n bytes), so
 // that a header out of range never adds more than the message could have
 // carried; else the decoded ones, at least one.
 func droppedOf(count string, size, decoded int) uint64 {

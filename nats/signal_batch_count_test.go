@@ -28,20 +28,25 @@ func TestMalformedSignalBatchCountsWhatItCouldHold(t *testing.T) {
 	if _, err := b.Sink(sigSink(got)); err != nil {
 		t.Fatal(err)
 	}
-	two := `[{"commandId":"e0"},{"commandId":"e1"}]`
+	enc, err := encodeSignals([]factum.Signal{{Stage: factum.StageProcessed, CommandID: "e0"}, {Stage: factum.StageProcessed, CommandID: "e1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := string(enc)
 	for _, tc := range []struct {
 		name, header, body string
 		want               uint64
 	}{
 		{"more than the body holds", "3", two, 3},
 		{"not a number", "three", two, 2},
-		{"not a number nor JSON", "three", "not json", 1},
+		{"not a number nor a body", "three", "not a body", 1},
+		{"JSON", "2", `[{"commandId":"e0"},{"commandId":"e1"}]`, 2},
 		{"negative", "-5", two, 2},
 		{"zero", "0", two, 2},
 		{"more than the message could hold", "1000", two, 2},
 		{"the largest int", "9223372036854775807", two, 2},
 		{"past the largest int", "99999999999999999999", two, 2},
-		{"past the largest int, not JSON", "99999999999999999999", "[", 1},
+		{"past the largest int, not a body", "99999999999999999999", "[", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := b.Stats()

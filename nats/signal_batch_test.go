@@ -142,7 +142,11 @@ func TestSignalBatchTravelsAsOneMessage(t *testing.T) {
 		t.Errorf("a dropped %d signals, want 1 (the one that does not encode)", d)
 	}
 
-	if err := ac.PublishMsg(&natsgo.Msg{Subject: SignalSubject(prefix, "b"), Header: natsgo.Header{HeaderSignals: []string{"3"}}, Data: []byte(`[{"commandId":"e0"},{"commandId":"e1"}]`)}); err != nil {
+	two, err := encodeSignals(sigs("", "e0", "e1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ac.PublishMsg(&natsgo.Msg{Subject: SignalSubject(prefix, "b"), Header: natsgo.Header{HeaderSignals: []string{"3"}}, Data: two}); err != nil {
 		t.Fatal(err)
 	}
 	messages(1, "3")
