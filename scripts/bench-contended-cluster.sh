@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Contention through a cluster, end to end: N commands on one cart from
+# CONCURRENCY clients, each waiting for PROCESSED, through one `factum
+# serve` instance (a cluster of one on PostgreSQL and NATS) and through two
+# instances of another cluster (half of the commands to each, so that half
+# cross to the cart's owner), in rounds that alternate which goes first.
+# Prints each round's commands/s and p50/p99 of both, two ÷ one, and the
+# median ratio. Every instance is a process of its own, as in production;
+# the clients (`factum bench --carts 1`), PostgreSQL and NATS share the
+# machine with them.
+#   scripts/bench-contended-cluster.sh [ROUNDS]
+# Environment: FACTUM_POSTGRES_URL and FACTUM_NATS_URL (required), N
+# [1600, at most 1980: one cart's capacity], CONCURRENCY [400], BIN (a
+# factum binary; built from the worktree when unset).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
+rounds="${1:-6}"; n="${N:-1600}"; c="${CONCURRENCY:-400}"
+pg="${FACTUM_POSTGRES_URL:?set FACTUM_POSTGRES_URL}"; nats="${FACTUM_NATS_URL:?set FACTUM_NATS_URL}"
+work="$(mktemp -d)"
+pids=(); dbs=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for d in "${dbs[@]}"; do psql -q "$pg" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+bin="${BIN:-}"
+if [[ -z "$bin" ]]; then
+  go build -o "$work/factum" ./cmd/factum
+  bin="$work/factum"
+fi
+
+# cluster NAME PORT... starts one instance per port of a cluster of its
+# own (a scratch database and NATS namespace).
+cluster() {
+  local name="$1" db="factum_hot_$$_$1" i=0 port
+  shift
+  psql -q "$pg" -c "CREATE DATABASE $db" >/dev/null
+  dbs+=("$db")
+  for port in "$@"; do
+    env -u FACTUM_POSTGRES_URL -u FACTUM_NATS_URL -u FACTUM_REDIS_URL "$bin" serve \
+      --postgres-url "$(printf '%s' "$pg" | sed -E "s#^(postgres(ql)?://[^/]*/)[^?]*#\1$db#")" \
+      --nats-url "$nats" --nats-namespace "hot$$$name" --instance "i$i" \
+      --addr "127.0.0.1:$port" --access-log=false >"$work/$name-$i.log" 2>&1 &
+    pids+=($!)
+    i=$((i + 1))
+  done
+}
+
+# owned PORT prints how many partitions the instance at PORT owns.
+owned() {
+  curl -s "http://127.0.0.1:$1/readyz" | python3 -c 'import json,sys
+try: print(len(json.load(sys.stdin).get("partitions", [])))
+except Exception: print(0)'
+}
+
+one_port=18201; two_ports=(18202 18203)
+cluster one "$one_port"
+cluster two "${two_ports[@]}"
+for i in $(seq 1 300); do
+  [[ "$(owned "$one_port")" == 16 && "$(owned "${two_ports[0]}")" == 8 && "$(owned "${two_ports[1]}")" == 8 ]] && break
+  sleep 0.2
+done
+echo "partitions: one $(owned "$one_port"); two $(owned "${two_ports[0]}") + $(owned "${two_ports[1]}")"
+
+# run URLS prints "commands/s p50 p99 failed" of one contended run.
+run() {
+  "$bin" bench --url "$1" --carts 1 --concurrency "$c" --total "$n" --json --quiet --allow-failures 2>/dev/null |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); l=r.get("latencyMs") or {}; print("%.0f %.1f %.1f %d" % (r["opsPerSec"], l.get("p50", 0), l.get("p99", 0), r["failed"]))'
+}
+one_url="http://127.0.0.1:$one_port"
+two_url="http://127.0.0.1:${two_ports[0]},http://127.0.0.1:${two_ports[1]}"
+run "$one_url" >/dev/null; run "$two_url" >/dev/null # warm-up
+ratios=()
+for r in $(seq 1 "$rounds"); do
+  if ((r % 2)); then o="$(run "$one_url")"; t="$(run "$two_url")"; else t="$(run "$two_url")"; o="$(run "$one_url")"; fi
+  read -r ocs op50 op99 ofail <<<"$o"
+  read -r tcs tp50 tp99 tfail <<<"$t"
+  q="$(ratio "$tcs" "$ocs")"
+  ratios+=("$q")
+  echo "round $r: one $ocs commands/s (p50 $op50 ms, p99 $op99 ms, $ofail failed), two $tcs (p50 $tp50, p99 $tp99, $tfail failed), two ÷ one $q"
+done
+echo "median two ÷ one: $(printf '%s\n' "${ratios[@]}" | median) (load $(cut -d' ' -f1-3 /proc/loadavg))"
