@@ -318,15 +318,8 @@ func (r *Runner) commitPrefix(ctx context.Context, l *lane, from factum.Position
 // without its writes, which marks the stream as failed in the lane's build
 // (so a retry applies it there once).
 func (r *Runner) pass(ctx context.Context, l *lane, from factum.Position, s *factum.EventStream, ferr error) (int, factum.Position, error) {
-	eventID := ""
-	for i := range s.Events {
-		if r.p.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
-			eventID = s.Events[i].ID
-			break
-		}
-	}
 	f := event.Failure{
-		Function: r.p.Function(), Stage: factum.StageProjected, Stream: *s, EventID: eventID,
+		Function: r.p.Function(), Stage: factum.StageProjected, Stream: *s, EventID: r.failedEvent(s, ferr),
 		Err: ferr, Attempts: l.failures, Time: r.cfg.Now(),
 	}
 	if err := r.cfg.Failures.RecordFailure(ctx, f); err != nil {
@@ -348,6 +341,21 @@ func (r *Runner) pass(ctx context.Context, l *lane, from factum.Position, s *fac
 	}
 	l.failing, l.failures = "", 0
 	return 1, s.Position, nil
+}
+
+// failedEvent returns the event of s a failure is charged to: the one
+// ferr names (an *event.EventError, as the event consumer reads it), else
+// the first the projection consumes.
+func (r *Runner) failedEvent(s *factum.EventStream, ferr error) string {
+	if ee, ok := errors.AsType[*event.EventError](ferr); ok && ee.EventID != "" {
+		return ee.EventID
+	}
+	for i := range s.Events {
+		if r.p.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
+			return s.Events[i].ID
+		}
+	}
+	return ""
 }
 
 func (r *Runner) signalAll(l *lane, batch []factum.EventStream, err error) {

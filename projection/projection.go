@@ -46,7 +46,8 @@ type Row interface {
 // it need not be idempotent. It writes the tables tx.Table names, and every
 // row it writes carries the stream's tenant in the column tenant
 // (s.AggregateID.TenantOrDefault()): queries see only their caller's
-// tenant's rows.
+// tenant's rows. An error that is an *event.EventError charges the
+// stream's failure to the event it names.
 type Func func(ctx context.Context, tx Tx, s *factum.EventStream) error
 
 // Projection is a read model's definition: the events it consumes, its
