@@ -198,10 +198,14 @@ func (b *Bus) done(j *job) {
 // whole, finding the commands appended here by their request IDs.
 func (b *Bus) cutJobs(ms []runMember, cutAt int, held, aborted bool) {
 	s := 0 // the first command of m, counted as cutAt is
+	// A shutdown cut short once every command of the run started cancels
+	// the run without a command skipped: the commands after the run are
+	// dropped all the same.
+	dropped := aborted || b.aborted.Load()
 	for i := range ms {
 		m := &ms[i]
 		e := s + len(m.cmds)
-		if aborted {
+		if dropped {
 			if d := len(m.cmds) - len(m.sigs); d > 0 {
 				b.dropped.Add(int64(d))
 			}
