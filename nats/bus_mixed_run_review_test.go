@@ -170,17 +170,21 @@ func TestShutdownCutShortCountsTheRestOfABatchStraddlingARun(t *testing.T) {
 
 // heldRunExec takes runs, asking skip about each command just before it
 // starts; it holds the command whose request ID is a key of gates until
-// that gate is closed, and records the request IDs it was given signals
-// of.
+// that gate is closed, and records the request IDs of the commands it
+// started and of the signals it was given.
 type heldRunExec struct {
 	runExec
 	gates map[string]chan struct{}
 
 	smu       sync.Mutex
+	began     []string // the request IDs of the commands started, in order
 	signalled []string
 }
 
 func (e *heldRunExec) step(c *factum.Command) factum.Signal {
+	e.smu.Lock()
+	e.began = append(e.began, c.RequestID)
+	e.smu.Unlock()
 	if g, ok := e.gates[c.RequestID]; ok {
 		<-g
 	}
@@ -188,10 +192,16 @@ func (e *heldRunExec) step(c *factum.Command) factum.Signal {
 }
 
 func (e *heldRunExec) Process(_ context.Context, cmd *factum.Command) factum.Signal {
+	e.mu.Lock()
+	e.alone = append(e.alone, cmd.RequestID)
+	e.mu.Unlock()
 	return e.step(cmd)
 }
 
 func (e *heldRunExec) ProcessRun(_ context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
+	e.mu.Lock()
+	e.runs = append(e.runs, len(cmds))
+	e.mu.Unlock()
 	for i, c := range cmds {
 		if s, skipped := skip(c); skipped {
 			emit(i, s)
@@ -220,12 +230,18 @@ func (e *heldRunExec) signals() []string {
 func TestAJobIsSettledWhenItsLastRunEnds(t *testing.T) {
 	gate, b3 := make(chan struct{}), make(chan struct{})
 	open, openB3 := sync.OnceFunc(func() { close(gate) }), sync.OnceFunc(func() { close(b3) })
-	t.Cleanup(open)
-	t.Cleanup(openB3)
 	exec := &heldRunExec{gates: map[string]chan struct{}{"gate": gate, "b3": b3}}
 	bus, _, _ := drainBusWith(t, drainCase{"LocalFirst/in-process", LocalFirst, inProcessWorld}, BusConfig{MaxRun: 4}, nil, exec)
+	// Registered after the bus's Shutdown, so run before it: a lane held
+	// would hold it up.
+	t.Cleanup(open)
+	t.Cleanup(openB3)
 	sendLocal(t, bus, "t-1", "gate")
-	waitFor(t, 10*time.Second, "the gate to be in process", func() bool { return bus.busy.Load() == 1 })
+	waitFor(t, 10*time.Second, "the gate to be in process", func() bool {
+		exec.smu.Lock()
+		defer exec.smu.Unlock()
+		return slices.Contains(exec.began, "gate")
+	})
 	sendLocal(t, bus, "t-1", "l1")
 	sendBatchMsg(t, bus, "t-1", "b0", "b1", "b2", "b3", "b4")
 	waitFor(t, 10*time.Second, "l1 and the batch to be queued behind the gate", func() bool { return bus.busy.Load() == 3 })
@@ -233,6 +249,9 @@ func TestAJobIsSettledWhenItsLastRunEnds(t *testing.T) {
 	waitFor(t, 10*time.Second, "l1 to be signalled while b3 is held", func() bool { return slices.Contains(exec.signals(), "l1") })
 	openB3()
 	waitFor(t, 10*time.Second, "every job to leave the lanes", func() bool { return bus.busy.Load() == 0 })
+	if runs, alone := exec.seen(); fmt.Sprint(runs) != "[4 2]" || fmt.Sprint(alone) != "[gate]" {
+		t.Errorf("runs %v, alone %v; want runs [4 2], alone [gate]", runs, alone)
+	}
 	want := []string{"gate", "l1", "b0", "b1", "b2", "b3", "b4"}
 	if got := exec.signals(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("signalled %v, want %v", got, want)
@@ -246,8 +265,8 @@ func TestAJobIsSettledWhenItsLastRunEnds(t *testing.T) {
 func TestARunIsToppedUpBetweenRuns(t *testing.T) {
 	exec := &gatedRunExec{gate: make(chan struct{}), held: make(chan struct{})}
 	open := sync.OnceFunc(func() { close(exec.gate) })
-	t.Cleanup(open)
 	bus, _, _ := drainBusWith(t, drainCase{"LocalFirst/in-process", LocalFirst, inProcessWorld}, BusConfig{MaxRun: 4}, nil, exec)
+	t.Cleanup(open) // before the bus's Shutdown, which a lane held would hold up
 	sendLocal(t, bus, "t-1", "gate")
 	<-exec.held
 	sendLocal(t, bus, "t-1", "l1")
@@ -342,6 +361,83 @@ func TestMixedRunCutHandsADeliveredCommandOverInOrder(t *testing.T) {
 		st.mu.Unlock()
 		if running != 0 {
 			t.Errorf("partition %d (given up: %v): %d commands counted running at a", n, n == given, running)
+		}
+	}
+}
+
+// A batch straddling two runs keeps the outcomes of the run before the
+// cut: behind pre, l1 and the batch b0 to b4 run as l1, b0, b1, b2 (b1
+// refused at a) and b3, b4 (MaxRun 4), the second cut while b4 is under
+// way. b3 succeeded, so only b4 is handed over: b1's refusal stands, and
+// the next owner does not append it behind b3. Each aggregate so stores
+// pre, l1, b0, b2, b3, b4, in order, whether its partition was given up
+// or kept.
+func TestBatchStraddlingACutRunKeepsTheEarlierRunsOutcomes(t *testing.T) {
+	const partitions = 2
+	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
+	pre, b4 := make(chan struct{}), make(chan struct{})
+	openPre, free := sync.OnceFunc(func() { close(pre) }), sync.OnceFunc(func() { close(b4) })
+	t.Cleanup(openPre)
+	t.Cleanup(free)
+	f.probe.hold = func(instance string, cmd *factum.Command) {
+		if cmd.RequestID == cmd.AggregateID.ID+"-pre" {
+			<-pre
+		}
+	}
+	f.probe.before = func(instance string, cmd *factum.Command) {
+		if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-b4" {
+			<-b4
+		}
+	}
+	f.probe.block = func(_ context.Context, instance string, cmd *factum.Command) error {
+		if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-b1" {
+			return factum.IllegalArgument("b1 is refused at a")
+		}
+		return nil
+	}
+	a := f.startOn("a", f.w.url, BusConfig{MaxRun: 4})
+	f.balanced()
+	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
+	bus := a.Bus().(*Bus)
+	if bus.runs == nil {
+		t.Fatal("the executor takes no runs: the test would check nothing")
+	}
+	ids := idsApart(t, bus, partitions)
+	send := func(id, r string) {
+		t.Helper()
+		if _, err := a.Gateway().Send(context.Background(), tallyCommand(id, id+"-"+r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string][]string{}
+	for _, id := range ids {
+		for _, r := range []string{"pre", "l1", "b0", "b2", "b3", "b4"} {
+			want[id] = append(want[id], id+"-"+r)
+		}
+		send(id, "pre")
+	}
+	f.waitHeld(t, ids, "pre", "a")
+	for _, id := range ids {
+		send(id, "l1")
+		sendBatchMsg(t, bus, id, id+"-b0", id+"-b1", id+"-b2", id+"-b3", id+"-b4")
+	}
+	waitFor(t, 10*time.Second, "pre in process and the rest queued", func() bool { return bus.busy.Load() == 2*3 })
+	openPre()
+	f.waitHeld(t, ids, "b4", "a")
+	f.start("b")
+	given := givenUp(t, bus, partitions)
+	free()
+	f.waitQuiet(t)
+	for n, id := range ids {
+		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(want[id]) {
+			t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, want[id])
+		}
+	}
+	f.probe.mu.Lock()
+	defer f.probe.mu.Unlock()
+	for _, id := range ids {
+		if by := f.probe.by[id+"-b1"]; len(by) != 1 || by["a"] != 1 {
+			t.Errorf("%s processed %v, want once, at a (its refusal stands)", id+"-b1", by)
 		}
 	}
 }
