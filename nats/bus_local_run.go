@@ -187,24 +187,38 @@ func (b *Bus) done(j *job) {
 // is signalled, and the rest are handed over to the stream, in order
 // (see handOver), or, when that fails, signalled as ended under a claim
 // that did not hold (see fenced).
-// A delivered message, with LocalFirst and the shutdown not cut short
-// (see movesDelivered), is acknowledged and its signals emitted when all
-// its commands have their outcomes; handed over from its first command
-// without one on (see handOverFrom), the ones before signalled; else it
-// stays on the stream for the partition's next owner, which processes it
+// A delivered message all of whose commands have their outcomes is
+// acknowledged and its signals emitted, in every mode: it ran under the
+// claim as a message running alone does, and its next owner would decide
+// a refused command of it again, behind the later one appended here.
+// Else, with LocalFirst and the shutdown not cut short (see
+// movesDelivered), it is handed over from its first command without an
+// outcome on (see handOverFrom), the ones before signalled; else it stays
+// on the stream for the partition's next owner, which processes it
 // whole, finding the commands appended here by their request IDs.
 func (b *Bus) cutJobs(ms []runMember, cutAt int, held, aborted bool) {
 	s := 0 // the first command of m, counted as cutAt is
+	// A shutdown cut short once every command of the run started cancels
+	// the run without a command skipped: the commands after the run are
+	// dropped all the same.
+	dropped := aborted || b.aborted.Load()
 	for i := range ms {
 		m := &ms[i]
 		e := s + len(m.cmds)
-		if aborted {
+		if dropped {
 			if d := len(m.cmds) - len(m.sigs); d > 0 {
 				b.dropped.Add(int64(d))
 			}
 		}
+		final := e <= cutAt
 		if m.msg != nil {
 			m.msg = b.latest(&m.job)
+			if final {
+				// Acknowledged before the job leaves its claim, which
+				// release waits for: with LocalNever and LocalDurable no
+				// hold keeps the next owner from delivering it again.
+				_ = m.msg.Ack()
+			}
 		}
 		b.leave(&m.job)
 		switch {
@@ -217,17 +231,15 @@ func (b *Bus) cutJobs(ms []runMember, cutAt int, held, aborted bool) {
 				sig = m.sigs[0]
 			}
 			switch {
-			case held, e <= cutAt:
+			case held, final:
 				b.emit(m.cmd, sig)
 			case !b.handOver(&m.job):
 				b.fenced(&m.job, sig)
 			}
+		case final:
+			b.emitAll(m.cmds, m.sigs)
 		case !b.movesDelivered(&m.job):
 			// Stays on the stream.
-		case e <= cutAt:
-			_ = m.msg.Ack()
-			b.forget(&m.job)
-			b.emitAll(m.cmds, m.sigs)
 		case s < cutAt:
 			if b.handOverFrom(&m.job, cutAt-s) {
 				b.emitAll(m.cmds[:cutAt-s], m.sigs[:cutAt-s])
