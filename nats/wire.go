@@ -109,6 +109,11 @@ func (f wireField) str(keep string) (string, error) {
 	return string(f.b), nil
 }
 
+// maxHint bounds the members a decoder makes room for ahead, whatever
+// the header's count says: a body that does not decode then costs no
+// more than its own size, and a larger batch grows as it decodes.
+const maxHint = 1024
+
 // varint returns the unsigned integer f holds.
 func (f wireField) varint() (uint64, error) {
 	if f.typ != protowire.VarintType {

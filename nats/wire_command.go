@@ -212,7 +212,8 @@ func jsonValueEnd(data []byte, i int) int {
 }
 
 // decodeCommands decodes a body encodeCommands made, expecting about n
-// commands (a hint: the header's count). The commands are what decoding
+// commands (a hint: the header's count, which makes room for no more
+// than maxHint). The commands are what decoding
 // the JSON of each gives (see decodeCommand): the body as its JSON, a
 // json.RawMessage; a header that was empty nil; CreateTime located as
 // consumeTime says; but strings keep their bytes (JSON would replace
@@ -223,7 +224,7 @@ func decodeCommands(body []byte, n int) ([]*factum.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	n = max(0, min(n, len(rest)/4))
+	n = max(0, min(n, len(rest)/4, maxHint))
 	cmds := make([]*factum.Command, 0, n)
 	all := make([]factum.Command, 0, n)
 	var def factum.Command
