@@ -3,6 +3,7 @@ package nats
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/factum-go/factum"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -97,8 +98,9 @@ func (f wireField) bytes() ([]byte, error) {
 	return f.b, nil
 }
 
-// str returns the string f holds, or keep when it holds keep's bytes, so
-// that a value the batch repeats is one string.
+// str returns the string f holds, as jsonString makes it, or keep when
+// it holds keep's bytes, so that a value the batch repeats is one
+// string.
 func (f wireField) str(keep string) (string, error) {
 	if f.typ != protowire.BytesType {
 		return "", f.wrongType()
@@ -106,8 +108,34 @@ func (f wireField) str(keep string) (string, error) {
 	if string(f.b) == keep {
 		return keep, nil
 	}
-	return string(f.b), nil
+	return jsonString(f.b), nil
 }
+
+// jsonString returns b as the string encoding/json gives for these
+// bytes, on either side of a message: each byte that is not part of
+// valid UTF-8 replaced by U+FFFD. A message of one command or of one
+// signal is JSON, so a string decodes the same from either message.
+func jsonString(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	s := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			s = utf8.AppendRune(s, utf8.RuneError)
+		} else {
+			s = append(s, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return string(s)
+}
+
+// maxHint bounds the members a decoder makes room for ahead, whatever
+// the header's count says: a body that does not decode then costs no
+// more than its own size, and a larger batch grows as it decodes.
+const maxHint = 1024
 
 // varint returns the unsigned integer f holds.
 func (f wireField) varint() (uint64, error) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/factum-go/factum"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -115,6 +117,18 @@ func appendCommand(b []byte, c *factum.Command, body []byte, def *factum.Command
 func appendHeader(b []byte, num protowire.Number, h map[string]string) []byte {
 	b, start := openMessage(b, num)
 	for k, v := range h {
+		if !utf8.ValidString(k) {
+			// Keys that are not UTF-8 decode as in JSON (see jsonString),
+			// and two may become one key: JSON writes a map's keys in
+			// order and its decoder keeps the last, so they go in that
+			// order here, where the decoder keeps the last too.
+			b = b[:start]
+			for _, k := range slices.Sorted(maps.Keys(h)) {
+				b = appendString(b, 1, k)
+				b = appendString(b, 1, h[k])
+			}
+			break
+		}
 		b = appendString(b, 1, k)
 		b = appendString(b, 1, v)
 	}
@@ -212,18 +226,18 @@ func jsonValueEnd(data []byte, i int) int {
 }
 
 // decodeCommands decodes a body encodeCommands made, expecting about n
-// commands (a hint: the header's count). The commands are what decoding
-// the JSON of each gives (see decodeCommand): the body as its JSON, a
-// json.RawMessage; a header that was empty nil; CreateTime located as
-// consumeTime says; but strings keep their bytes (JSON would replace
-// invalid UTF-8). It does not validate them. Any other body is an error,
-// never a panic.
+// commands (a hint: the header's count, which makes room for no more
+// than maxHint). The commands are what decoding the JSON of each gives
+// (see decodeCommand): the body as its JSON, a json.RawMessage; a header
+// that was empty nil; strings as jsonString makes them; CreateTime
+// located as consumeTime says. It does not validate them. Any other body
+// is an error, never a panic.
 func decodeCommands(body []byte, n int) ([]*factum.Command, error) {
 	rest, err := checkVersion(body)
 	if err != nil {
 		return nil, err
 	}
-	n = max(0, min(n, len(rest)/4))
+	n = max(0, min(n, len(rest)/4, maxHint))
 	cmds := make([]*factum.Command, 0, n)
 	all := make([]factum.Command, 0, n)
 	var def factum.Command

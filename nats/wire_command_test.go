@@ -22,10 +22,13 @@ type wireBody struct {
 	Attr map[string]string `json:"attr,omitempty"`
 }
 
-// genBody draws a command body: a typed value, a map, a string, nil, or
-// raw JSON (which travels compacted, as in a command's JSON).
+// genBody draws a command body: a typed value, a map, a string, nil,
+// raw JSON (which travels compacted, as in a command's JSON), or a
+// nested value whose strings and keys are made of JSON's punctuation.
 func genBody(t *rapid.T) any {
-	switch rapid.IntRange(0, 5).Draw(t, "body-kind") {
+	switch rapid.IntRange(0, 6).Draw(t, "body-kind") {
+	case 6:
+		return trickyValue(t, 0)
 	case 0:
 		return wireBody{N: rapid.Int().Draw(t, "n"), Tags: rapid.SliceOfN(rapid.String(), 0, 2).Draw(t, "tags")}
 	case 1:
@@ -38,6 +41,31 @@ func genBody(t *rapid.T) any {
 		return nil
 	}
 	return json.RawMessage(` { "a" : [ 1 , "}" ] } `)
+}
+
+// trickyString draws a string of JSON's punctuation, escapes, "body"
+// and the characters encoding/json escapes for HTML.
+var trickyString = rapid.Map(rapid.SliceOfN(rapid.SampledFrom([]string{
+	`"`, `\`, `\"`, `{`, `}`, `[`, `]`, `,`, `:`, ` `, `body`, `"body":`, `\u0062ody`, `<`, `>`, `&`, "\u2028", "\xff", "é",
+}), 0, 8), func(ss []string) string { return strings.Join(ss, "") })
+
+// trickyValue draws a JSON value of tricky strings, nested.
+func trickyValue(t *rapid.T, depth int) any {
+	switch k := rapid.IntRange(0, 4).Draw(t, "tricky-kind"); {
+	case k == 0 || depth > 2:
+		return trickyString.Draw(t, "tricky-string")
+	case k == 1:
+		return rapid.Float64Range(-1e9, 1e9).Draw(t, "tricky-number")
+	case k == 2:
+		return []any{trickyValue(t, depth+1), trickyValue(t, depth+1)}
+	case k == 3:
+		return nil
+	}
+	m := map[string]any{}
+	for range rapid.IntRange(0, 3).Draw(t, "tricky-keys") {
+		m[trickyString.Draw(t, "tricky-key")] = trickyValue(t, depth+1)
+	}
+	return m
 }
 
 // genCommands draws the commands of a batch: mostly of one aggregate,
@@ -58,13 +86,15 @@ func genCommands(t *rapid.T) []*factum.Command {
 			OwnerID: genString(t, "owner", ""),
 		}
 		c.RequestID = genString(t, "request", c.ID, "")
-		switch rapid.IntRange(0, 3).Draw(t, "header") {
+		switch rapid.IntRange(0, 4).Draw(t, "header") {
 		case 0:
 			c.Header = map[string]string{HeaderOrigin: "a"}
 		case 1:
 			c.Header = map[string]string{}
 		case 2:
-			c.Header = rapid.MapOfN(rapid.String(), rapid.String(), 0, 3).Draw(t, "header-map")
+			c.Header = rapid.MapOfN(anyString, anyString, 0, 3).Draw(t, "header-map")
+		case 3:
+			c.Header = rapid.MapOfN(trickyString, trickyString, 0, 3).Draw(t, "header-tricky")
 		}
 		cmds[i] = c
 	}
@@ -165,6 +195,28 @@ func TestWireSlicesAreTheirOwn(t *testing.T) {
 	_ = append(sigs[0].EventNames, "x")
 	if fmt.Sprint(sigs[1].EventNames) != "[added]" {
 		t.Errorf("the second signal's names are %v after an append to the first's, want [added]", sigs[1].EventNames)
+	}
+}
+
+// Header keys that are not UTF-8 decode as JSON decodes them, and of two
+// that become one key, the one JSON keeps wins (the last of the sorted
+// keys), whatever order the map gives them in.
+func TestWireHeaderKeysAsJSON(t *testing.T) {
+	c := benchCommands(2)
+	c[1].Header = map[string]string{"\xff": "ff", "\xfe": "fe", "\xfd": "fd", "ok": "1"}
+	batch := sends(t, c)
+	want := jsonCommand(t, batch[1].data).Header
+	if want["\ufffd"] != "ff" {
+		t.Fatalf("JSON gives %q, want the value of the key \\xff", want)
+	}
+	for range 20 {
+		got, err := decodeCommands(encodeCommands(batch), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[1].Header, want) {
+			t.Fatalf("header %q, JSON gives %q", got[1].Header, want)
+		}
 	}
 }
 

@@ -197,17 +197,17 @@ func consumeFunction(f wireField, like factum.Function) (factum.Function, error)
 }
 
 // decodeSignals decodes a body encodeSignals made, expecting about n
-// signals (a hint: the header's count). The signals are what JSON
-// decoding gives of their JSON: lists and maps that were empty are nil,
-// Results' numbers float64, SignalTime located as consumeTime says; but
-// strings keep their bytes (JSON would replace invalid UTF-8). Any other
-// body is an error, never a panic.
+// signals (a hint: the header's count, which makes room for no more than
+// maxHint). The signals are what JSON decoding gives of their JSON:
+// lists and maps that were empty are nil, strings as jsonString makes
+// them, Results' numbers float64, SignalTime located as consumeTime
+// says. Any other body is an error, never a panic.
 func decodeSignals(body []byte, n int) ([]factum.Signal, error) {
 	rest, err := checkVersion(body)
 	if err != nil {
 		return nil, err
 	}
-	sigs := make([]factum.Signal, 0, max(0, min(n, len(rest)/2)))
+	sigs := make([]factum.Signal, 0, max(0, min(n, len(rest)/2, maxHint)))
 	var def factum.Signal
 	names := arena[string]{size: 64}
 	r := &wireReader{b: rest, base: 1}
