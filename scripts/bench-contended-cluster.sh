@@ -11,7 +11,8 @@
 #   scripts/bench-contended-cluster.sh [ROUNDS]
 # Environment: FACTUM_POSTGRES_URL and FACTUM_NATS_URL (required), N
 # [1600, at most 1980: one cart's capacity], CONCURRENCY [400], BIN (a
-# factum binary; built from the worktree when unset).
+# factum binary; built from the worktree when unset), SERVE_BIN (the
+# binary the instances run, to compare builds; BIN when unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
@@ -31,6 +32,7 @@ if [[ -z "$bin" ]]; then
   go build -o "$work/factum" ./cmd/factum
   bin="$work/factum"
 fi
+serve_bin="${SERVE_BIN:-$bin}"
 
 # cluster NAME PORT... starts one instance per port of a cluster of its
 # own (a scratch database and NATS namespace).
@@ -40,7 +42,7 @@ cluster() {
   psql -q "$pg" -c "CREATE DATABASE $db" >/dev/null
   dbs+=("$db")
   for port in "$@"; do
-    env -u FACTUM_POSTGRES_URL -u FACTUM_NATS_URL -u FACTUM_REDIS_URL "$bin" serve \
+    env -u FACTUM_POSTGRES_URL -u FACTUM_NATS_URL -u FACTUM_REDIS_URL "$serve_bin" serve \
       --postgres-url "$(printf '%s' "$pg" | sed -E "s#^(postgres(ql)?://[^/]*/)[^?]*#\1$db#")" \
       --nats-url "$nats" --nats-namespace "hot$$$name" --instance "i$i" \
       --addr "127.0.0.1:$port" --access-log=false >"$work/$name-$i.log" 2>&1 &
