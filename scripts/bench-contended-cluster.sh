@@ -18,6 +18,9 @@ cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
 rounds="${1:-6}"; n="${N:-1600}"; c="${CONCURRENCY:-400}"
 pg="${FACTUM_POSTGRES_URL:?set FACTUM_POSTGRES_URL}"; nats="${FACTUM_NATS_URL:?set FACTUM_NATS_URL}"
+for tool in psql curl python3; do
+  command -v "$tool" >/dev/null || { echo "bench-contended-cluster: $tool is needed" >&2; exit 1; }
+done
 work="$(mktemp -d)"
 pids=(); dbs=()
 cleanup() {
@@ -34,16 +37,24 @@ if [[ -z "$bin" ]]; then
 fi
 serve_bin="${SERVE_BIN:-$bin}"
 
+# db_url DB prints FACTUM_POSTGRES_URL with its database replaced by DB,
+# whether the URL names a database or not, and keeps its query.
+db_url() { printf '%s' "$pg" | sed -E "s#^(postgres(ql)?://[^/?]*)(/[^?]*)?#\1/$1#"; }
+
 # cluster NAME PORT... starts one instance per port of a cluster of its
 # own (a scratch database and NATS namespace).
 cluster() {
   local name="$1" db="factum_hot_$$_$1" i=0 port
   shift
+  if [[ ! "$pg" =~ ^postgres(ql)?:// ]]; then
+    echo "bench-contended-cluster: FACTUM_POSTGRES_URL must be a postgres:// URL (the clusters get scratch databases)" >&2
+    exit 1
+  fi
   psql -q "$pg" -c "CREATE DATABASE $db" >/dev/null
   dbs+=("$db")
   for port in "$@"; do
     env -u FACTUM_POSTGRES_URL -u FACTUM_NATS_URL -u FACTUM_REDIS_URL "$serve_bin" serve \
-      --postgres-url "$(printf '%s' "$pg" | sed -E "s#^(postgres(ql)?://[^/]*/)[^?]*#\1$db#")" \
+      --postgres-url "$(db_url "$db")" \
       --nats-url "$nats" --nats-namespace "hot$$$name" --instance "i$i" \
       --addr "127.0.0.1:$port" --access-log=false >"$work/$name-$i.log" 2>&1 &
     pids+=($!)
@@ -61,10 +72,20 @@ except Exception: print(0)'
 one_port=18201; two_ports=(18202 18203)
 cluster one "$one_port"
 cluster two "${two_ports[@]}"
+# ready says whether every instance owns its share of the 16 partitions.
+ready() { [[ "$(owned "$one_port")" == 16 && "$(owned "${two_ports[0]}")" == 8 && "$(owned "${two_ports[1]}")" == 8 ]]; }
 for i in $(seq 1 300); do
-  [[ "$(owned "$one_port")" == 16 && "$(owned "${two_ports[0]}")" == 8 && "$(owned "${two_ports[1]}")" == 8 ]] && break
+  ready && break
+  for p in "${pids[@]}"; do
+    kill -0 "$p" 2>/dev/null || { echo "bench-contended-cluster: an instance exited; its log:" >&2; tail -n 20 "$work"/*.log >&2; exit 1; }
+  done
   sleep 0.2
 done
+if ! ready; then
+  echo "bench-contended-cluster: the instances did not take their partitions within 60s; their logs:" >&2
+  tail -n 20 "$work"/*.log >&2
+  exit 1
+fi
 echo "partitions: one $(owned "$one_port"); two $(owned "${two_ports[0]}") + $(owned "${two_ports[1]}")"
 
 # run URLS prints "commands/s p50 p99 failed" of one contended run.
