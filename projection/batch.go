@@ -344,11 +344,19 @@ func (r *Runner) pass(ctx context.Context, l *lane, from factum.Position, s *fac
 }
 
 // failedEvent returns the event of s a failure is charged to: the one
-// ferr names (an *event.EventError, as the event consumer reads it), else
-// the first the projection consumes.
+// ferr names (an *event.EventError, as the event consumer reads it) when it
+// is an event of s, else the first the projection consumes. An ID that is
+// not s's is taken for a mistake of the function's: the failure of s
+// charged to it would be recorded against another event's execution, or
+// (an ID that is no event's) refused, and the runner never moves past a
+// stream whose failure is not recorded.
 func (r *Runner) failedEvent(s *factum.EventStream, ferr error) string {
 	if ee, ok := errors.AsType[*event.EventError](ferr); ok && ee.EventID != "" {
-		return ee.EventID
+		for i := range s.Events {
+			if s.Events[i].ID == ee.EventID {
+				return ee.EventID
+			}
+		}
 	}
 	for i := range s.Events {
 		if r.p.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {

@@ -3,6 +3,7 @@ package projection_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,8 +14,12 @@ import (
 )
 
 // A stream's failure names the event the function's error names (an
-// *event.EventError, as the event consumer honours it), and the first
-// event the projection consumes when the error names none.
+// *event.EventError, as the event consumer honours it, wrapped or not),
+// and the first event the projection consumes when the error names none
+// or names an event that is not the stream's: a failure charged to
+// another stream's event (or to an ID that is no event's) would be
+// recorded against an execution of that event, or not at all, and a
+// runner whose failure cannot be recorded never moves past the stream.
 func TestAFailureNamesTheEventItsErrorNames(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -24,6 +29,15 @@ func TestAFailureNamesTheEventItsErrorNames(t *testing.T) {
 		{"named", func(s *factum.EventStream) error {
 			return &event.EventError{EventID: s.Events[1].ID, Err: factum.IllegalState("the second event")}
 		}, func(s *factum.EventStream) string { return s.Events[1].ID }},
+		{"wrapped", func(s *factum.EventStream) error {
+			return fmt.Errorf("projecting: %w", &event.EventError{EventID: s.Events[1].ID, Err: factum.IllegalState("the second event")})
+		}, func(s *factum.EventStream) string { return s.Events[1].ID }},
+		{"empty", func(*factum.EventStream) error {
+			return &event.EventError{Err: factum.IllegalState("no event")}
+		}, func(s *factum.EventStream) string { return s.Events[0].ID }},
+		{"foreign", func(*factum.EventStream) error {
+			return &event.EventError{EventID: factum.NewID(), Err: factum.IllegalState("another stream's event")}
+		}, func(s *factum.EventStream) string { return s.Events[0].ID }},
 		{"unnamed", func(*factum.EventStream) error {
 			return factum.IllegalState("the stream")
 		}, func(s *factum.EventStream) string { return s.Events[0].ID }},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -98,7 +99,7 @@ command failed, unless --allow-failures.`,
 	f.BoolVar(&opts.InProcess, "in-process", false, "run the service in this process even when FACTUM_URL is set")
 	f.IntVar(&opts.Concurrency, "concurrency", 16, "concurrent workers")
 	f.IntVar(&opts.Total, "total", 10000, "commands to send (with --duration: at most; 0: no limit)")
-	f.IntVar(&opts.Carts, "carts", 0, "spread the commands over this many carts, in turn (1: all on one cart, the contended case); 0: a new cart every "+strconv.Itoa(commandsPerCart)+" commands")
+	f.IntVar(&opts.Carts, "carts", 0, "spread the commands over this many carts, in turn (1: all on one cart, the contended case), each holding "+strconv.Itoa(cartCapacity)+" commands, so --total must be at most that many times this; 0: a new cart every "+strconv.Itoa(commandsPerCart)+" commands")
 	f.DurationVar(&opts.Duration, "duration", 0, "stop sending after this long, such as 10s (a run of fixed length, like wrk -d)")
 	f.StringVar(&opts.Wait, "wait", "PROCESSED", "stage each command waits for")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
@@ -130,8 +131,12 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 	if opts.Carts < 0 {
 		return usageError{fmt.Errorf("--carts must be 0 or more")}
 	}
-	if most := opts.Carts * cartCapacity; opts.Carts > 0 && opts.Total > most {
-		return usageError{fmt.Errorf("--carts %d hold at most %d commands (a cart holds %d items of at most %d each); send fewer or spread them over more carts", opts.Carts, most, cart.DefaultLimits.MaxItems, cart.DefaultLimits.MaxQuantity)}
+	// A --carts past math.MaxInt/cartCapacity holds more than any --total:
+	// the product would overflow, so it is not taken.
+	if opts.Carts > 0 && opts.Carts <= math.MaxInt/cartCapacity {
+		if most := opts.Carts * cartCapacity; opts.Total == 0 || opts.Total > most {
+			return usageError{fmt.Errorf("--carts %d hold at most %d commands (a cart holds %d items of at most %d each): set --total to at most that (0, with --duration, is no limit), or spread the commands over more carts", opts.Carts, most, cart.DefaultLimits.MaxItems, cart.DefaultLimits.MaxQuantity)}
+		}
 	}
 	run := newRunID()
 	var op loadgen.Op
@@ -140,7 +145,11 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 		var ops []loadgen.Op
 		var bases []string
 		for raw := range strings.SplitSeq(opts.URL, ",") {
-			base, err := parseBaseURL(strings.TrimSpace(raw))
+			raw = strings.TrimSpace(raw)
+			if raw == "" {
+				return usageError{fmt.Errorf("--url %q has an empty URL: give the URLs separated by single commas", opts.URL)}
+			}
+			base, err := parseBaseURL(raw)
 			if err != nil {
 				return err
 			}
@@ -148,7 +157,7 @@ func bench(ctx context.Context, opts benchOptions, stdout, stderr io.Writer) err
 			ops = append(ops, httpOp(base, opts, stage, run))
 		}
 		target = strings.Join(bases, ",")
-		op = inTurn(ops)
+		op = inTurn(ops, opts.Carts)
 	} else {
 		so := opts.store
 		if so.DataDir == "" && so.PostgresURL == "" && !so.Memory {
@@ -218,14 +227,25 @@ func benchTarget(run string, i, spread int) (id, sku, requestID string) {
 	return "bench-" + run + "-" + strconv.Itoa(i/commandsPerCart), "sku-" + strconv.Itoa(i%commandsPerCart), req
 }
 
-// inTurn returns an operation that runs operation i as ops[i%len(ops)]:
-// the targets take the load in turn.
-func inTurn(ops []loadgen.Op) loadgen.Op {
+// inTurn returns an operation that runs operation i of a run spread over
+// that many carts (as benchTarget takes it) on one of ops: the targets take
+// the load in turn, and every cart's commands go to each target in turn.
+// Spread over n carts, operation i is the (i/n)th of cart i%n; taking the
+// target by i alone would send all of a cart's commands to one target
+// whenever n and len(ops) share a factor (two carts through two URLs: each
+// cart through one), and the targets would never contend on a cart.
+func inTurn(ops []loadgen.Op, spread int) loadgen.Op {
 	if len(ops) == 1 {
 		return ops[0]
 	}
+	k := len(ops)
 	return func(ctx context.Context, i int) (loadgen.Outcome, error) {
-		return ops[i%len(ops)](ctx, i)
+		turn := i % k
+		if spread > 0 {
+			// (cart + its operation's rank) mod k, summed in range.
+			turn = (i%spread%k + i/spread%k) % k
+		}
+		return ops[turn](ctx, i)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,17 +81,62 @@ func TestBenchSpreadsOverURLsAndCarts(t *testing.T) {
 	}
 }
 
-// TestBenchRefusesBadSpreads: a negative --carts, and more commands than
-// the carts hold, are usage errors, before anything is sent.
+// TestBenchSendsEachCartThroughEveryURL: spread over as many carts as
+// there are URLs (or a multiple), each cart's commands still go to every
+// URL in turn, so that a cluster's instances contend on every cart: each
+// of two servers (two stores) gets half of each cart's commands.
+func TestBenchSendsEachCartThroughEveryURL(t *testing.T) {
+	a, b := startTestServer(t, t.TempDir()), startTestServer(t, t.TempDir())
+	code, rep, stderr := runBench(t, "--url", a.URL+","+b.URL, "--carts", "2", "--concurrency", "4", "--total", "40")
+	if code != 0 || rep.Succeeded != 40 {
+		t.Fatalf("bench exit %d: %+v %s", code, rep.Report, stderr)
+	}
+	for c := range 2 {
+		id, _, _ := benchTarget(rep.RunID, c, 2)
+		for _, s := range []string{a.URL, b.URL} {
+			status, body := get(t, s+"/cart/"+id+"/state")
+			if status != 200 || !strings.Contains(string(body), `"version":10`) {
+				t.Errorf("%s: cart %s: %d %s, want version 10", s, id, status, body)
+			}
+		}
+	}
+}
+
+// TestBenchRefusesBadSpreads: a negative --carts, more commands than the
+// carts hold (also --total 0, no limit, with --duration), and a --url list
+// with an empty item are usage errors, before anything is sent.
 func TestBenchRefusesBadSpreads(t *testing.T) {
-	for _, args := range [][]string{
-		{"--carts", "-1", "--total", "10"},
-		{"--carts", "1", "--total", "1981"},
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--carts", "-1", "--total", "10"}, "--carts"},
+		{[]string{"--carts", "1", "--total", "1981"}, "--carts"},
+		{[]string{"--carts", "2", "--duration", "1s", "--total", "0"}, "--carts"},
+		{[]string{"--url", "http://127.0.0.1:1,,http://127.0.0.1:2", "--total", "10"}, "--url"},
+		{[]string{"--url", "http://127.0.0.1:1,", "--total", "10"}, "--url"},
+		{[]string{"--url", " ", "--total", "10"}, "--url"},
 	} {
 		var out, errOut bytes.Buffer
-		code := run(context.Background(), append([]string{"bench", "--in-process", "--memory", "--quiet"}, args...), &out, &errOut)
-		if code != 2 || !strings.Contains(errOut.String(), "--carts") {
-			t.Errorf("bench %v: exit %d, %q; want a usage error naming --carts", args, code, errOut.String())
+		code := run(context.Background(), append([]string{"bench", "--memory", "--quiet"}, tc.args...), &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.flag) {
+			t.Errorf("bench %v: exit %d, %q; want a usage error naming %s", tc.args, code, errOut.String(), tc.flag)
+		}
+	}
+}
+
+// TestBenchTakesWhatTheCartsHold: in process, every command of a run up to
+// the carts' capacity succeeds (one cart full to the last item), and a
+// --carts too large to multiply by a cart's capacity is no limit at all.
+func TestBenchTakesWhatTheCartsHold(t *testing.T) {
+	for _, args := range [][]string{
+		{"--carts", "1", "--total", "1980"},
+		{"--carts", "4658726710318059", "--total", "10"},
+		{"--carts", strconv.Itoa(math.MaxInt), "--total", "10"},
+	} {
+		code, rep, stderr := runBench(t, append([]string{"--in-process", "--memory", "--concurrency", "4"}, args...)...)
+		if want, _ := strconv.Atoi(args[3]); code != 0 || rep.Succeeded != want {
+			t.Errorf("bench %v: exit %d, %+v %s", args, code, rep.Report, stderr)
 		}
 	}
 }
