@@ -520,7 +520,9 @@ func invoke(ctx context.Context, h *Handler, s *factum.EventStream) (err error) 
 
 // EventError attributes a function's error to one event of the stream.
 // Functions added with On return it, so a failure names the event to
-// re-deliver.
+// re-deliver. An EventID that is not an event of the stream is not
+// trusted: the failure is charged to the first event the function
+// consumes.
 type EventError struct {
 	// EventID is the event that failed.
 	EventID string
@@ -533,10 +535,18 @@ func (e *EventError) Error() string { return fmt.Sprintf("event %s: %v", e.Event
 // Unwrap returns Err.
 func (e *EventError) Unwrap() error { return e.Err }
 
+// failedEventID returns the event of s a failure of h is charged to: the
+// one err names (an *EventError) when it is an event of s, else the first
+// h consumes. An ID that is not s's is a mistake of the function's:
+// charged to it, the failure would be retried as another event's, or
+// refused (an ID that is no event's).
 func failedEventID(h *Handler, s *factum.EventStream, err error) string {
-	var ee *EventError
-	if errors.As(err, &ee) {
-		return ee.EventID
+	if ee, ok := errors.AsType[*EventError](err); ok && ee.EventID != "" {
+		for i := range s.Events {
+			if s.Events[i].ID == ee.EventID {
+				return ee.EventID
+			}
+		}
 	}
 	for i := range s.Events {
 		if h.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
