@@ -1,12 +1,9 @@
 package nats
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/factum-go/factum"
 )
 
 // A delivered batch whose claim is cut after a member failed and a later
@@ -29,15 +26,8 @@ func TestBatchCutAfterAFailureKeepsTheOrder(t *testing.T) {
 func testBatchCutAfterAFailure(t *testing.T, local LocalMode) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), local)
-	f.probe.block = func(_ context.Context, instance string, cmd *factum.Command) error {
-		if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-r1" {
-			return factum.IllegalArgument("r1 is refused at a")
-		}
-		return nil
-	}
-	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r3" }, true)
-	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
-	bus := a.Bus().(*Bus)
+	f.refuseAt("a", "r1")
+	_, bus, free := f.startHeld(t, "r3")
 	ids := idsApart(t, bus, partitions)
 	for n := range partitions {
 		var reqs []string
@@ -46,11 +36,7 @@ func testBatchCutAfterAFailure(t *testing.T, local LocalMode) {
 		}
 		sendBatchMsg(t, bus, ids[n], reqs...)
 	}
-	f.waitHeld(t, ids, "r3", "a")
-	f.start("b")
-	given := givenUp(t, bus, partitions)
-	free()
-	f.waitQuiet(t)
+	given := f.cutA(t, bus, ids, "r3", free)
 	for n, id := range ids {
 		got := f.requestsOf(t, id)
 		at := map[string]int{}

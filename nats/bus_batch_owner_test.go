@@ -227,9 +227,7 @@ func (b *syncBuffer) bytes() []byte {
 func TestBatchCutMidwayHandsItsRestOver(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
-	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r2" }, true)
-	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
-	bus := a.Bus().(*Bus)
+	_, bus, free := f.startHeld(t, "r2")
 	ids := idsApart(t, bus, partitions)
 	requests := map[string][]string{}
 	for n := range partitions {
@@ -238,35 +236,13 @@ func TestBatchCutMidwayHandsItsRestOver(t *testing.T) {
 		}
 		sendBatchMsg(t, bus, ids[n], requests[ids[n]]...)
 	}
-	waitFor(t, 30*time.Second, "each batch's r2 to be held", func() bool {
-		for _, id := range ids {
-			if f.probe.times(id+"-r2", "a") != 1 {
-				return false
-			}
-		}
-		return true
-	})
-	f.start("b")
-	given := givenUp(t, bus, partitions)
-	free()
-	f.waitQuiet(t)
+	given := f.cutA(t, bus, ids, "r2", free)
 	f.checkStored(requests)
-	for n, id := range ids {
-		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(requests[id]) {
-			t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, requests[id])
-		}
-	}
-	f.probe.mu.Lock()
-	defer f.probe.mu.Unlock()
-	moved, kept := ids[given]+"-r3", ids[1-given]+"-r3"
+	f.checkRequests(t, ids, given, requests)
 	// Its chain may have started at a before the cut (a run's commands
 	// start one after another's start), but it was appended at b.
-	if by := f.probe.by[moved]; by["b"] != 1 {
-		t.Errorf("%s, of the batch cut at a, processed %v, want once by b", moved, by)
-	}
-	if by := f.probe.by[kept]; len(by) != 1 || by["a"] != 1 {
-		t.Errorf("%s, of the batch a kept, processed %v, want once by a", kept, by)
-	}
+	f.checkOnce(t, ids[given]+"-r3", "b", false, "of the batch cut at a")
+	f.checkOnce(t, ids[1-given]+"-r3", "a", true, "of the batch a kept")
 }
 
 // idsApart returns an aggregate ID in each of the partitions, each in a

@@ -19,24 +19,46 @@ type runExec struct {
 }
 
 func (e *runExec) Process(_ context.Context, cmd *factum.Command) factum.Signal {
-	e.mu.Lock()
-	e.alone = append(e.alone, cmd.RequestID)
-	e.mu.Unlock()
-	return factum.Signal{CommandID: cmd.ID, RequestID: cmd.RequestIDOrID(), Stage: factum.StageProcessed, AggregateID: cmd.AggregateID}
+	e.noteAlone(cmd)
+	return processed(cmd)
 }
 
 func (e *runExec) TakesRuns() bool { return true }
 
 func (e *runExec) ProcessRun(ctx context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
+	e.noteRun(cmds)
+	stepRun(cmds, skip, emit, processed)
+}
+
+// noteAlone records cmd as taken alone.
+func (e *runExec) noteAlone(cmd *factum.Command) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.alone = append(e.alone, cmd.RequestID)
+}
+
+// noteRun records the size of the run cmds.
+func (e *runExec) noteRun(cmds []*factum.Command) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.runs = append(e.runs, len(cmds))
-	e.mu.Unlock()
+}
+
+// processed returns the signal of c processed.
+func processed(c *factum.Command) factum.Signal {
+	return factum.Signal{CommandID: c.ID, RequestID: c.RequestIDOrID(), Stage: factum.StageProcessed, AggregateID: c.AggregateID}
+}
+
+// stepRun emits, for each command of cmds in order, skip's signal when
+// skip skips it and step's otherwise, asking skip just before the
+// command would start, as aggregate's executor does.
+func stepRun(cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal), step func(*factum.Command) factum.Signal) {
 	for i, c := range cmds {
 		if s, skipped := skip(c); skipped {
 			emit(i, s)
 			continue
 		}
-		emit(i, factum.Signal{CommandID: c.ID, RequestID: c.RequestIDOrID(), Stage: factum.StageProcessed, AggregateID: c.AggregateID})
+		emit(i, step(c))
 	}
 }
 

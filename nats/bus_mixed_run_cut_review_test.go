@@ -2,7 +2,6 @@ package nats
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -43,26 +42,10 @@ func TestCutRunOfDeliveredCommandsKeepsTheOutcomesBeforeTheLastSuccess(t *testin
 		t.Run(c.name, func(t *testing.T) {
 			const partitions = 2
 			f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), c.local)
-			pre := make(chan struct{})
-			openPre := sync.OnceFunc(func() { close(pre) })
-			t.Cleanup(openPre)
-			f.probe.hold = func(instance string, cmd *factum.Command) {
-				if cmd.RequestID == cmd.AggregateID.ID+"-pre" {
-					<-pre
-				}
-			}
-			f.probe.block = func(_ context.Context, instance string, cmd *factum.Command) error {
-				if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-r1" {
-					return factum.IllegalArgument("r1 is refused at a")
-				}
-				return nil
-			}
-			a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r3" }, true)
-			waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
-			bus := a.Bus().(*Bus)
-			if bus.runs == nil {
-				t.Fatal("the executor takes no runs: the test would check nothing")
-			}
+			openPre := f.holdPre(t)
+			f.refuseAt("a", "r1")
+			_, bus, free := f.startHeld(t, "r3")
+			mustTakeRuns(t, bus)
 			ids := idsApart(t, bus, partitions)
 			want := map[string][]string{}
 			for _, id := range ids {
@@ -73,27 +56,13 @@ func TestCutRunOfDeliveredCommandsKeepsTheOutcomesBeforeTheLastSuccess(t *testin
 					}
 				}
 			}
-			waitFor(t, 10*time.Second, "pre in process and the rest queued", func() bool { return bus.busy.Load() == 2*6 })
+			waitQueued(t, bus, 2*6) // pre in process and the rest queued
 			openPre()
-			f.waitHeld(t, ids, "r3", "a")
-			f.start("b")
-			given := givenUp(t, bus, partitions)
-			free()
-			f.waitQuiet(t)
-			for n, id := range ids {
-				if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(want[id]) {
-					t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, want[id])
-				}
-			}
-			f.probe.mu.Lock()
-			defer f.probe.mu.Unlock()
-			if f.probe.overlaps == 0 {
-				t.Error("no command started while another of its aggregate was under way: no run formed")
-			}
+			given := f.cutA(t, bus, ids, "r3", free)
+			f.checkRequests(t, ids, given, want)
+			f.checkRunFormed(t)
 			for _, id := range ids {
-				if by := f.probe.by[id+"-r1"]; len(by) != 1 || by["a"] != 1 {
-					t.Errorf("%s processed %v, want once, at a (its refusal stands)", id+"-r1", by)
-				}
+				f.checkOnce(t, id+"-r1", "a", true, "its refusal standing")
 			}
 		})
 	}
@@ -107,61 +76,26 @@ func TestCutRunOfDeliveredCommandsKeepsTheOutcomesBeforeTheLastSuccess(t *testin
 func TestMixedRunCutHandsADeliveredCommandOverInOrder(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
-	pre := make(chan struct{})
-	openPre := sync.OnceFunc(func() { close(pre) })
-	t.Cleanup(openPre)
-	f.probe.hold = func(instance string, cmd *factum.Command) {
-		if cmd.RequestID == cmd.AggregateID.ID+"-pre" {
-			<-pre
-		}
-	}
-	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r2" }, true)
-	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
-	bus := a.Bus().(*Bus)
-	if bus.runs == nil {
-		t.Fatal("the executor takes no runs: the test would check nothing")
-	}
+	openPre := f.holdPre(t)
+	a, bus, free := f.startHeld(t, "r2")
+	mustTakeRuns(t, bus)
 	ids := idsApart(t, bus, partitions)
-	send := func(id, r string) {
-		t.Helper()
-		if _, err := a.Gateway().Send(context.Background(), tallyCommand(id, id+"-"+r)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	queued := func(n int64) {
-		t.Helper()
-		waitFor(t, 10*time.Second, fmt.Sprintf("%d jobs in the lanes", n), func() bool { return bus.busy.Load() == n })
-	}
-	requests := map[string][]string{}
-	for _, id := range ids {
-		for _, r := range []string{"pre", "r0", "r1", "r2", "r3", "r4", "r5"} {
-			requests[id] = append(requests[id], id+"-"+r)
-		}
-		send(id, "pre")
-	}
-	f.waitHeld(t, ids, "pre", "a")
+	send := sendVia(t, a)
+	requests := f.sendPre(t, ids, send, "r0", "r1", "r2", "r3", "r4", "r5")
 	for _, id := range ids {
 		send(id, "r0")
 		sendBatchMsg(t, bus, id, id+"-r1", id+"-r2", id+"-r3")
 		storeOne(t, bus, id, id+"-r4")
 	}
-	queued(2 * 4)
+	waitQueued(t, bus, 2*4)
 	for _, id := range ids {
 		send(id, "r5")
 	}
-	queued(2 * 5)
+	waitQueued(t, bus, 2*5)
 	openPre()
-	f.waitHeld(t, ids, "r2", "a")
-	f.start("b")
-	given := givenUp(t, bus, partitions)
-	free()
-	f.waitQuiet(t)
+	given := f.cutA(t, bus, ids, "r2", free)
 	f.checkStored(requests)
-	for n, id := range ids {
-		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(requests[id]) {
-			t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, requests[id])
-		}
-	}
+	f.checkRequests(t, ids, given, requests)
 	// Every member left its claim, cut or not: a partition's count of
 	// commands running outlives its claim, and release waits for it.
 	for n := range partitions {
@@ -185,69 +119,33 @@ func TestMixedRunCutHandsADeliveredCommandOverInOrder(t *testing.T) {
 func TestBatchStraddlingACutRunKeepsTheEarlierRunsOutcomes(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
-	pre, b4 := make(chan struct{}), make(chan struct{})
-	openPre, free := sync.OnceFunc(func() { close(pre) }), sync.OnceFunc(func() { close(b4) })
-	t.Cleanup(openPre)
+	openPre := f.holdPre(t)
+	b4 := make(chan struct{})
+	free := sync.OnceFunc(func() { close(b4) })
 	t.Cleanup(free)
-	f.probe.hold = func(instance string, cmd *factum.Command) {
-		if cmd.RequestID == cmd.AggregateID.ID+"-pre" {
-			<-pre
-		}
-	}
 	f.probe.before = func(instance string, cmd *factum.Command) {
 		if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-b4" {
 			<-b4
 		}
 	}
-	f.probe.block = func(_ context.Context, instance string, cmd *factum.Command) error {
-		if instance == "a" && cmd.RequestID == cmd.AggregateID.ID+"-b1" {
-			return factum.IllegalArgument("b1 is refused at a")
-		}
-		return nil
-	}
+	f.refuseAt("a", "b1")
 	a := f.startOn("a", f.w.url, BusConfig{MaxRun: 4})
 	f.balanced()
 	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
 	bus := a.Bus().(*Bus)
-	if bus.runs == nil {
-		t.Fatal("the executor takes no runs: the test would check nothing")
-	}
+	mustTakeRuns(t, bus)
 	ids := idsApart(t, bus, partitions)
-	send := func(id, r string) {
-		t.Helper()
-		if _, err := a.Gateway().Send(context.Background(), tallyCommand(id, id+"-"+r)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := map[string][]string{}
-	for _, id := range ids {
-		for _, r := range []string{"pre", "l1", "b0", "b2", "b3", "b4"} {
-			want[id] = append(want[id], id+"-"+r)
-		}
-		send(id, "pre")
-	}
-	f.waitHeld(t, ids, "pre", "a")
+	send := sendVia(t, a)
+	want := f.sendPre(t, ids, send, "l1", "b0", "b2", "b3", "b4")
 	for _, id := range ids {
 		send(id, "l1")
 		sendBatchMsg(t, bus, id, id+"-b0", id+"-b1", id+"-b2", id+"-b3", id+"-b4")
 	}
-	waitFor(t, 10*time.Second, "pre in process and the rest queued", func() bool { return bus.busy.Load() == 2*3 })
+	waitQueued(t, bus, 2*3) // pre in process and the rest queued
 	openPre()
-	f.waitHeld(t, ids, "b4", "a")
-	f.start("b")
-	given := givenUp(t, bus, partitions)
-	free()
-	f.waitQuiet(t)
-	for n, id := range ids {
-		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(want[id]) {
-			t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, want[id])
-		}
-	}
-	f.probe.mu.Lock()
-	defer f.probe.mu.Unlock()
+	given := f.cutA(t, bus, ids, "b4", free)
+	f.checkRequests(t, ids, given, want)
 	for _, id := range ids {
-		if by := f.probe.by[id+"-b1"]; len(by) != 1 || by["a"] != 1 {
-			t.Errorf("%s processed %v, want once, at a (its refusal stands)", id+"-b1", by)
-		}
+		f.checkOnce(t, id+"-b1", "a", true, "its refusal standing")
 	}
 }

@@ -30,7 +30,7 @@ func (e *abortRunExec) step(ctx context.Context, c *factum.Command) factum.Signa
 		close(e.started)
 		<-ctx.Done()
 	}
-	return factum.Signal{CommandID: c.ID, RequestID: c.RequestIDOrID(), Stage: factum.StageProcessed, AggregateID: c.AggregateID}
+	return processed(c)
 }
 
 func (e *abortRunExec) Process(ctx context.Context, cmd *factum.Command) factum.Signal {
@@ -38,13 +38,7 @@ func (e *abortRunExec) Process(ctx context.Context, cmd *factum.Command) factum.
 }
 
 func (e *abortRunExec) ProcessRun(ctx context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
-	for i, c := range cmds {
-		if s, skipped := skip(c); skipped {
-			emit(i, s)
-			continue
-		}
-		emit(i, e.step(ctx, c))
-	}
+	stepRun(cmds, skip, emit, func(c *factum.Command) factum.Signal { return e.step(ctx, c) })
 }
 
 // A Shutdown cut short while the last command of a run is under way
@@ -99,27 +93,17 @@ func (e *heldRunExec) step(c *factum.Command) factum.Signal {
 	if g, ok := e.gates[c.RequestID]; ok {
 		<-g
 	}
-	return factum.Signal{CommandID: c.ID, RequestID: c.RequestIDOrID(), Stage: factum.StageProcessed, AggregateID: c.AggregateID}
+	return processed(c)
 }
 
 func (e *heldRunExec) Process(_ context.Context, cmd *factum.Command) factum.Signal {
-	e.mu.Lock()
-	e.alone = append(e.alone, cmd.RequestID)
-	e.mu.Unlock()
+	e.noteAlone(cmd)
 	return e.step(cmd)
 }
 
 func (e *heldRunExec) ProcessRun(_ context.Context, cmds []*factum.Command, skip func(*factum.Command) (factum.Signal, bool), emit func(int, factum.Signal)) {
-	e.mu.Lock()
-	e.runs = append(e.runs, len(cmds))
-	e.mu.Unlock()
-	for i, c := range cmds {
-		if s, skipped := skip(c); skipped {
-			emit(i, s)
-			continue
-		}
-		emit(i, e.step(c))
-	}
+	e.noteRun(cmds)
+	stepRun(cmds, skip, emit, e.step)
 }
 
 func (e *heldRunExec) Signal(sig factum.Signal) {

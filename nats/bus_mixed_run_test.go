@@ -83,18 +83,14 @@ func TestQueuedJobsOfAnAggregateRunTogether(t *testing.T) {
 	open := sync.OnceFunc(func() { close(exec.gate) })
 	t.Cleanup(open)
 	bus, _, _ := drainBusWith(t, drainCase{"LocalFirst/in-process", LocalFirst, inProcessWorld}, BusConfig{MaxRun: 4}, nil, exec)
-	queued := func(n int64) {
-		t.Helper()
-		waitFor(t, 10*time.Second, fmt.Sprintf("%d jobs in the lanes", n), func() bool { return bus.busy.Load() == n })
-	}
 	sendLocal(t, bus, "t-1", "gate")
 	<-exec.held
 	sendLocal(t, bus, "t-1", "l1")
 	sendBatchMsg(t, bus, "t-1", "a0", "a1", "a2")
-	queued(3)
+	waitQueued(t, bus, 3)
 	sendLocal(t, bus, "t-1", "l2")
 	sendBatchMsg(t, bus, "t-1", "b0", "b1", "b2", "b3", "b4")
-	queued(5)
+	waitQueued(t, bus, 5)
 	open()
 	want := []string{"gate", "l1", "a0", "a1", "a2", "l2", "b0", "b1", "b2", "b3", "b4"}
 	runs, alone := exec.waitSeen(t, len(want))
@@ -151,71 +147,30 @@ func unacknowledged(t *testing.T, bus *Bus) int {
 func TestMixedRunCutHandsTheRestOverInOrder(t *testing.T) {
 	const partitions = 2
 	f := newFleet(t, sharedWorld(t, partitions, 3*time.Second), LocalFirst)
-	pre := make(chan struct{})
-	openPre := sync.OnceFunc(func() { close(pre) })
-	t.Cleanup(openPre)
-	f.probe.hold = func(instance string, cmd *factum.Command) {
-		if cmd.RequestID == cmd.AggregateID.ID+"-pre" {
-			<-pre
-		}
-	}
-	a, free := f.startHolding("a", func(cmd *factum.Command) bool { return cmd.RequestID == cmd.AggregateID.ID+"-r2" }, true)
-	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settled(t, a) })
-	bus := a.Bus().(*Bus)
-	if bus.runs == nil {
-		t.Fatal("the executor takes no runs: the test would check nothing")
-	}
+	openPre := f.holdPre(t)
+	a, bus, free := f.startHeld(t, "r2")
+	mustTakeRuns(t, bus)
 	ids := idsApart(t, bus, partitions)
-	send := func(id, r string) {
-		t.Helper()
-		if _, err := a.Gateway().Send(context.Background(), tallyCommand(id, id+"-"+r)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	queued := func(n int64) {
-		t.Helper()
-		waitFor(t, 10*time.Second, fmt.Sprintf("%d jobs in the lanes", n), func() bool { return bus.busy.Load() == n })
-	}
-	requests := map[string][]string{}
-	for _, id := range ids {
-		for _, r := range []string{"pre", "r0", "r1", "r2", "r3", "r4"} {
-			requests[id] = append(requests[id], id+"-"+r)
-		}
-		send(id, "pre")
-	}
-	f.waitHeld(t, ids, "pre", "a")
+	send := sendVia(t, a)
+	requests := f.sendPre(t, ids, send, "r0", "r1", "r2", "r3", "r4")
 	for _, id := range ids {
 		send(id, "r0")
 		sendBatchMsg(t, bus, id, id+"-r1", id+"-r2", id+"-r3")
 	}
-	queued(2 * 3)
+	waitQueued(t, bus, 2*3)
 	for _, id := range ids {
 		send(id, "r4")
 	}
-	queued(2 * 4)
+	waitQueued(t, bus, 2*4)
 	openPre()
-	f.waitHeld(t, ids, "r2", "a")
-	f.start("b")
-	given := givenUp(t, bus, partitions)
-	free()
-	f.waitQuiet(t)
+	given := f.cutA(t, bus, ids, "r2", free)
 	f.checkStored(requests)
-	for n, id := range ids {
-		if got := f.requestsOf(t, id); fmt.Sprint(got) != fmt.Sprint(requests[id]) {
-			t.Errorf("aggregate %s (given up: %v): stored %v, want %v", id, n == given, got, requests[id])
-		}
-	}
-	f.probe.mu.Lock()
-	defer f.probe.mu.Unlock()
+	f.checkRequests(t, ids, given, requests)
 	for _, r := range []string{"r3", "r4"} {
 		// Its chain may have started at a before the cut (a run's
 		// commands start one after another's start), but it was appended
 		// at b.
-		if by := f.probe.by[ids[given]+"-"+r]; by["b"] != 1 {
-			t.Errorf("%s, after the cut at a, processed %v, want once by b", ids[given]+"-"+r, by)
-		}
-		if by := f.probe.by[ids[1-given]+"-"+r]; len(by) != 1 || by["a"] != 1 {
-			t.Errorf("%s, of the run a kept, processed %v, want once by a", ids[1-given]+"-"+r, by)
-		}
+		f.checkOnce(t, ids[given]+"-"+r, "b", false, "after the cut at a")
+		f.checkOnce(t, ids[1-given]+"-"+r, "a", true, "of the run a kept")
 	}
 }

@@ -253,9 +253,7 @@ func TestJSONFieldFindsTheBody(t *testing.T) {
 // it is.
 func TestWireCommandsRefuse(t *testing.T) {
 	good := encodeCommands(sends(t, benchCommands(2)))
-	for _, tc := range []struct {
-		name, body, want string
-	}{
+	checkRefused(t, decodeCommands, []refusal{
 		{"json", `[{"id":"x"},{"id":"y"}]`, "JSON"},
 		{"other version", "\x7b", "version"},
 		{"truncated", string(good[:len(good)-3]), "unexpected EOF"},
@@ -265,9 +263,21 @@ func TestWireCommandsRefuse(t *testing.T) {
 		{"nanoseconds", "\xf1\x22\x0a\x32\x00\x42\x06\x10\x80\x94\xeb\xdc\x03", "nanoseconds"},
 		{"offset", "\xf1\x22\x08\x32\x00\x42\x04\x18\x80\xc6\x0a", "offset"},
 		{"default after a command", "\xf1\x22\x02\x32\x00\x12\x01a", "after a command"},
-	} {
+	})
+}
+
+// refusal is a body a decoder refuses, and what its error says.
+type refusal struct {
+	name, body, want string
+}
+
+// checkRefused checks that decode refuses the body of each case with a
+// *wireError saying its want.
+func checkRefused[T any](t *testing.T, decode func(body []byte, n int) ([]T, error), cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeCommands([]byte(tc.body), 2)
+			_, err := decode([]byte(tc.body), 2)
 			var we *wireError
 			if !errors.As(err, &we) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%v, want a wireError saying %q", err, tc.want)

@@ -2,10 +2,8 @@ package nats
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -285,9 +283,7 @@ func TestWireSignalsRefuse(t *testing.T) {
 // A body that is not the binary encoding's is refused, saying what it
 // is.
 func TestWireRefusesOtherBodies(t *testing.T) {
-	for _, tc := range []struct {
-		name, body, want string
-	}{
+	checkRefused(t, decodeSignals, []refusal{
 		{"empty", "", "empty"},
 		{"json", `[{"commandId":"c"}]`, "JSON"},
 		{"json with space", " [", "JSON"},
@@ -298,15 +294,7 @@ func TestWireRefusesOtherBodies(t *testing.T) {
 		{"stage zero", "\xf1\x10\x00", "stage"},
 		{"default after a signal", "\xf1\x10\x02\x2a\x00\x10\x02", "after a signal"},
 		{"fixed64", "\xf1\x11\x00\x00\x00\x00\x00\x00\x00\x00", "wire type"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeSignals([]byte(tc.body), 2)
-			var we *wireError
-			if !errors.As(err, &we) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("%v, want a wireError saying %q", err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // Decoding any body returns signals or an error, never panics; what

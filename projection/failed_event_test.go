@@ -13,6 +13,28 @@ import (
 	"github.com/factum-go/factum/projection"
 )
 
+// runToTheEnd runs a runner of p with cfg, draining: to the end of the
+// log, within a minute. It returns the failures the runner recorded and
+// whether it reached the end of the log.
+func runToTheEnd(t *testing.T, p *projection.Projection, cfg projection.Config) (recorded []event.Failure, finished bool) {
+	t.Helper()
+	cfg.Failures = event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error {
+		recorded = append(recorded, f)
+		return nil
+	})
+	r, err := projection.NewRunner(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return recorded, ctx.Err() == nil
+}
+
 // A stream's failure names the event the function's error names (an
 // *event.EventError, as the event consumer honours it, wrapped or not),
 // and the first event the projection consumes when the error names none
@@ -58,22 +80,8 @@ func TestAFailureNamesTheEventItsErrorNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var recorded []event.Failure
-			rec := event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error {
-				recorded = append(recorded, f)
-				return nil
-			})
-			r, err := projection.NewRunner(p, projection.Config{Log: log, Store: ps, Failures: rec, Attempts: 1,
+			recorded, _ := runToTheEnd(t, p, projection.Config{Log: log, Store: ps, Attempts: 1,
 				Backoff: time.Millisecond, PollInterval: 10 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Drain()
-			runCtx, cancel := context.WithTimeout(ctx, time.Minute)
-			defer cancel()
-			if err := r.Run(runCtx); err != nil {
-				t.Fatal(err)
-			}
 			if len(recorded) != 1 {
 				t.Fatalf("%d failures recorded, want 1", len(recorded))
 			}

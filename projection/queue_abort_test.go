@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/postgres"
 	"github.com/factum-go/factum/projection"
@@ -54,23 +53,9 @@ func TestADirectFailureIsTheFailingStreamsNotTheQueuedOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recorded []event.Failure
-	rec := event.FailureRecorderFunc(func(_ context.Context, f event.Failure) error {
-		recorded = append(recorded, f)
-		return nil
-	})
-	r, err := projection.NewRunner(p, projection.Config{Log: log, Store: ps, Failures: rec, Attempts: 1, BatchSize: 8,
+	recorded, finished := runToTheEnd(t, p, projection.Config{Log: log, Store: ps, Attempts: 1, BatchSize: 8,
 		Backoff: time.Millisecond, PollInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Drain()
-	runCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := r.Run(runCtx); err != nil {
-		t.Fatal(err)
-	}
-	if runCtx.Err() != nil {
+	if !finished {
 		t.Fatal("the runner did not finish the log")
 	}
 	if len(recorded) != 1 || recorded[0].Stream.ID != bad.ID {
