@@ -10,8 +10,8 @@ import (
 // member was appended must not have the failed member appended behind
 // that later one: the stream held it first, and the next owner, deciding
 // it again on a state that holds the later member's events, would store
-// the aggregate's commands out of their order (the rule runLocal keeps
-// for a local run: nothing before the last success is handed over). Here
+// the aggregate's commands out of their order (the rule a cut run keeps,
+// see cutJobs: nothing before the last success is handed over). Here
 // r1 fails at a, r2 is appended at a, r3 is cut: no aggregate may store
 // r1 after r2. Only LocalFirst hands a batch's rest over: with
 // LocalNever and LocalDurable, a batch cut off stays on the stream whole

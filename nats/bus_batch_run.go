@@ -108,8 +108,8 @@ func lastSuccess(sigs []factum.Signal) int {
 // runBatch is run's processing of a delivered batch that entered its
 // claim. The claim held throughout: the message is acknowledged once and
 // every command's signal emitted, in order. Cut off, with LocalFirst (see
-// movesDelivered), it keeps runLocal's rule: the commands up to the last
-// one that succeeded have their outcomes (one after them was appended,
+// movesDelivered), it keeps the rule of a cut run (see cutJobs): the
+// commands up to the last one that succeeded have their outcomes (one after them was appended,
 // so the ones that failed before it failed for good, and deciding them
 // again would append them behind it); the commands after it are handed
 // over (see handOverFrom), and once they are stored, the message is

@@ -195,9 +195,7 @@ func (b *Bus) run(q chan job) {
 			}
 			b.emit(j.cmd, sig)
 		}
-		b.settled(&j)
-		b.finished.Add(uint64(1 + len(j.more)))
-		b.busy.Add(-1)
+		b.done(&j)
 	}
 }
 
