@@ -142,3 +142,50 @@ func BenchmarkBeginEnd(b *testing.B) {
 		}
 	})
 }
+
+// The context a Work runs under is cancelled by the time the end of its
+// claim is reported (OnRelease) or, for a claim that runs out of
+// validity, by the time expire returns: a bus that finds the partition
+// given up finds every command under way told so, and none of a run's
+// later commands starts.
+func TestTheEndOfAClaimCancelsItsWorkAtOnce(t *testing.T) {
+	const partitions = 8
+	for _, end := range []string{"given up", "expired"} {
+		t.Run(end, func(t *testing.T) {
+			p := &Partitions{held: map[int]*lease{}, leaving: map[int]*lease{}, kicks: make(chan struct{}, 1)}
+			ctxs := make([]context.Context, partitions)
+			var late []int
+			p.cfg.OnRelease = func(n int) {
+				if ctxs[n].Err() == nil {
+					late = append(late, n)
+				}
+			}
+			parent, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for n := range partitions {
+				l := &lease{n: n, token: 7, validUntil: time.Now().Add(time.Hour)}
+				p.held[n] = l
+				ctx, w, ok := p.Begin(parent, n, 7)
+				if !ok {
+					t.Fatalf("no work began on partition %d under the claim in force", n)
+				}
+				defer w.End()
+				ctxs[n] = ctx
+				switch end {
+				case "given up":
+					p.giveUp([]*lease{l})
+				case "expired":
+					l.validUntil = time.Now().Add(-time.Millisecond)
+					l.timer = time.NewTimer(time.Hour)
+					p.expire(l)
+					if ctx.Err() == nil {
+						late = append(late, n)
+					}
+				}
+			}
+			if len(late) != 0 {
+				t.Errorf("partitions %v: the claim ended with its work's context not yet cancelled", late)
+			}
+		})
+	}
+}

@@ -10,10 +10,12 @@ import (
 // stretch of a claim: it is cancelled the moment the instance can no
 // longer be sure of the claim.
 type tenure struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	parent context.Context // the parent merged into merged
-	merged context.Context // ctx, also done when parent is
+	parent context.Context // the parent of merged
+	merged context.Context // done when parent is or the tenure ends
+	// cancels cancel merged and every earlier merged context of the
+	// tenure, at its end: at once, so that the end of a claim, once
+	// reported, is seen by the work under way.
+	cancels []context.CancelFunc
 }
 
 // Work is one piece of work begun on a partition under a claim (see
@@ -45,14 +47,11 @@ func (p *Partitions) Begin(parent context.Context, partition int, token uint64) 
 	if !l.inForce(time.Now()) || l.token != token {
 		return nil, Work{}, false
 	}
-	if l.work.ctx == nil {
-		l.work.ctx, l.work.cancel = context.WithCancel(context.Background())
-	}
-	if l.work.parent != parent {
+	if l.work.merged == nil || l.work.parent != parent {
 		// Once per tenure and parent: the bus passes the same one.
 		m, cancel := context.WithCancel(parent)
-		context.AfterFunc(l.work.ctx, cancel)
 		l.work.parent, l.work.merged = parent, m
+		l.work.cancels = append(l.work.cancels, cancel)
 	}
 	l.running++
 	return l.work.merged, Work{p: p, l: l}, true
@@ -99,8 +98,8 @@ func (l *lease) inForce(now time.Time) bool {
 
 // end cancels the lease's tenure: work under it must stop. p.mu is held.
 func (l *lease) end() {
-	if l.work.cancel != nil {
-		l.work.cancel()
+	for _, cancel := range l.work.cancels {
+		cancel()
 	}
 	l.work = tenure{}
 }
