@@ -60,6 +60,9 @@ func TestRunHeldMembersDoNotHoldUpAnotherRun(t *testing.T) {
 	}
 	p := tallyExecutor(t, aggregate.ExecutorConfig{Store: newGroupStore(), Middleware: []aggregate.Middleware{holding}, Backoff: time.Microsecond})
 	w := aggregate.WatchWorkers(t, p)
+	// Before the workers are drained, a failed test releases the held.
+	var releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	mustOpenTally(t, p, "a")
 	mustOpenTally(t, p, "b")
 	// A first run leaves a full pool of idle workers.
@@ -97,6 +100,6 @@ func TestRunHeldMembersDoNotHoldUpAnotherRun(t *testing.T) {
 	case <-time.After(60 * time.Second): // a deadlock, not a timing
 		t.Fatal("b's run waited for a's held members")
 	}
-	close(release)
+	releaseOnce.Do(func() { close(release) })
 	<-aDone
 }
