@@ -13,9 +13,9 @@ import (
 // commands by default (command.DefaultMaxRun): one full run of a hot
 // aggregate finds its members' goroutines all kept, run after run. Runs
 // of other aggregates at the same moment start goroutines beyond it, as
-// without the pool. An idle worker holds its stack (8 to 32 KiB once
-// grown by a decision), so the bound keeps an executor's idle workers
-// under about 2 MiB.
+// without the pool. An idle worker holds its stack (16 KiB once grown
+// by a decision of the package's tests), so the bound keeps an
+// executor's idle workers near 1 MiB.
 const maxIdleWorkers = eventstore.MaxGroup
 
 // workerIdleTime is how long a worker of the pool stays idle before it
@@ -32,9 +32,11 @@ const workerIdleTime = time.Second
 // grows, by copies, on its way to a decision (mostly at the prologue of
 // Definition.decide), and those copies lie on the run's critical path.
 // CPU profiles of the nats package's BenchmarkContendedAggregate (memory
-// store) put runtime.newstack and copystack at 0.38 s of 4.6 s on one
-// instance and 0.67 s of 8.0 s on two; a kept goroutine keeps its grown
-// stack (until a garbage collection shrinks an idle one by half).
+// store) put runtime.newstack and copystack in the members' goroutines
+// at 0.3 to 0.5 s of 4.2 to 5.0 s of CPU on one instance and 0.7 s of
+// 8.2 to 9.3 s on two, and at 0.02 s at most on kept ones: a kept
+// goroutine keeps its grown stack (until a garbage collection shrinks an
+// idle one by half).
 //
 // Go never waits for a worker: with none idle, it starts a goroutine,
 // so that a function blocked (a member held in a middleware) never holds
