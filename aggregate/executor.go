@@ -146,6 +146,8 @@ type processor[S any] struct {
 	run CommandFunc
 	// runs indexes the runs under way (see memberOf).
 	runs runIndex[S]
+	// workers runs the members of runs (see ProcessRun).
+	workers workerPool
 }
 
 // outcome is one attempt's result.

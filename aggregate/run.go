@@ -67,7 +67,9 @@ func (p *processor[S]) ProcessRun(ctx context.Context, cmds []*factum.Command, s
 	last := len(r.members) - 1
 	for i := range r.members[:last] {
 		m := &r.members[i]
-		wg.Go(func() { m.process(ctx, skip, emit) })
+		// A goroutine of its own, kept by the executor with its grown
+		// stack (see workerPool).
+		p.workers.Go(&wg, func() { m.process(ctx, skip, emit) })
 	}
 	r.members[last].process(ctx, skip, emit)
 	wg.Wait()
