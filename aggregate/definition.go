@@ -48,6 +48,8 @@ type handler[S any] struct {
 	spec     CommandSpec
 	decide   func(ctx context.Context, s S, body any) ([]any, error)
 	register func(*codec.Registry) error
+	// prepare decodes a body as decide would (see prepareBody).
+	prepare func(body any) (any, bool)
 }
 
 // CommandSpec describes one command an aggregate handles.
@@ -187,6 +189,7 @@ func Handle[S, C any](fn func(ctx context.Context, state S, cmd C) ([]any, error
 				return fn(ctx, s, c)
 			},
 			register: func(r *codec.Registry) error { return codec.Register[C](r) },
+			prepare:  prepareBody[C],
 		}
 	}
 }
@@ -211,6 +214,42 @@ func bodyAs[C any](name string, body any) (C, error) {
 		return bodyAs[C](name, json.RawMessage(b))
 	}
 	return c, factum.IllegalArgument(fmt.Sprintf("command %s: body is %T, want %v", name, body, reflect.TypeFor[C]()))
+}
+
+// prepareBody decodes a body that is C's JSON into C, as bodyAs does,
+// ahead of the command's processing (see processor.Prepare): it returns
+// the value and true, or false when the body is not JSON (a value, a
+// pointer to one), or does not decode into C, or decoding panics, so that
+// bodyAs meets it as it was and refuses it as it would have.
+func prepareBody[C any](body any) (v any, ok bool) {
+	var raw []byte
+	switch b := body.(type) {
+	case C, *C:
+		return nil, false
+	case json.RawMessage:
+		raw = b
+	case []byte:
+		raw = b
+	default:
+		return nil, false
+	}
+	defer func() {
+		// A type's UnmarshalJSON may panic: it panics again in decide,
+		// which refuses the command for it.
+		if recover() != nil {
+			v, ok = nil, false
+		}
+	}()
+	var c C
+	if json.Unmarshal(raw, &c) != nil {
+		return nil, false
+	}
+	// An interface C decoded from null is nil, which bodyAs would not
+	// take as a C: the body stays JSON.
+	if v = c; v == nil {
+		return nil, false
+	}
+	return v, true
 }
 
 func eventName[E any]() string {

@@ -342,15 +342,22 @@ func (b *Bus) pull(pc *partConsumer, cons jetstream.Consumer, ready func()) erro
 
 // decodeJob decodes a delivered message's body: one command, or the
 // commands of a batch when count (its HeaderBatch) is set, as one job.
+// The commands' bodies are decoded here too (see Preparer), on the pull
+// goroutine, rather than in the lane.
 func (b *Bus) decodeJob(data []byte, count string) (job, error) {
 	if count == "" {
 		cmd, err := decodeCommand(data)
-		return job{cmd: cmd}, err
+		if err != nil {
+			return job{}, err
+		}
+		b.prepare(cmd)
+		return job{cmd: cmd}, nil
 	}
 	cmds, err := decodeBatch(data, count)
 	if err != nil {
 		return job{}, err
 	}
+	b.prepare(cmds...)
 	return job{cmd: cmds[0], more: cmds[1:]}, nil
 }
 
