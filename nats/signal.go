@@ -183,9 +183,9 @@ func (s *Signals) Sink(local command.Sink) (command.Sink, error) {
 // instance sent its command (or it names none), and publishes it on the
 // origin's subject otherwise, unless the wait there cannot use it
 // (command.WaitUses of its OriginWait and Stage). It never waits for the
-// network: the
-// connection buffers what it publishes (also while it reconnects, up to
-// its reconnect buffer), and what it cannot take is dropped and counted.
+// network: the connection buffers what it publishes (also while it
+// reconnects, up to its reconnect buffer), and what it cannot take is
+// dropped and counted.
 func (s *Signals) Signal(sig factum.Signal) {
 	if sig.Origin == "" || sig.Origin == s.cfg.Instance {
 		s.localOnly.Add(1)
