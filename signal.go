@@ -50,6 +50,12 @@ type Signal struct {
 	// empty when the command names none, which keeps the signal local. It
 	// is routing, not outcome: it stays out of the JSON.
 	Origin string `json:"-"`
+	// OriginWait is the stage the wait at Origin is for (its header's
+	// OriginWaitHeader, see OriginWait), for a transport to leave out the
+	// signals that wait cannot use; 0 when the command names none, which
+	// sends every signal. Like Origin it is routing, not outcome: it stays
+	// out of the JSON.
+	OriginWait CommandStage `json:"-"`
 }
 
 // Succeeded reports whether the signal reports success.

@@ -223,7 +223,7 @@ func (g *Gateway) Send(ctx context.Context, cmd factum.Command) (Result, error) 
 	} else if dup {
 		return r, nil
 	}
-	if err := g.bus.Send(ctx, c); err != nil {
+	if err := g.bus.Send(WithWaitStage(ctx, c.ID, factum.StageSent), c); err != nil {
 		return failure(factum.StageSent, c, err)
 	}
 	return sentResult(c), nil
@@ -291,8 +291,11 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		done(r, err, false)
 		return
 	}
+	// The bus learns the stage waited for: signals this wait cannot use
+	// need not travel to this instance (see WaitUses).
+	sendCtx := WithWaitStage(ctx, c.ID, plan.Stage)
 	if plan.Stage == factum.StageSent {
-		err := g.bus.Send(ctx, c)
+		err := g.bus.Send(sendCtx, c)
 		handedOver()
 		if err != nil {
 			r, ferr := failure(factum.StageSent, c, err)
@@ -309,7 +312,7 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 		return
 	}
 	defer g.waiters.remove(c.ID, wt)
-	err = g.bus.Send(ctx, c)
+	err = g.bus.Send(sendCtx, c)
 	handedOver()
 	if err != nil {
 		r, ferr := failure(factum.StageSent, c, err)

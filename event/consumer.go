@@ -487,7 +487,7 @@ func (c *Consumer) signal(h *Handler, s *factum.EventStream, result map[string]a
 	sig := factum.Signal{
 		CommandID: s.CommandID, RequestID: s.RequestID, Stage: h.Stage, Function: h.Function,
 		AggregateID: s.AggregateID, AggregateVersion: s.Version, Code: factum.CodeOk, SignalTime: c.cfg.Now(),
-		Results: result, Origin: s.Header[factum.OriginHeader],
+		Results: result, Origin: s.Header[factum.OriginHeader], OriginWait: factum.OriginWait(s.Header),
 	}
 	if err != nil {
 		fe := factum.AsError(err)

@@ -63,11 +63,14 @@ const (
 	outTaken          // in a batch on its way: its answer comes on ch
 )
 
-// outSend is one send waiting in an outbox.
+// outSend is one send waiting in an outbox. It holds the JSON of its
+// command's body, which is all a batch message carries of it as JSON, or
+// of the whole command (see commandBody).
 type outSend struct {
 	ctx   context.Context
 	cmd   *factum.Command
-	data  []byte // the command's JSON
+	body  []byte // the JSON of the command's body, or nil
+	data  []byte // the command's JSON, when body is nil
 	state int
 	ch    chan outAnswer // 1: the lead, or the answer
 }
@@ -96,7 +99,10 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) (ui
 	if b.cfg.MaxBatch == 1 {
 		return b.publishSeq(ctx, cmd, n, false)
 	}
-	data, err := marshalCommand(cmd)
+	// The body's JSON only: a send that joins a batch carries no more
+	// of its command as JSON, and one published alone builds the
+	// command's around it.
+	body, err := marshalBody(cmd)
 	if err != nil {
 		return 0, err
 	}
@@ -112,13 +118,13 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) (ui
 		o.m[key] = box
 		o.mu.Unlock()
 		b.coalescing(1)
-		seq, err := b.publishData(ctx, cmd, data, n)
+		seq, err := b.publishBody(ctx, cmd, body, n)
 		o.mu.Lock()
 		b.handOn(key, box)
 		o.mu.Unlock()
 		return seq, err
 	}
-	me := &outSend{ctx: ctx, cmd: cmd, data: data, ch: make(chan outAnswer, 1)}
+	me := &outSend{ctx: ctx, cmd: cmd, body: body, ch: make(chan outAnswer, 1)}
 	box.waiting = append(box.waiting, me)
 	o.mu.Unlock()
 	select {
@@ -203,10 +209,11 @@ func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) (uint64, error) 
 			s.ch <- outAnswer{err: gaveUp(s.cmd, s.ctx.Err())}
 			continue
 		}
-		if len(batch) > 0 && int64(size+len(s.data)+1) > limit {
+		est := s.size()
+		if len(batch) > 0 && int64(size+est) > limit {
 			break
 		}
-		size += len(s.data) + 1
+		size += est
 		s.state = outTaken
 		batch = append(batch, s)
 	}
@@ -217,7 +224,7 @@ func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) (uint64, error) 
 	var seq uint64
 	if len(batch) == 1 {
 		var err error
-		seq, err = b.publishData(me.ctx, me.cmd, me.data, n)
+		seq, err = b.publishBody(me.ctx, me.cmd, me.body, n)
 		errs = []error{err}
 	} else {
 		seq, errs = b.publishBatch(me.ctx, batch, n)
@@ -231,13 +238,38 @@ func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) (uint64, error) 
 	return seq, errs[0]
 }
 
-// publishData is publishSeq for a command whose JSON is data.
-func (b *Bus) publishData(ctx context.Context, cmd *factum.Command, data []byte, n int) (uint64, error) {
+// publishBody is publishSeq for a command whose body's JSON is body: the
+// message of one command, whose JSON it builds around body.
+func (b *Bus) publishBody(ctx context.Context, cmd *factum.Command, body []byte, n int) (uint64, error) {
 	owner, err := b.reachable(cmd, n, false)
 	if err != nil {
 		return 0, err
 	}
+	data, err := marshalCommandBody(cmd, body)
+	if err != nil {
+		return 0, err
+	}
 	return b.store(ctx, cmd, n, owner, commandMsg(b.cfg.SubjectPrefix, cmd, data, n))
+}
+
+// size returns a bound of the bytes the send's command takes in a batch
+// message's body (see appendCommand): its body's JSON, its strings, each
+// with room for its field's tag and length, and the room of its other
+// fields. A send that holds its command's JSON counts that, which is
+// larger.
+func (s *outSend) size() int {
+	if s.body == nil {
+		return len(s.data) + 1
+	}
+	c := s.cmd
+	const perString = 12 // a field's tag and length, and a message's
+	n := 96 + len(s.body) + 6*perString
+	n += len(c.ID) + len(c.RequestID) + len(c.Name) + len(c.OwnerID)
+	n += len(c.AggregateID.Context) + len(c.AggregateID.Aggregate) + len(c.AggregateID.ID) + len(c.AggregateID.Tenant)
+	for k, v := range c.Header {
+		n += len(k) + len(v) + 2*perString
+	}
+	return n
 }
 
 // reachable returns the owner of partition n, or the UnavailableError of

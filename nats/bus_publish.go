@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/factum-go/factum"
 	natsgo "github.com/nats-io/nats.go"
@@ -124,6 +125,46 @@ func marshalCommand(cmd *factum.Command) ([]byte, error) {
 		return nil, factum.Errorf(factum.CodeIllegalArgument, "nats: command %s does not encode: %w", cmd.ID, err)
 	}
 	return data, nil
+}
+
+// marshalBody returns the JSON of cmd's body, which is the value of
+// "body" in cmd's JSON, when cmd encodes; else marshalCommand's error, so
+// that a command that does not encode fails its send at once, whichever
+// message it would travel in. Of a command's other fields only its
+// CreateTime can fail to encode (a year past 9999, a zone offset of a day
+// or more), which the binary encoding would carry: it is checked here.
+func marshalBody(cmd *factum.Command) ([]byte, error) {
+	body, err := json.Marshal(cmd.Body)
+	if err != nil || !timeEncodes(cmd.CreateTime) {
+		_, err := marshalCommand(cmd)
+		if err == nil {
+			// Unreachable: what fails alone fails in the command.
+			err = factum.Errorf(factum.CodeIllegalArgument, "nats: command %s does not encode", cmd.ID)
+		}
+		return nil, err
+	}
+	return body, nil
+}
+
+// timeEncodes reports whether t has JSON: a year of four digits and a
+// zone offset of less than a day (see time.Time.MarshalJSON).
+func timeEncodes(t time.Time) bool {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return false
+	}
+	_, off := t.Zone()
+	return off > -86400 && off < 86400
+}
+
+// marshalCommandBody returns what marshalCommand returns for cmd, whose
+// body's JSON (marshalBody's) is body, without marshalling the body
+// again: encoding/json writes a json.RawMessage as its bytes compacted,
+// and body, encoding/json's, is compact already, so the bytes are the
+// same.
+func marshalCommandBody(cmd *factum.Command, body []byte) ([]byte, error) {
+	c := *cmd
+	c.Body = json.RawMessage(body)
+	return marshalCommand(&c)
 }
 
 // commandMsg makes the message of a command whose JSON is data. The

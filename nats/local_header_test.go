@@ -29,7 +29,7 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 	} else {
 		w = inProcessWorld(t, 4, 3*time.Second)
 	}
-	for _, wiring := range []string{"nats bus", "signals bus on the dispatcher"} {
+	for _, wiring := range []string{"nats bus", "signals bus on the dispatcher", "signals bus on the nats bus"} {
 		t.Run(wiring, func(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[string]map[string]string{} // command ID -> the header its handler saw
@@ -46,9 +46,17 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 			store := eventstore.NewMemory()
 			n := w.node(t, "i0", BusConfig{Local: LocalFirst})
 			var e *engine.Engine
-			if wiring == "nats bus" {
+			switch wiring {
+			case "nats bus":
 				e = startOwning(t, w, n, engine.Config{Store: store, Bus: n.newBus}, def)
-			} else {
+			case "signals bus on the nats bus":
+				sig, err := NewSignals(SignalsConfig{Conn: n.nc, Instance: "i0", Prefix: w.prefix + ".signal"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = sig.Close() })
+				e = startOwning(t, w, n, engine.Config{Store: store, Bus: sig.Bus(n.newBus), Signals: sig.Sink}, def)
+			default:
 				sig, err := NewSignals(SignalsConfig{Conn: n.nc, Instance: "i0", Prefix: w.prefix + ".signal"})
 				if err != nil {
 					t.Fatal(err)
@@ -62,7 +70,12 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 				}
 				t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
 			}
-			checkStreamHeaders(t, e, store, def.Named(), func(id string) map[string]string {
+			// Signals.Bus stamps the wait (PROCESSED) beside the origin.
+			var wait map[string]string
+			if wiring != "nats bus" {
+				wait = map[string]string{factum.OriginWaitHeader: "PROCESSED"}
+			}
+			checkStreamHeaders(t, e, store, def.Named(), wait, func(id string) map[string]string {
 				mu.Lock()
 				defer mu.Unlock()
 				return seen[id]
@@ -72,9 +85,10 @@ func TestLocalStreamsKeepTheBusOriginMap(t *testing.T) {
 }
 
 // checkStreamHeaders sends commands with the headers of the cases through
-// e, two of each, and checks the headers their streams in store and their
-// handlers (seen, by command ID) got.
-func checkStreamHeaders(t *testing.T, e *engine.Engine, store eventstore.Store, named factum.NamedAggregate, seen func(commandID string) map[string]string) {
+// e, two of each, waiting for PROCESSED, and checks the headers their
+// streams in store and their handlers (seen, by command ID) got: the
+// cases' with the entries of stamped added.
+func checkStreamHeaders(t *testing.T, e *engine.Engine, store eventstore.Store, named factum.NamedAggregate, stamped map[string]string, seen func(commandID string) map[string]string) {
 	t.Helper()
 	origin := map[string]string{HeaderOrigin: "i0"}
 	for k, tc := range []struct {
@@ -88,6 +102,8 @@ func checkStreamHeaders(t *testing.T, e *engine.Engine, store eventstore.Store, 
 		{"another origin", func() map[string]string { return map[string]string{HeaderOrigin: "i9"} }, origin, true},
 		{"trace", func() map[string]string { return map[string]string{"traceparent": "t"} }, map[string]string{"traceparent": "t", HeaderOrigin: "i0"}, false},
 	} {
+		tc.want = maps.Clone(tc.want)
+		maps.Copy(tc.want, stamped)
 		t.Run(tc.name, func(t *testing.T) {
 			var streams []factum.EventStream
 			var senders []map[string]string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,11 @@ type SignalsConfig struct {
 // published on that instance's subject, and the signals published on this
 // instance's subject are delivered into its local waiters. A signal for a
 // command this instance sent, or one naming no instance, stays in the
-// process: no network.
+// process: no network. A signal for another instance whose wait cannot use
+// it (factum.Signal.OriginWait, from the command's
+// factum.OriginWaitHeader; see command.WaitUses) is not published, and is
+// counted: a wait for PROCESSED gets no branch-stage signal, one for SENT
+// none at all.
 //
 // Delivery is at most once, like the in-process sink's: a signal for an
 // instance that is gone, or one NATS cannot take, is dropped and counted,
@@ -60,7 +65,7 @@ type Signals struct {
 	local atomic.Pointer[command.Sink]
 	sub   *natsgo.Subscription
 
-	sent, received, dropped, localOnly atomic.Uint64
+	sent, received, dropped, localOnly, unwaited atomic.Uint64
 }
 
 // SignalStats counts the signals an instance has routed.
@@ -73,6 +78,10 @@ type SignalStats struct {
 	Received uint64 `json:"received"`
 	// Dropped is how many could not be published or decoded.
 	Dropped uint64 `json:"dropped"`
+	// Unwaited is how many, for another instance, were not published
+	// because the wait there cannot use them (see
+	// factum.OriginWaitHeader).
+	Unwaited uint64 `json:"unwaited"`
 }
 
 // NewSignals checks cfg and returns the instance's signal transport; it
@@ -172,9 +181,11 @@ func (s *Signals) Sink(local command.Sink) (command.Sink, error) {
 
 // Signal implements command.Sink: it delivers sig locally when this
 // instance sent its command (or it names none), and publishes it on the
-// origin's subject otherwise. It never waits for the network: the
-// connection buffers what it publishes (also while it reconnects, up to
-// its reconnect buffer), and what it cannot take is dropped and counted.
+// origin's subject otherwise, unless the wait there cannot use it
+// (command.WaitUses of its OriginWait and Stage). It never waits for the
+// network: the connection buffers what it publishes (also while it
+// reconnects, up to its reconnect buffer), and what it cannot take is
+// dropped and counted.
 func (s *Signals) Signal(sig factum.Signal) {
 	if sig.Origin == "" || sig.Origin == s.cfg.Instance {
 		s.localOnly.Add(1)
@@ -186,6 +197,10 @@ func (s *Signals) Signal(sig factum.Signal) {
 	if ValidateInstance(sig.Origin) != nil {
 		s.dropped.Add(1)
 		s.cfg.Logger.Warn("nats: wait signal for an invalid origin dropped", "origin", sig.Origin, "command", sig.CommandID)
+		return
+	}
+	if !command.WaitUses(sig.OriginWait, sig.Stage) {
+		s.unwaited.Add(1)
 		return
 	}
 	b, err := json.Marshal(sig)
@@ -211,7 +226,11 @@ const HeaderSignals = "Factum-Signals"
 // (see HeaderSignals) when they fit in one, so that a run's signals cost
 // the network one message. It implements OriginBatchSink.
 func (s *Signals) SignalOriginBatch(origin string, sigs []factum.Signal) {
-	if len(sigs) < 2 || origin == "" || origin == s.cfg.Instance || ValidateInstance(origin) != nil {
+	remote := origin != "" && origin != s.cfg.Instance && ValidateInstance(origin) == nil
+	if remote {
+		sigs = s.waited(sigs)
+	}
+	if len(sigs) < 2 || !remote {
 		for _, sig := range sigs {
 			s.SignalOrigin(origin, sig)
 		}
@@ -237,6 +256,26 @@ func (s *Signals) SignalOriginBatch(origin string, sigs []factum.Signal) {
 		return
 	}
 	s.sent.Add(uint64(len(sigs)))
+}
+
+// waited returns the signals of sigs, for another instance, that the
+// waits there can use (see Signal), counting the others: sigs itself
+// when it is all of them, else a copy, sigs being the caller's.
+func (s *Signals) waited(sigs []factum.Signal) []factum.Signal {
+	for i := range sigs {
+		if command.WaitUses(sigs[i].OriginWait, sigs[i].Stage) {
+			continue
+		}
+		kept := slices.Clone(sigs[:i])
+		for _, sig := range sigs[i:] {
+			if command.WaitUses(sig.OriginWait, sig.Stage) {
+				kept = append(kept, sig)
+			}
+		}
+		s.unwaited.Add(uint64(len(sigs) - len(kept)))
+		return kept
+	}
+	return sigs
 }
 
 // SignalOrigin routes sig to origin, the instance that sent its command,
@@ -313,7 +352,7 @@ func droppedOf(count string, size, decoded int) uint64 {
 
 // Stats returns the counts of signals routed so far.
 func (s *Signals) Stats() SignalStats {
-	return SignalStats{Local: s.localOnly.Load(), Sent: s.sent.Load(), Received: s.received.Load(), Dropped: s.dropped.Load()}
+	return SignalStats{Local: s.localOnly.Load(), Sent: s.sent.Load(), Received: s.received.Load(), Dropped: s.dropped.Load(), Unwaited: s.unwaited.Load()}
 }
 
 // Close unsubscribes: signals for this instance are no longer received.

@@ -45,13 +45,13 @@ const (
 
 // encodeCommands returns the body of the batch message of batch (see
 // HeaderBatch): WireVersion and the binary encoding of its commands.
-// Every field JSON carries travels; the body as the JSON each send's data
-// (its command's JSON, as marshalCommand made it) holds, which is the
-// JSON a message of the command alone carries.
+// Every field JSON carries travels; the body as the JSON each send holds
+// of it (see commandBody), which is the JSON a message of the command
+// alone carries.
 func encodeCommands(batch []*outSend) []byte {
 	size := 64
 	for _, s := range batch {
-		size += len(s.data)
+		size += len(s.body) + len(s.data)
 	}
 	b := make([]byte, 0, size)
 	b = append(b, WireVersion)
@@ -69,7 +69,7 @@ func encodeCommands(batch []*outSend) []byte {
 		b = appendHeader(b, cmdsHeader, def.Header)
 	}
 	for _, s := range batch {
-		b = appendCommand(b, s.cmd, commandBody(s.cmd, s.data), def)
+		b = appendCommand(b, s.cmd, s.commandBody(), def)
 	}
 	return b
 }
@@ -135,10 +135,20 @@ func appendHeader(b []byte, num protowire.Number, h map[string]string) []byte {
 	return closeMessage(b, start)
 }
 
+// commandBody returns the JSON of the send's command's body: the JSON
+// the send holds of it (marshalBody's), or the body's in the command's
+// JSON it holds instead (see commandBody).
+func (s *outSend) commandBody() []byte {
+	if s.body != nil {
+		return s.body
+	}
+	return commandBody(s.cmd, s.data)
+}
+
 // commandBody returns the JSON of c's body: the value of "body" in data,
 // c's JSON, or, without data, the body marshalled; "null" for a body
-// without JSON, which no send has (each send's data is its command's
-// JSON, so its body has JSON).
+// without JSON, which no send has (each send holds its body's JSON or
+// its command's, so its body has JSON).
 func commandBody(c *factum.Command, data []byte) []byte {
 	if body := jsonField(data, "body"); body != nil {
 		return body

@@ -384,7 +384,7 @@ func (r *Runner) signal(s *factum.EventStream, err error) {
 	sig := factum.Signal{
 		CommandID: s.CommandID, RequestID: s.RequestID, Stage: factum.StageProjected, Function: r.p.Function(),
 		AggregateID: s.AggregateID, AggregateVersion: s.Version, Code: factum.CodeOk, SignalTime: r.cfg.Now(),
-		Origin: s.Header[factum.OriginHeader],
+		Origin: s.Header[factum.OriginHeader], OriginWait: factum.OriginWait(s.Header),
 	}
 	if err != nil {
 		fe := factum.AsError(err)
