@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/factum-go/factum"
@@ -32,10 +33,17 @@ func (b *Bus) handedFilter(n int) string {
 // publishHanded stores j's commands from the k-th on (see
 // job.commands) on their handed subject under the message ID id and
 // returns its stream sequence. The partition's owner is not looked at:
-// the stream keeps the commands for whoever owns the partition next. A
-// whole batch (k 0) is stored with the body and the headers it was
-// delivered with, under its new ID; the rest of a batch, as a batch
-// message of its own, or of one command when one is left.
+// the stream keeps the commands for whoever owns the partition next.
+//
+// A delivered command is stored with the bytes it was delivered with,
+// not re-encoded from j's commands, whose bodies the executor may have
+// decoded into its command types (see Preparer): a body's fields that
+// this instance's types lack reach the next owner, which may know them (a
+// newer version, during a rolling upgrade). A whole delivered message (k
+// 0) is stored with its body and headers, under its new ID; the rest of
+// a delivered batch, decoded again from the message, as a batch message
+// of its own, or of one command when one is left. A command accepted here
+// is stored as it is sent.
 func (b *Bus) publishHanded(ctx context.Context, j *job, k int, id string) (uint64, error) {
 	cmds := j.commands()[k:]
 	cmd, n := cmds[0], j.n
@@ -45,30 +53,65 @@ func (b *Bus) publishHanded(ctx context.Context, j *job, k int, id string) (uint
 	}
 	var msg *natsgo.Msg
 	switch {
-	case len(cmds) > 1 && k == 0:
+	case j.msg != nil && k == 0:
 		h := natsgo.Header{}
 		for key, v := range j.msg.Headers() {
 			h[key] = v
 		}
 		msg = &natsgo.Msg{Header: h, Data: j.msg.Data()}
-	case len(cmds) > 1:
-		batch := make([]*outSend, len(cmds))
-		for i, c := range cmds {
-			data, err := marshalCommand(c)
-			if err != nil {
-				return 0, err
-			}
-			batch[i] = &outSend{cmd: c, data: data}
+	case j.msg != nil:
+		if cmds, err = deliveredCommands(j); err != nil {
+			return 0, err
 		}
-		msg = b.batchMsg(batch, n)
+		cmds = cmds[k:]
+		fallthrough
 	default:
-		if msg, err = encodeCommand(b.cfg.SubjectPrefix, cmd, n); err != nil {
+		if msg, err = b.handedMsg(cmds, n); err != nil {
 			return 0, err
 		}
 	}
 	msg.Subject = HandedSubject(b.cfg.SubjectPrefix, cmd.AggregateID.NamedAggregate, n)
 	msg.Header[jetstream.MsgIDHeader] = []string{id}
 	return b.store(ctx, cmd, n, owner, msg)
+}
+
+// deliveredCommands decodes the message j was delivered as again, its
+// commands' bodies as their JSON: j's commands as they were delivered.
+func deliveredCommands(j *job) ([]*factum.Command, error) {
+	var cmds []*factum.Command
+	if count := j.msg.Headers().Get(HeaderBatch); count != "" {
+		var err error
+		if cmds, err = decodeBatch(j.msg.Data(), count); err != nil {
+			return nil, err
+		}
+	} else {
+		cmd, err := decodeCommand(j.msg.Data())
+		if err != nil {
+			return nil, err
+		}
+		cmds = []*factum.Command{cmd}
+	}
+	if len(cmds) != 1+len(j.more) {
+		return nil, fmt.Errorf("nats: the message of command %s holds %d commands, its job %d", j.cmd.ID, len(cmds), 1+len(j.more))
+	}
+	return cmds, nil
+}
+
+// handedMsg makes the message of cmds, one aggregate's, handed over to
+// partition n: a batch message of two or more, a command's of one.
+func (b *Bus) handedMsg(cmds []*factum.Command, n int) (*natsgo.Msg, error) {
+	if len(cmds) == 1 {
+		return encodeCommand(b.cfg.SubjectPrefix, cmds[0], n)
+	}
+	batch := make([]*outSend, len(cmds))
+	for i, c := range cmds {
+		data, err := marshalCommand(c)
+		if err != nil {
+			return nil, err
+		}
+		batch[i] = &outSend{cmd: c, data: data}
+	}
+	return b.batchMsg(batch, n), nil
 }
 
 // handedID is the message ID of j's commands from the k-th on handed

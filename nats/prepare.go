@@ -17,7 +17,8 @@ import "github.com/factum-go/factum"
 // otherwise (a body that does not decode, a command name or aggregate
 // type the executor does not handle), so that the processing refuses it
 // as it would without Prepare. It must be safe for concurrent use: each
-// partition's pull goroutine calls it.
+// partition's pull goroutine calls it. A Prepare that panics leaves the
+// command's body as it was delivered.
 type Preparer interface {
 	Prepare(cmd *factum.Command)
 }
@@ -38,6 +39,22 @@ func (b *Bus) prepare(cmds ...*factum.Command) {
 		return
 	}
 	for _, c := range cmds {
-		p.Prepare(c)
+		b.prepareOne(p, c)
 	}
+}
+
+// prepareOne calls p's Prepare on cmd. A Prepare that panics leaves the
+// body as it was delivered, for the processing to meet as it would
+// without Prepare: its panic, on the partition's pull goroutine, would
+// end the process, and, the message staying on the stream, every next
+// owner's in turn.
+func (b *Bus) prepareOne(p Preparer, cmd *factum.Command) {
+	body := cmd.Body
+	defer func() {
+		if r := recover(); r != nil {
+			cmd.Body = body
+			b.cfg.Logger.Error("nats: decoding a delivered command's body panicked; it stays as delivered", "command", cmd.ID, "name", cmd.Name, "panic", r)
+		}
+	}()
+	p.Prepare(cmd)
 }
