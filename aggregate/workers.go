@@ -15,15 +15,19 @@ import (
 // of other aggregates at the same moment start goroutines beyond it, as
 // without the pool. An idle worker holds its stack (16 KiB once grown
 // by a decision of the package's tests), so the bound keeps an
-// executor's idle workers near 1 MiB.
+// aggregate type's idle workers near 1 MiB: each type's executor has a
+// pool of its own (Registry.NewExecutor routes to one per type).
 const maxIdleWorkers = eventstore.MaxGroup
 
 // workerIdleTime is how long a worker of the pool stays idle before it
 // exits. Runs of a busy aggregate follow each other a commit's time
 // apart (a millisecond or a few), far within it, so that a steady load
 // keeps its workers; a second is still short enough that an engine
-// gone idle holds no goroutine for long. A load with runs more than a
-// second apart gains nothing to speak of from kept stacks.
+// gone idle holds no goroutine for long. An engine's Shutdown does not
+// end its executors' idle workers: each exits once idle for a second,
+// so that a goroutine leak check made at once after Shutdown finds
+// them. A load with runs more than a second apart gains nothing to
+// speak of from kept stacks.
 const workerIdleTime = time.Second
 
 // workerPool runs functions each in a goroutine of its own, on goroutines
@@ -44,13 +48,21 @@ const workerIdleTime = time.Second
 // pool full exits, and one idle for workerIdleTime exits too, so that an
 // idle executor keeps no goroutine for ever. The zero value is an empty
 // pool, ready to use; it needs no closing.
+//
+// A function runs with the goroutine's state a kept goroutine carries
+// from one function to the next: the pprof labels of the goroutine that
+// started it (not of the one calling Go), and whatever an earlier
+// function left set on it (pprof.SetGoroutineLabels without a restore,
+// runtime.LockOSThread without an unlock). Nothing in this module sets
+// either; a middleware using pprof.Do restores the labels it set.
 type workerPool struct {
 	mu sync.Mutex
 	// idle holds the idle workers, the one idle longest first: a worker
 	// is taken from the end, where the stack was used last, and those at
 	// the start exit when their idle time is up.
 	idle []*worker
-	// sweeping: a sweep is scheduled (there are idle workers).
+	// sweeping: a sweep is scheduled, as it always is while there are
+	// idle workers.
 	sweeping bool
 	// live counts the pool's goroutines, idle or running a function.
 	live int
@@ -72,13 +84,17 @@ type poolHooks struct {
 // while it is idle.
 type worker struct {
 	// jobs holds the next job: at most one is handed to an idle worker,
-	// so that handing it over never blocks. The zero job tells it to exit.
+	// so that handing it over never blocks. The zero job (no wait group)
+	// tells it to exit.
 	jobs chan job
 	// since is when it went idle.
 	since time.Time
 }
 
-// job is a function to run and the wait group awaiting it.
+// job is a function to run and the wait group awaiting it. A job Go
+// hands over always has its wait group, even with a nil function, which
+// is run (and panics) as wg.Go would: only the zero job, a sweep's, ends
+// a worker.
 type job struct {
 	f  func()
 	wg *sync.WaitGroup
@@ -111,7 +127,7 @@ func (p *workerPool) Go(wg *sync.WaitGroup, f func()) {
 func (p *workerPool) work(j job) {
 	defer p.exit()
 	w := &worker{jobs: make(chan job, 1)}
-	for j.f != nil {
+	for j.wg != nil {
 		j.run()
 		if !p.park(w) {
 			return
@@ -122,7 +138,7 @@ func (p *workerPool) work(j job) {
 
 // run calls the job's function and tells its wait group, as wg.Go does:
 // after a panic it does not, so that a waiter does not race the crash
-// the panic is in this goroutine.
+// (the panic goes on, and it is fatal in a worker's goroutine).
 func (j job) run() {
 	defer func() {
 		if x := recover(); x != nil {

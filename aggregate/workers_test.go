@@ -161,30 +161,75 @@ func TestWorkerPoolGoexit(t *testing.T) {
 	var wg sync.WaitGroup
 	p.Go(&wg, runtime.Goexit)
 	w.WaitExited(t, 1)
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(deadlock): // a deadlock, not a timing
+		t.Fatal("wg.Wait did not return after the function's Goexit")
+	}
 	if idle, live := w.Counts(); idle != 0 || live != 0 {
 		t.Errorf("%d idle of %d workers, want none", idle, live)
 	}
 }
 
+// A job whose function panics leaves its wait group waiting, as wg.Go
+// does: the panic goes on, fatal in the worker's goroutine, and a Done
+// would let wg.Wait race the crash.
+func TestWorkerPoolPanicLeavesWaitGroup(t *testing.T) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the function's panic did not go on")
+			}
+		}()
+		job{f: func() { panic("the job's function panicked") }, wg: &wg}.run()
+	}()
+	// The one Done left: after a Done of run's, it panics (a negative
+	// counter).
+	wg.Done()
+}
+
 // A function's panic is fatal, as in a goroutine wg.Go starts: the
 // process dies of it, and wg.Wait does not return first (the child
-// would exit 0).
+// would exit 0). A nil function panics alike: it does not pass for the
+// sweep's word to exit, which would leave wg.Wait blocked for ever.
 func TestWorkerPoolPanicIsFatal(t *testing.T) {
-	if os.Getenv("FACTUM_WORKER_PANIC") == "1" {
-		var p workerPool
-		var wg sync.WaitGroup
-		p.Go(&wg, func() { panic("the worker's function panicked") })
-		wg.Wait()
-		os.Exit(0)
+	cases := []struct {
+		name string
+		f    func()
+		want string // in the dying process's output
+	}{
+		{"panic", func() { panic("the worker's function panicked") }, "the worker's function panicked"},
+		{"nil function", nil, "nil pointer dereference"},
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerPoolPanicIsFatal$")
-	cmd.Env = append(os.Environ(), "FACTUM_WORKER_PANIC=1")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("the process survived the panic:\n%s", out)
+	if name := os.Getenv("FACTUM_WORKER_PANIC"); name != "" {
+		for _, tc := range cases {
+			if tc.name == name {
+				var p workerPool
+				var wg sync.WaitGroup
+				p.Go(&wg, tc.f)
+				wg.Wait()
+				os.Exit(0)
+			}
+		}
+		t.Fatalf("no case %q", name)
 	}
-	if !strings.Contains(string(out), "the worker's function panicked") {
-		t.Errorf("the process died of something else (%v):\n%s", err, out)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The child's own timeout ends a wg.Wait blocked for ever: a
+			// deadlock, not a timing.
+			cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerPoolPanicIsFatal$", "-test.timeout="+deadlock.String())
+			cmd.Env = append(os.Environ(), "FACTUM_WORKER_PANIC="+tc.name)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the process survived the panic:\n%s", out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("the process died of something else (%v), not of %q:\n%s", err, tc.want, out)
+			}
+		})
 	}
 }
