@@ -191,6 +191,9 @@ func TestUnencodableSendFailsAtOnce(t *testing.T) {
 // marshals its command's JSON once, not its body's first, allocating
 // only its outbox besides.
 func TestASendAloneMarshalsItsCommandOnce(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector's sync.Pool drops encoders at random")
+	}
 	s := newSender(t, BusConfig{})
 	ctx := context.Background()
 	n := PartitionOf(s.id.ID, len(s.bus.state))
@@ -208,9 +211,10 @@ func TestASendAloneMarshalsItsCommandOnce(t *testing.T) {
 	single := func() error { _, err := s.bus.publishSeq(ctx, cmd, n, false); return err }
 	alone := func() error { _, err := s.bus.sendCoalesced(ctx, cmd, n); return err }
 	// The least of a few rounds each, alternating: the client's own
-	// allocations settle after the first.
+	// allocations settle after the first, and the instances' leases
+	// allocate now and then.
 	least := [2]float64{math.Inf(1), math.Inf(1)}
-	for range 4 {
+	for range 6 {
 		least[0] = min(least[0], measure(single))
 		least[1] = min(least[1], measure(alone))
 	}
