@@ -94,9 +94,10 @@ func (g *Gateway) Waiters() *Waiters { return g.waiters }
 // aggregate ID of a create command sent without one (derived from the
 // request ID, so a retried create finds its first attempt), the tenant; then
 // the message and its body. It returns the command to send and the
-// effective timeout.
-func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*factum.Command, time.Duration, error) {
-	c := new(factum.Command)
+// effective timeout, with the room for the context its bus gets it in.
+func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*sending, time.Duration, error) {
+	s := new(sending)
+	c := &s.cmd
 	*c = *cmd
 	if c.ID == "" {
 		c.ID = factum.NewID()
@@ -109,15 +110,15 @@ func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*factum.Command, 
 	}
 	timeout, err := plan.check(g.defTimeout, g.maxTimeout)
 	if err != nil {
-		return c, 0, err
+		return s, 0, err
 	}
 	t, ok := g.reg.Lookup(c.AggregateID.NamedAggregate)
 	if !ok {
-		return c, 0, factum.NotFound(fmt.Sprintf("no aggregate type %s is registered", c.AggregateID.NamedAggregate))
+		return s, 0, factum.NotFound(fmt.Sprintf("no aggregate type %s is registered", c.AggregateID.NamedAggregate))
 	}
 	spec, ok := t.Command(c.Name)
 	if !ok {
-		return c, 0, factum.IllegalArgument(fmt.Sprintf("aggregate %s does not handle command %q", c.AggregateID.NamedAggregate, c.Name))
+		return s, 0, factum.IllegalArgument(fmt.Sprintf("aggregate %s does not handle command %q", c.AggregateID.NamedAggregate, c.Name))
 	}
 	c.IsCreate = c.IsCreate || spec.Create
 	c.AllowCreate = c.AllowCreate || spec.AllowCreate
@@ -132,15 +133,15 @@ func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*factum.Command, 
 		c.CreateTime = time.Now()
 	}
 	if err := c.Validate(); err != nil {
-		return c, 0, err
+		return s, 0, err
 	}
 	if c.IsVoid && plan.Stage != factum.StageSent {
-		return c, 0, factum.Errorf(factum.CodeIllegalArgument, "command %s: %w: only SENT can be awaited, not %s", c.Name, ErrVoid, plan.Stage)
+		return s, 0, factum.Errorf(factum.CodeIllegalArgument, "command %s: %w: only SENT can be awaited, not %s", c.Name, ErrVoid, plan.Stage)
 	}
 	if err := validateBody(c.Body); err != nil {
-		return c, 0, err
+		return s, 0, err
 	}
-	return c, timeout, nil
+	return s, timeout, nil
 }
 
 // precheck answers a repeated request from the event store. It returns the
@@ -210,7 +211,8 @@ func duplicateResult(c *factum.Command, s *factum.EventStream) Result {
 // PROCESSED outcome is returned, marked Duplicate. Any failure is returned
 // both as the Result and as a *ResultError.
 func (g *Gateway) Send(ctx context.Context, cmd factum.Command) (Result, error) {
-	c, _, err := g.prepare(&cmd, Wait(factum.StageSent))
+	s, _, err := g.prepare(&cmd, Wait(factum.StageSent))
+	c := &s.cmd
 	if err == nil {
 		err = g.admit(ctx)
 	}
@@ -223,7 +225,7 @@ func (g *Gateway) Send(ctx context.Context, cmd factum.Command) (Result, error) 
 	} else if dup {
 		return r, nil
 	}
-	if err := g.bus.Send(WithWaitStage(ctx, c.ID, factum.StageSent), c); err != nil {
+	if err := g.bus.Send(s.withWait(ctx, factum.StageSent), c); err != nil {
 		return failure(factum.StageSent, c, err)
 	}
 	return sentResult(c), nil
@@ -264,7 +266,8 @@ func (g *Gateway) SendAndWait(ctx context.Context, cmd factum.Command, plan Wait
 // already had it. emit returns false to stop the wait early; done is then
 // not called.
 func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, emit func(Result, error) bool, done func(Result, error, bool)) {
-	c, timeout, err := g.prepare(cmd, plan)
+	s, timeout, err := g.prepare(cmd, plan)
+	c := &s.cmd
 	if err == nil {
 		err = g.admit(ctx)
 	}
@@ -293,7 +296,7 @@ func (g *Gateway) run(ctx context.Context, cmd *factum.Command, plan WaitPlan, e
 	}
 	// The bus learns the stage waited for: signals this wait cannot use
 	// need not travel to this instance (see WaitUses).
-	sendCtx := WithWaitStage(ctx, c.ID, plan.Stage)
+	sendCtx := s.withWait(ctx, plan.Stage)
 	if plan.Stage == factum.StageSent {
 		err := g.bus.Send(sendCtx, c)
 		handedOver()

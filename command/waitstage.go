@@ -33,6 +33,22 @@ func WithWaitStage(ctx context.Context, commandID string, stage factum.CommandSt
 	return &waitCtx{Context: ctx, id: commandID, stage: stage}
 }
 
+// sending is a command the gateway sends, beside the context its bus
+// gets it in: one allocation for both, so that naming a send's wait
+// costs the send none.
+type sending struct {
+	cmd  factum.Command
+	wait waitCtx
+}
+
+// withWait returns ctx carrying stage as the wait of s's command, as
+// WithWaitStage does, in s's own room. The context lives as long as the
+// command does.
+func (s *sending) withWait(ctx context.Context, stage factum.CommandStage) context.Context {
+	s.wait = waitCtx{Context: ctx, id: s.cmd.ID, stage: stage}
+	return &s.wait
+}
+
 // WaitStage returns the stage ctx carries for the command commandID (see
 // WithWaitStage) and true, or false when it carries none for that command.
 // It is keyed by the command: a context derived from a send's that

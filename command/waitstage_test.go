@@ -134,3 +134,55 @@ func TestGatewayHandsTheBusItsWaitStage(t *testing.T) {
 		})
 	}
 }
+
+// nopBus accepts every command, reading the wait its send names, and
+// answers it PROCESSED into sink, if any.
+type nopBus struct{ sink command.Sink }
+
+func (b nopBus) Send(ctx context.Context, cmd *factum.Command) error {
+	if _, ok := command.WaitStage(ctx, cmd.ID); !ok {
+		return factum.IllegalArgument("no wait named")
+	}
+	if b.sink != nil {
+		b.sink.Signal(factum.Signal{Stage: factum.StageProcessed, CommandID: cmd.ID, AggregateID: cmd.AggregateID, Code: factum.CodeOk})
+	}
+	return nil
+}
+
+// Naming a send's wait costs the send no allocation: the gateway's one
+// is the command it sends, which holds the context its bus gets.
+func TestNamingTheWaitAllocatesNothing(t *testing.T) {
+	def := aggregate.New[struct{}]("test", "ticker",
+		aggregate.Handle(func(context.Context, struct{}, tick) ([]any, error) { return []any{ticked{}}, nil }, aggregate.AllowCreate()))
+	reg, err := aggregate.NewRegistry(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiters := command.NewWaiters()
+	g, err := command.NewGateway(command.GatewayConfig{Registry: reg, Bus: nopBus{sink: waiters}, Waiters: waiters, Store: eventstore.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cmd := factum.NewCommand(def.ID("t"), tick{}) // its IDs set: the gateway makes none
+	for _, tc := range []struct {
+		name   string
+		send   func() error
+		pooled bool // its wait is one of the Waiters' pool
+	}{
+		{"Send", func() error { _, err := g.Send(ctx, cmd); return err }, false},
+		{"SendAndWait", func() error { _, err := g.SendAndWait(ctx, cmd, command.Wait(factum.StageProcessed)); return err }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.send(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.pooled && raceDetector {
+				t.Skip("the race detector's sync.Pool drops waits")
+			}
+			if n := testing.AllocsPerRun(100, func() { _ = tc.send() }); n > 1 {
+				t.Errorf("%v allocations a send, want the command's alone", n)
+			}
+		})
+	}
+}

@@ -326,7 +326,7 @@ func (b *Bus) Send(ctx context.Context, cmd *factum.Command) error {
 		// in-process dispatcher does, so this path needs no count of its
 		// own for Shutdown.
 		if token, ok := b.localClaim(n); ok {
-			b.setOrigin(cmd)
+			b.setOrigin(ctx, cmd)
 			return b.enqueueLocal(ctx, job{cmd: cmd, n: n, token: token})
 		}
 	}
@@ -345,7 +345,7 @@ func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error 
 	if b.closed.Load() {
 		return factum.Errorf(factum.CodeTooManyRequests, "nats: %w: not accepting commands", factum.ErrClosed)
 	}
-	b.setOrigin(cmd)
+	b.setOrigin(ctx, cmd)
 	if b.cfg.Local != LocalNever && !cmd.IsVoid {
 		token, fwd, err := b.forward(ctx, cmd, n)
 		switch {
@@ -368,15 +368,27 @@ func (b *Bus) sendStored(ctx context.Context, cmd *factum.Command, n int) error 
 // setOrigin sets HeaderOrigin in cmd's header to this instance. A command
 // without a header gets the map the bus shares among them; any other gets a
 // copy of its own with the origin added, since the caller's map may be
-// shared.
-func (b *Bus) setOrigin(cmd *factum.Command) {
+// shared. A factum.OriginWaitHeader is kept only when it names the stage
+// ctx carries for cmd (command.WaitStage: what Signals.Bus stamps), and
+// deleted otherwise: a caller's value, or one a saga's command inherits
+// from its source stream, would keep from the origin signals its wait
+// needs.
+func (b *Bus) setOrigin(ctx context.Context, cmd *factum.Command) {
+	stale := false
+	if _, ok := cmd.Header[factum.OriginWaitHeader]; ok {
+		wait, _ := command.WaitStage(ctx, cmd.ID)
+		stale = !wait.Valid() || factum.OriginWait(cmd.Header) != wait
+	}
 	switch {
 	case len(cmd.Header) == 0:
 		cmd.Header = b.originOnly
-	case cmd.Header[HeaderOrigin] != b.originOnly[HeaderOrigin]:
+	case stale || cmd.Header[HeaderOrigin] != b.originOnly[HeaderOrigin]:
 		h := make(map[string]string, len(cmd.Header)+1)
 		maps.Copy(h, cmd.Header)
 		h[HeaderOrigin] = b.originOnly[HeaderOrigin]
+		if stale {
+			delete(h, factum.OriginWaitHeader)
+		}
 		cmd.Header = h
 	}
 }

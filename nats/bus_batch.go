@@ -99,17 +99,23 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) (ui
 	if b.cfg.MaxBatch == 1 {
 		return b.publishSeq(ctx, cmd, n, false)
 	}
-	// The body's JSON only: a send that joins a batch carries no more
-	// of its command as JSON, and one published alone builds the
-	// command's around it.
-	body, err := marshalBody(cmd)
-	if err != nil {
-		return 0, err
-	}
 	key := outKeyOf(cmd)
 	o := &b.out
+	var body []byte // the body's JSON, once the send found an outbox
 	o.mu.Lock()
 	box := o.m[key]
+	for box != nil && body == nil {
+		// It joins a batch, which carries no more of its command as
+		// JSON than its body's, marshalled outside the lock: the outbox
+		// may be gone when the lock is taken again.
+		o.mu.Unlock()
+		var err error
+		if body, err = marshalBody(cmd); err != nil {
+			return 0, err
+		}
+		o.mu.Lock()
+		box = o.m[key]
+	}
 	if box == nil {
 		if o.m == nil {
 			o.m = map[outKey]*outbox{}
@@ -118,6 +124,8 @@ func (b *Bus) sendCoalesced(ctx context.Context, cmd *factum.Command, n int) (ui
 		o.m[key] = box
 		o.mu.Unlock()
 		b.coalescing(1)
+		// Alone: its command's JSON, marshalled once (around its body's
+		// when it has it).
 		seq, err := b.publishBody(ctx, cmd, body, n)
 		o.mu.Lock()
 		b.handOn(key, box)
@@ -238,14 +246,21 @@ func (b *Bus) lead(key outKey, box *outbox, me *outSend, n int) (uint64, error) 
 	return seq, errs[0]
 }
 
-// publishBody is publishSeq for a command whose body's JSON is body: the
-// message of one command, whose JSON it builds around body.
+// publishBody is publishSeq for a command whose body's JSON is body (nil:
+// not marshalled yet): the message of one command, whose JSON it builds
+// around body, or marshals whole without it.
 func (b *Bus) publishBody(ctx context.Context, cmd *factum.Command, body []byte, n int) (uint64, error) {
-	owner, err := b.reachable(cmd, n, false)
+	var data []byte
+	var err error
+	if body == nil {
+		data, err = marshalCommand(cmd)
+	} else {
+		data, err = marshalCommandBody(cmd, body)
+	}
 	if err != nil {
 		return 0, err
 	}
-	data, err := marshalCommandBody(cmd, body)
+	owner, err := b.reachable(cmd, n, false)
 	if err != nil {
 		return 0, err
 	}

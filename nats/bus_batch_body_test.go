@@ -185,3 +185,40 @@ func TestUnencodableSendFailsAtOnce(t *testing.T) {
 		t.Errorf("the stream holds %+v, want r0 alone", got)
 	}
 }
+
+// A send that finds no publish of its aggregate in flight goes alone, and
+// costs what a send of a bus that never batches does (MaxBatch 1): it
+// marshals its command's JSON once, not its body's first, allocating
+// only its outbox besides.
+func TestASendAloneMarshalsItsCommandOnce(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector's sync.Pool drops encoders at random")
+	}
+	s := newSender(t, BusConfig{})
+	ctx := context.Background()
+	n := PartitionOf(s.id.ID, len(s.bus.state))
+	cmd := s.command("r0")
+	if err := s.bus.Send(ctx, cmd); err != nil { // stamps it, and warms up
+		t.Fatal(err)
+	}
+	measure := func(send func() error) float64 {
+		return testing.AllocsPerRun(200, func() {
+			if err := send(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	single := func() error { _, err := s.bus.publishSeq(ctx, cmd, n, false); return err }
+	alone := func() error { _, err := s.bus.sendCoalesced(ctx, cmd, n); return err }
+	// The least of a few rounds each, alternating: the client's own
+	// allocations settle after the first, and the instances' leases
+	// allocate now and then.
+	least := [2]float64{math.Inf(1), math.Inf(1)}
+	for range 6 {
+		least[0] = min(least[0], measure(single))
+		least[1] = min(least[1], measure(alone))
+	}
+	if least[1] > least[0]+1 {
+		t.Errorf("a send alone allocates %v times, a send of a bus that never batches %v", least[1], least[0])
+	}
+}

@@ -22,8 +22,8 @@ func TestBatchMessageIDIsNoCommandID(t *testing.T) {
 	r1, r2 := s.command("r1"), s.command("r2")
 	// The message ID the batch of r1 and r2 gets (the origin does not
 	// enter it).
-	s.bus.setOrigin(r1)
-	s.bus.setOrigin(r2)
+	s.bus.setOrigin(context.Background(), r1)
+	s.bus.setOrigin(context.Background(), r2)
 	n := PartitionOf(s.id.ID, len(s.bus.state))
 	msgID := s.bus.batchMsg([]*outSend{{cmd: r1}, {cmd: r2}}, n).Header.Get(jetstream.MsgIDHeader)
 	if err := factum.ValidateID("command id", msgID); err != nil {

@@ -116,7 +116,7 @@ func sendBatchMsgFrom(t *testing.T, bus *Bus, origin, id string, reqs ...string)
 		cmd := tallyCommand(id, req)
 		cmd.AllowCreate = true // as the gateway makes a command of a handler that may create
 		cmd.AggregateID.Tenant = factum.DefaultTenant
-		bus.setOrigin(&cmd)
+		bus.setOrigin(context.Background(), &cmd)
 		if origin != "" {
 			cmd.Header = map[string]string{HeaderOrigin: origin}
 		}

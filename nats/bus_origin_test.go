@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -33,7 +34,7 @@ func TestSetOriginSharesOneMapAndNeverWritesTheSendersHeader(t *testing.T) {
 				}
 			}
 			cmd := &factum.Command{Header: tc.header}
-			b.setOrigin(cmd)
+			b.setOrigin(context.Background(), cmd)
 			if len(cmd.Header) != len(tc.want) {
 				t.Fatalf("header %v, want %v", cmd.Header, tc.want)
 			}
@@ -102,3 +103,52 @@ func (r recordingBus) Send(_ context.Context, cmd *factum.Command) error {
 }
 
 var _ command.Bus = recordingBus(nil)
+
+// The bus keeps a command's wait header only when it names the stage the
+// send's context carries for the command (what Signals.Bus stamps): a
+// caller's value, or one a saga's command inherits from its source
+// stream, is deleted, so that it cannot keep from the origin the signals
+// its wait needs. The sender's map stays as it was.
+func TestSetOriginKeepsOnlyTheSendsWait(t *testing.T) {
+	b := &Bus{originOnly: map[string]string{HeaderOrigin: "a"}}
+	waiting := func(stage factum.CommandStage) context.Context {
+		return command.WithWaitStage(context.Background(), "c-1", stage)
+	}
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		header map[string]string
+		want   map[string]string
+	}{
+		{"the send's", waiting(factum.StageProcessed),
+			map[string]string{HeaderOrigin: "a", factum.OriginWaitHeader: "PROCESSED"},
+			map[string]string{HeaderOrigin: "a", factum.OriginWaitHeader: "PROCESSED"}},
+		{"another stage's", waiting(factum.StageProjected),
+			map[string]string{HeaderOrigin: "a", factum.OriginWaitHeader: "SENT"},
+			map[string]string{HeaderOrigin: "a"}},
+		{"no wait", context.Background(),
+			map[string]string{HeaderOrigin: "a", factum.OriginWaitHeader: "PROCESSED"},
+			map[string]string{HeaderOrigin: "a"}},
+		{"another command's wait", command.WithWaitStage(context.Background(), "c-2", factum.StageProcessed),
+			map[string]string{HeaderOrigin: "a", factum.OriginWaitHeader: "PROCESSED"},
+			map[string]string{HeaderOrigin: "a"}},
+		{"inherited", waiting(factum.StageProcessed),
+			map[string]string{HeaderOrigin: "b", factum.OriginWaitHeader: "SAGA_HANDLED", "traceparent": "t"},
+			map[string]string{HeaderOrigin: "a", "traceparent": "t"}},
+		{"not a stage", waiting(factum.StageProcessed),
+			map[string]string{factum.OriginWaitHeader: "SOON"},
+			map[string]string{HeaderOrigin: "a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := maps.Clone(tc.header)
+			cmd := &factum.Command{ID: "c-1", Header: tc.header}
+			b.setOrigin(tc.ctx, cmd)
+			if !maps.Equal(cmd.Header, tc.want) {
+				t.Fatalf("header %v, want %v", cmd.Header, tc.want)
+			}
+			if !maps.Equal(tc.header, before) {
+				t.Fatalf("the sender's header became %v, was %v", tc.header, before)
+			}
+		})
+	}
+}

@@ -89,14 +89,15 @@
 // bus the stage each send waits for (command.WithWaitStage), [Signals.Bus]
 // stamps it beside the origin as factum.OriginWaitHeader (replacing or
 // deleting any value the command had: a saga's command inherits its
-// source stream's header, not its wait), the signal makers copy it into
-// factum.Signal.OriginWait, and [Signals] does not publish to another
-// instance a signal that wait cannot use (command.WaitUses: nothing for a
-// wait for SENT, PROCESSED alone for one for PROCESSED, everything for a
-// branch stage), counting it in [SignalStats].Unwaited. A command without
-// the header (an older instance, a producer outside factum) has all its
-// signals sent; this instance's own signals stay local, whatever their
-// wait.
+// source stream's header, not its wait; [Bus] keeps it only when it names
+// the send's wait, and deletes it otherwise, also without Signals.Bus),
+// the signal makers copy it into factum.Signal.OriginWait, and [Signals]
+// does not publish to another instance a signal that wait cannot use
+// (command.WaitUses: nothing for a wait for SENT, PROCESSED alone for one
+// for PROCESSED, everything for a branch stage), counting it in
+// [SignalStats].Unwaited. A command without the header (an older
+// instance, a producer outside factum) has all its signals sent; this
+// instance's own signals stay local, whatever their wait.
 //
 // [Partitions.View] is the cluster as one instance sees it: the live
 // instances and the partitions each holds.

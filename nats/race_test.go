@@ -1,0 +1,7 @@
+//go:build race
+
+package nats
+
+// raceDetector reports whether the race detector is on: sync.Pool then
+// drops some of what it is given, so pooled values are allocated again.
+const raceDetector = true
