@@ -86,10 +86,11 @@ type tick struct{}
 
 type ticked struct{}
 
-// The gateway hands its bus every send in a context that carries the
-// stage the send waits for: SENT for Send, the plan's for SendAndWait
-// and SendAndWaitStream.
-func TestGatewayHandsTheBusItsWaitStage(t *testing.T) {
+// tickerGateway makes a gateway, over an in-memory store, of one
+// aggregate type whose tick creates it, with the bus newBus makes on the
+// gateway's waiters; it returns the gateway and the aggregate "t".
+func tickerGateway(t *testing.T, newBus func(waiters command.Sink) command.Bus) (*command.Gateway, factum.AggregateID) {
+	t.Helper()
 	def := aggregate.New[struct{}]("test", "ticker",
 		aggregate.Handle(func(context.Context, struct{}, tick) ([]any, error) { return []any{ticked{}}, nil }, aggregate.AllowCreate()))
 	reg, err := aggregate.NewRegistry(def)
@@ -97,13 +98,24 @@ func TestGatewayHandsTheBusItsWaitStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waiters := command.NewWaiters()
-	bus := ctxBus{sink: waiters, stages: make(chan factum.CommandStage, 4)}
-	g, err := command.NewGateway(command.GatewayConfig{Registry: reg, Bus: bus, Waiters: waiters, Store: eventstore.NewMemory()})
+	g, err := command.NewGateway(command.GatewayConfig{Registry: reg, Bus: newBus(waiters), Waiters: waiters, Store: eventstore.NewMemory()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g, def.ID("t")
+}
+
+// The gateway hands its bus every send in a context that carries the
+// stage the send waits for: SENT for Send, the plan's for SendAndWait
+// and SendAndWaitStream.
+func TestGatewayHandsTheBusItsWaitStage(t *testing.T) {
+	var bus ctxBus
+	g, id := tickerGateway(t, func(waiters command.Sink) command.Bus {
+		bus = ctxBus{sink: waiters, stages: make(chan factum.CommandStage, 4)}
+		return bus
+	})
 	ctx := context.Background()
-	cmd := func() factum.Command { return factum.NewCommand(def.ID("t"), tick{}) }
+	cmd := func() factum.Command { return factum.NewCommand(id, tick{}) }
 	for _, tc := range []struct {
 		name string
 		send func() error
@@ -152,19 +164,9 @@ func (b nopBus) Send(ctx context.Context, cmd *factum.Command) error {
 // Naming a send's wait costs the send no allocation: the gateway's one
 // is the command it sends, which holds the context its bus gets.
 func TestNamingTheWaitAllocatesNothing(t *testing.T) {
-	def := aggregate.New[struct{}]("test", "ticker",
-		aggregate.Handle(func(context.Context, struct{}, tick) ([]any, error) { return []any{ticked{}}, nil }, aggregate.AllowCreate()))
-	reg, err := aggregate.NewRegistry(def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waiters := command.NewWaiters()
-	g, err := command.NewGateway(command.GatewayConfig{Registry: reg, Bus: nopBus{sink: waiters}, Waiters: waiters, Store: eventstore.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, id := tickerGateway(t, func(waiters command.Sink) command.Bus { return nopBus{sink: waiters} })
 	ctx := context.Background()
-	cmd := factum.NewCommand(def.ID("t"), tick{}) // its IDs set: the gateway makes none
+	cmd := factum.NewCommand(id, tick{}) // its IDs set: the gateway makes none
 	for _, tc := range []struct {
 		name   string
 		send   func() error

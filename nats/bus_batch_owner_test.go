@@ -141,15 +141,7 @@ func TestMalformedBatchIsTerminated(t *testing.T) {
 	w := inProcessWorld(t, 2, 3*time.Second)
 	n := w.node(t, "a", BusConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	signals := make(chan factum.Signal, 16)
-	eb, err := n.newBus(sigExec{}, sigSink(signals))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus := eb.(*Bus)
-	bus.Start(context.Background())
-	t.Cleanup(func() { _ = bus.Shutdown(context.Background()) })
-	n.waitOwns(t, 2)
-	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settledBus(bus) })
+	bus := n.startBus(t, sigExec{}, sigSink(signals))
 
 	id := "t-1"
 	part := PartitionOf(id, 2)

@@ -432,15 +432,6 @@ func BenchmarkHandOff(b *testing.B) {
 	b.Run("all-local", func(b *testing.B) {
 		done := make(handOff, 1)
 		n := benchWorld(b).node(b, "a", BusConfig{Lanes: 16})
-		eb, err := n.newBus(done, done)
-		if err != nil {
-			b.Fatal(err)
-		}
-		bus := eb.(*Bus)
-		bus.Start(context.Background())
-		b.Cleanup(func() { _ = bus.Shutdown(context.Background()) })
-		n.waitOwns(b, n.parts.Count())
-		waitFor(b, 30*time.Second, "the claims to catch up", func() bool { return settledBus(bus) })
-		run(b, bus, done)
+		run(b, n.startBus(b, done, done), done)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/internal/servicetest"
 	natsgo "github.com/nats-io/nats.go"
@@ -130,4 +131,21 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 func (n *node) waitOwns(t testing.TB, count int) {
 	t.Helper()
 	waitFor(t, 30*time.Second, n.name+" to own its partitions", func() bool { return len(n.parts.Owned()) == count })
+}
+
+// startBus makes the node's bus over proc and sink and starts it until
+// the test ends, once the node owns every partition and has caught up
+// with each: its commands take the local path from then on.
+func (n *node) startBus(t testing.TB, proc command.Executor, sink command.Sink) *Bus {
+	t.Helper()
+	eb, err := n.newBus(proc, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := eb.(*Bus)
+	bus.Start(context.Background())
+	t.Cleanup(func() { _ = bus.Shutdown(context.Background()) })
+	n.waitOwns(t, n.parts.Count())
+	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settledBus(bus) })
+	return bus
 }

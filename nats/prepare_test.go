@@ -72,15 +72,7 @@ func TestDeliveredBodiesAreDecodedBeforeTheLane(t *testing.T) {
 	w := inProcessWorld(t, 2, 3*time.Second)
 	n := w.node(t, "a", BusConfig{Local: LocalNever})
 	signals := make(chan factum.Signal, 16)
-	eb, err := n.newBus(originExecutor(probe, originHeader{}), sigSink(signals))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus := eb.(*Bus)
-	bus.Start(context.Background())
-	t.Cleanup(func() { _ = bus.Shutdown(context.Background()) })
-	n.waitOwns(t, 2)
-	waitFor(t, 30*time.Second, "the claims to catch up", func() bool { return settledBus(bus) })
+	bus := n.startBus(t, originExecutor(probe, originHeader{}), sigSink(signals))
 
 	tallyN := tallyT.Named()
 	otherN := factum.NamedAggregate{Context: "shop", Aggregate: "other"}

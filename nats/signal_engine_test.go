@@ -1,6 +1,7 @@
 package nats_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -23,17 +24,17 @@ import (
 )
 
 // startNATS runs a NATS server in process until the test ends.
-func startNATS(t *testing.T) string {
-	t.Helper()
+func startNATS(tb testing.TB) string {
+	tb.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go s.Start()
 	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server did not start")
+		tb.Fatal("nats server did not start")
 	}
-	t.Cleanup(s.Shutdown)
+	tb.Cleanup(s.Shutdown)
 	return s.ClientURL()
 }
 
@@ -62,53 +63,87 @@ func storages(t *testing.T) map[string]engine.Storage {
 	return out
 }
 
+// instanceOptions are what an instance runs beside the order example's
+// aggregates, its saga and its snapshotter.
+type instanceOptions struct {
+	summaries bool                            // the order summaries' projection (PROJECTED)
+	tee       func(command.Sink) command.Sink // wraps the in-process sink the NATS signals hand theirs to
+	leaseTTL  time.Duration                   // 10s when zero
+	timeout   time.Duration                   // the waits' default; 5s when zero
+}
+
 // instance starts one engine of the order example on st, its consumers
 // under st's database leases as holder name, with its wait signals over
-// NATS at url when prefix is set (in process only otherwise).
-func instance(t *testing.T, st engine.Storage, url, prefix, name string) (*engine.Engine, *nats.Signals) {
-	t.Helper()
+// NATS at url when prefix is set (in process only otherwise), and with
+// opt. The lease outlasts any stall of a loaded machine: a must hold the
+// consumers throughout, or b would answer its own waits.
+func instance(tb testing.TB, st engine.Storage, url, prefix, name string, opt instanceOptions) (*engine.Engine, *nats.Signals) {
+	tb.Helper()
 	ctx := context.Background()
 	cps, err := st.CheckpointStore(ctx, order.Orders.Named().Context)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	leases, ok := cps.(event.LeaseStore)
 	if !ok {
-		t.Fatalf("%T has no leases", cps)
+		tb.Fatalf("%T has no leases", cps)
 	}
-	// The lease outlasts any stall of a loaded machine: a must hold the
-	// consumers throughout, or b would answer its own waits.
 	cfg := engine.Config{
 		Storage: st, Sagas: []*saga.Saga{order.Fulfilment},
-		Events:         event.Config{Leases: leases, Holder: name, LeaseTTL: 10 * time.Second, PollInterval: 50 * time.Millisecond},
-		DefaultTimeout: 5 * time.Second,
+		Events:         event.Config{Leases: leases, Holder: name, LeaseTTL: cmp.Or(opt.leaseTTL, 10*time.Second), PollInterval: 50 * time.Millisecond},
+		DefaultTimeout: cmp.Or(opt.timeout, 5*time.Second),
+	}
+	if opt.summaries {
+		proj, err := order.NewSummaries().Processor()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cfg.Processors = []*event.Processor{proj}
 	}
 	var sig *nats.Signals
 	if prefix != "" {
 		nc, err := natsgo.Connect(url)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		t.Cleanup(nc.Close)
+		tb.Cleanup(nc.Close)
 		if sig, err = nats.NewSignals(nats.SignalsConfig{Conn: nc, Instance: name, Prefix: prefix}); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
+		tb.Cleanup(func() { _ = sig.Close() })
 		cfg.Signals, cfg.Bus = sig.Sink, sig.Bus(nil)
-		t.Cleanup(func() { _ = sig.Close() })
+		if opt.tee != nil {
+			cfg.Signals = func(local command.Sink) (command.Sink, error) { return sig.Sink(opt.tee(local)) }
+		}
 	}
 	rt, err := engine.New(cfg, order.Orders, order.Inventory)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		_ = rt.Shutdown(ctx)
 	})
 	return rt, sig
+}
+
+// takeLeases has a, the first instance, take every consumer lease before
+// another starts: it restocks sku with qty and waits until the saga
+// handled the order named first, which completes locally once a's
+// consumers run.
+func takeLeases(tb testing.TB, a *engine.Engine, sku string, qty int, first string) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := a.Gateway().SendAndWait(ctx, factum.NewCommand(order.Inventory.ID(sku), order.Restock{Qty: qty}), command.Wait(factum.StageSnapshot)); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := a.Gateway().SendAndWait(ctx, factum.NewCommand(order.Orders.ID(first), order.PlaceOrder{SKU: sku, Qty: 1}), command.Wait(factum.StageSagaHandled)); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // With the consumers leased, instance a runs the snapshotter and the
@@ -139,18 +174,10 @@ func waitAtTheNonHolder(t *testing.T, st engine.Storage, url string, crossing bo
 	}
 	// Unique names per run: the store is shared by the subtests.
 	run := factum.NewID()[24:]
-	a, sigA := instance(t, st, url, prefix, "a"+run)
-	// a takes every lease before b starts: its first saga wait completes
-	// locally once its consumers run.
+	a, sigA := instance(t, st, url, prefix, "a"+run, instanceOptions{})
 	sku := "sku-" + run
-	if _, err := a.Gateway().SendAndWait(ctx, factum.NewCommand(order.Inventory.ID(sku), order.Restock{Qty: 100}), command.Wait(factum.StageSnapshot)); err != nil {
-		t.Fatal(err)
-	}
-	first := factum.NewCommand(order.Orders.ID("o-first-"+run), order.PlaceOrder{SKU: sku, Qty: 1})
-	if _, err := a.Gateway().SendAndWait(ctx, first, command.Wait(factum.StageSagaHandled)); err != nil {
-		t.Fatal(err)
-	}
-	b, sigB := instance(t, st, url, prefix, "b"+run)
+	takeLeases(t, a, sku, 100, "o-first-"+run)
+	b, sigB := instance(t, st, url, prefix, "b"+run, instanceOptions{})
 
 	for i, stage := range []factum.CommandStage{factum.StageSnapshot, factum.StageSagaHandled} {
 		id := order.Orders.ID("o-" + run + "-" + stage.String())

@@ -11,14 +11,8 @@ import (
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
-	"github.com/factum-go/factum/engine"
-	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/examples/order"
-	"github.com/factum-go/factum/nats"
-	"github.com/factum-go/factum/saga"
 	"github.com/factum-go/factum/sqlite"
-	"github.com/nats-io/nats-server/v2/server"
-	natsgo "github.com/nats-io/nats.go"
 )
 
 // BenchmarkWaitAcrossForProcessed sends the order example's PlaceOrder
@@ -30,29 +24,17 @@ import (
 // the process's CPU per command. SQLite in a file is the shared store.
 func BenchmarkWaitAcrossForProcessed(b *testing.B) {
 	ctx := context.Background()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats server did not start")
-	}
-	b.Cleanup(s.Shutdown)
+	url := startNATS(b)
 	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "factum.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = db.Close() })
 	prefix := "bench.signal"
-	a, sigA := benchInstance(b, db, s.ClientURL(), prefix, "a")
-	if _, err := a.Gateway().SendAndWait(ctx, factum.NewCommand(order.Inventory.ID("sku"), order.Restock{Qty: 1 << 30}), command.Wait(factum.StageSnapshot)); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := a.Gateway().SendAndWait(ctx, factum.NewCommand(order.Orders.ID("o-first"), order.PlaceOrder{SKU: "sku", Qty: 1}), command.Wait(factum.StageSagaHandled)); err != nil {
-		b.Fatal(err)
-	}
-	bi, _ := benchInstance(b, db, s.ClientURL(), prefix, "b")
+	opt := instanceOptions{summaries: true, leaseTTL: time.Minute, timeout: time.Minute}
+	a, sigA := instance(b, db, url, prefix, "a", opt)
+	takeLeases(b, a, "sku", 1<<30, "o-first")
+	bi, _ := instance(b, db, url, prefix, "b", opt)
 	sent0 := sigA.Stats().Sent
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
@@ -91,48 +73,4 @@ func BenchmarkWaitAcrossForProcessed(b *testing.B) {
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 	b.ReportMetric(float64(sigA.Stats().Sent-sent0)/float64(b.N), "signals-a→b/cmd")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/cmd")
-}
-
-// benchInstance starts an engine of the order example on st, with its
-// consumers under st's leases as holder name and its wait signals over
-// NATS at url.
-func benchInstance(b *testing.B, st engine.Storage, url, prefix, name string) (*engine.Engine, *nats.Signals) {
-	b.Helper()
-	ctx := context.Background()
-	cps, err := st.CheckpointStore(ctx, order.Orders.Named().Context)
-	if err != nil {
-		b.Fatal(err)
-	}
-	leases := cps.(event.LeaseStore)
-	proj, err := order.NewSummaries().Processor()
-	if err != nil {
-		b.Fatal(err)
-	}
-	nc, err := natsgo.Connect(url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
-	sig, err := nats.NewSignals(nats.SignalsConfig{Conn: nc, Instance: name, Prefix: prefix})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = sig.Close() })
-	rt, err := engine.New(engine.Config{
-		Storage: st, Sagas: []*saga.Saga{order.Fulfilment}, Processors: []*event.Processor{proj},
-		Events:         event.Config{Leases: leases, Holder: name, LeaseTTL: time.Minute, PollInterval: 50 * time.Millisecond},
-		DefaultTimeout: time.Minute, Bus: sig.Bus(nil), Signals: sig.Sink,
-	}, order.Orders, order.Inventory)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(ctx)
-	})
-	return rt, sig
 }

@@ -9,12 +9,9 @@ import (
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/engine"
-	"github.com/factum-go/factum/event"
 	"github.com/factum-go/factum/eventstore"
 	"github.com/factum-go/factum/examples/order"
 	"github.com/factum-go/factum/nats"
-	"github.com/factum-go/factum/saga"
-	natsgo "github.com/nats-io/nats.go"
 )
 
 // teeSink records every signal delivered at an instance before handing
@@ -32,56 +29,16 @@ func (s teeSink) Signal(sig factum.Signal) {
 	s.next.Signal(sig)
 }
 
-// waitingInstance is instance with the order summaries' projection
+// waitingInstance is an instance with the order summaries' projection
 // (PROJECTED), its wait signals over NATS, and a record of the signals
 // delivered to its waiters.
 func waitingInstance(t *testing.T, st engine.Storage, url, prefix, name string) (*engine.Engine, *nats.Signals, func() []factum.Signal) {
 	t.Helper()
-	ctx := context.Background()
-	cps, err := st.CheckpointStore(ctx, order.Orders.Named().Context)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leases, ok := cps.(event.LeaseStore)
-	if !ok {
-		t.Fatalf("%T has no leases", cps)
-	}
-	proj, err := order.NewSummaries().Processor()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := natsgo.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	sig, err := nats.NewSignals(nats.SignalsConfig{Conn: nc, Instance: name, Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sig.Close() })
 	var mu sync.Mutex
 	var got []factum.Signal
-	cfg := engine.Config{
-		Storage: st, Sagas: []*saga.Saga{order.Fulfilment}, Processors: []*event.Processor{proj},
-		Events:         event.Config{Leases: leases, Holder: name, LeaseTTL: 10 * time.Second, PollInterval: 50 * time.Millisecond},
-		DefaultTimeout: 5 * time.Second,
-		Bus:            sig.Bus(nil),
-		Signals: func(local command.Sink) (command.Sink, error) {
-			return sig.Sink(teeSink{next: local, mu: &mu, got: &got})
-		},
-	}
-	rt, err := engine.New(cfg, order.Orders, order.Inventory)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = rt.Shutdown(ctx)
+	rt, sig := instance(t, st, url, prefix, name, instanceOptions{
+		summaries: true,
+		tee:       func(local command.Sink) command.Sink { return teeSink{next: local, mu: &mu, got: &got} },
 	})
 	return rt, sig, func() []factum.Signal {
 		mu.Lock()
@@ -105,14 +62,7 @@ func TestAWaitForProcessedGetsNoBranchSignals(t *testing.T) {
 			run := factum.NewID()[24:]
 			a, sigA, _ := waitingInstance(t, st, url, prefix, "a"+run)
 			sku := "sku-" + run
-			// a takes every lease before b starts.
-			if _, err := a.Gateway().SendAndWait(ctx, factum.NewCommand(order.Inventory.ID(sku), order.Restock{Qty: 100}), command.Wait(factum.StageSnapshot)); err != nil {
-				t.Fatal(err)
-			}
-			first := factum.NewCommand(order.Orders.ID("o-first-"+run), order.PlaceOrder{SKU: sku, Qty: 1})
-			if _, err := a.Gateway().SendAndWait(ctx, first, command.Wait(factum.StageSagaHandled)); err != nil {
-				t.Fatal(err)
-			}
+			takeLeases(t, a, sku, 100, "o-first-"+run)
 			b, _, deliveredAtB := waitingInstance(t, st, url, prefix, "b"+run)
 			before := sigA.Stats()
 
