@@ -253,6 +253,9 @@ func TestLocalDurableSurvivesTheCrashOfItsInstance(t *testing.T) {
 	f.start("b")
 	waitFor(t, 30*time.Second, "b to process the command", func() bool { return f.probe.times("sent", "b") == 1 })
 	close(release) // a's processing goes on into a dead connection
+	// The probe counts a command as it enters the handler: b's append
+	// comes after.
+	waitFor(t, 30*time.Second, "b's stream to be stored", func() bool { return len(f.streamsOf(t, "t-1")) > 0 })
 	f.checkStored(map[string][]string{"t-1": {"sent"}})
 }
 

@@ -35,15 +35,22 @@ func (s *Signals) Bus(next engine.NewBus) engine.NewBus {
 	}
 }
 
-// Stamp sets cmd's origin to instance, copying the header rather than
-// changing a map the caller may share.
+// Stamp sets cmd's origin to instance and deletes any
+// factum.OriginWaitHeader, copying the header rather than changing a map
+// the caller may share. A wait in the header is the one its origin's send
+// stamped, or one inherited with it (a saga's command gets its source
+// stream's header): kept, it would keep from instance the signals the wait
+// of this send needs. Without one every signal travels (see Signals.Bus,
+// which stamps the send's wait).
 func Stamp(cmd *factum.Command, instance string) {
-	if cmd.Header[factum.OriginHeader] == instance {
+	_, waits := cmd.Header[factum.OriginWaitHeader]
+	if !waits && cmd.Header[factum.OriginHeader] == instance {
 		return
 	}
 	h := make(map[string]string, len(cmd.Header)+1)
 	maps.Copy(h, cmd.Header)
 	h[factum.OriginHeader] = instance
+	delete(h, factum.OriginWaitHeader)
 	cmd.Header = h
 }
 

@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/factum-go/factum"
@@ -65,5 +66,38 @@ func TestTheBusStampsTheOriginAndKeepsTheForgetter(t *testing.T) {
 	f.Forget(factum.AggregateID{ID: "cart-1"})
 	if len(exec.forgot) != 1 || exec.forgot[0] != "cart-1" {
 		t.Fatalf("forgot %v", exec.forgot)
+	}
+}
+
+// Stamp sets the origin and leaves no wait behind: a wait in the header
+// is the one its origin's send stamped (a saga's command inherits its
+// source stream's, origin and wait), and kept beside another origin, or
+// beside this one on another send, it would keep from this instance the
+// signals its own wait needs. The sender's map stays as it was.
+func TestStampLeavesNoInheritedWait(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   map[string]string
+	}{
+		{"none", nil, map[string]string{factum.OriginHeader: "b"}},
+		{"stamped", map[string]string{factum.OriginHeader: "b", "k": "v"}, map[string]string{factum.OriginHeader: "b", "k": "v"}},
+		{"another origin's wait", map[string]string{factum.OriginHeader: "a", factum.OriginWaitHeader: "SENT", "k": "v"},
+			map[string]string{factum.OriginHeader: "b", "k": "v"}},
+		{"an inherited wait of this origin", map[string]string{factum.OriginHeader: "b", factum.OriginWaitHeader: "SENT"},
+			map[string]string{factum.OriginHeader: "b"}},
+		{"a wait without origin", map[string]string{factum.OriginWaitHeader: "PROCESSED"}, map[string]string{factum.OriginHeader: "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sent := maps.Clone(tc.header)
+			cmd := &factum.Command{Header: tc.header}
+			Stamp(cmd, "b")
+			if !maps.Equal(cmd.Header, tc.want) {
+				t.Errorf("header %v, want %v", cmd.Header, tc.want)
+			}
+			if !maps.Equal(tc.header, sent) {
+				t.Errorf("the sender's header became %v, want %v", tc.header, sent)
+			}
+		})
 	}
 }
