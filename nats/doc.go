@@ -97,7 +97,10 @@
 // for PROCESSED, everything for a branch stage), counting it in
 // [SignalStats].Unwaited. A command without the header (an older
 // instance, a producer outside factum) has all its signals sent; this
-// instance's own signals stay local, whatever their wait.
+// instance's own signals stay local, whatever their wait. An older
+// instance's saga command may carry the header its source stream had,
+// which that instance does not know to delete: see docs/scale-out.md,
+// Waits across instances, for rolling upgrades.
 //
 // [Partitions.View] is the cluster as one instance sees it: the live
 // instances and the partitions each holds.
