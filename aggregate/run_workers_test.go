@@ -103,3 +103,38 @@ func TestRunHeldMembersDoNotHoldUpAnotherRun(t *testing.T) {
 	releaseOnce.Do(func() { close(release) })
 	<-aDone
 }
+
+// StopWorkers ends the kept goroutines at once, without their idle time
+// passing, and keeps none from then on: a later run still runs, on
+// goroutines that end with it. The engine calls it at Shutdown.
+func TestStopWorkersEndsTheKeptGoroutines(t *testing.T) {
+	aggregate.SetArrivalGrace(t, 10*time.Second)
+	p := tallyExecutor(t, aggregate.ExecutorConfig{Store: newGroupStore(), Backoff: time.Microsecond})
+	w := aggregate.WatchWorkers(t, p)
+	mustOpenTally(t, p, "s")
+	s, ok := p.(interface{ StopWorkers() })
+	if !ok {
+		t.Fatalf("%T has no StopWorkers: a stopped engine would leave its kept goroutines behind", p)
+	}
+	const n = 5
+	run := func(round int) {
+		t.Helper()
+		got := make([]factum.Signal, n)
+		p.ProcessRun(context.Background(), addTallies("s", n, 1), nil, func(i int, sig factum.Signal) { got[i] = sig })
+		for i, sig := range got {
+			if want := 2 + round*n + i; sig.Code != factum.CodeOk || sig.AggregateVersion != want {
+				t.Fatalf("round %d, command %d: %s v%d (%s), want Ok v%d", round, i, sig.Code, sig.AggregateVersion, sig.Message, want)
+			}
+		}
+	}
+	run(0)
+	w.WaitParked(t, n-1)
+	s.StopWorkers()
+	w.WaitExited(t, n-1) // the clock stands still: no idle time passed
+	run(1)
+	w.WaitExited(t, n-1)
+	if idle, live := w.Counts(); idle != 0 || live != 0 {
+		t.Fatalf("after StopWorkers a run left %d idle of %d workers, want none", idle, live)
+	}
+	s.StopWorkers() // a second call is harmless
+}

@@ -23,11 +23,10 @@ const maxIdleWorkers = eventstore.MaxGroup
 // exits. Runs of a busy aggregate follow each other a commit's time
 // apart (a millisecond or a few), far within it, so that a steady load
 // keeps its workers; a second is still short enough that an engine
-// gone idle holds no goroutine for long. An engine's Shutdown does not
-// end its executors' idle workers: each exits once idle for a second,
-// so that a goroutine leak check made at once after Shutdown finds
-// them. A load with runs more than a second apart gains nothing to
-// speak of from kept stacks.
+// gone idle holds no goroutine for long. An engine's Shutdown ends its
+// executor's idle workers at once (StopWorkers): they are told to exit
+// and do, without waiting for their idle time. A load with runs more
+// than a second apart gains nothing to speak of from kept stacks.
 const workerIdleTime = time.Second
 
 // workerPool runs functions each in a goroutine of its own, on goroutines
@@ -66,6 +65,8 @@ type workerPool struct {
 	sweeping bool
 	// live counts the pool's goroutines, idle or running a function.
 	live int
+	// stopped: stop was called; no worker goes idle any more.
+	stopped bool
 	// hooks, when set (by a test, before the pool's first use), give the
 	// pool its time and tell of its workers' idling and exits.
 	hooks *poolHooks
@@ -153,7 +154,7 @@ func (j job) run() {
 // went idle, and schedules a sweep when none is.
 func (p *workerPool) park(w *worker) bool {
 	p.mu.Lock()
-	if len(p.idle) >= maxIdleWorkers {
+	if p.stopped || len(p.idle) >= maxIdleWorkers {
 		p.mu.Unlock()
 		return false
 	}
@@ -219,4 +220,37 @@ func (p *workerPool) afterFunc(d time.Duration, f func()) {
 		return
 	}
 	time.AfterFunc(d, f)
+}
+
+// stop tells the idle workers to exit and keeps no worker from then on:
+// each function handed to Go after it runs in a goroutine that ends with
+// it, as wg.Go's does. The engine stops its executor's pools at Shutdown,
+// so that a stopped engine leaves no goroutine of its own behind.
+func (p *workerPool) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	for i, w := range p.idle {
+		w.jobs <- job{}
+		p.idle[i] = nil
+	}
+	p.idle = p.idle[:0]
+}
+
+// StopWorkers ends the goroutines the executor keeps for the members of
+// runs (see ProcessRun) and keeps none from then on: runs still work,
+// each member in a goroutine that ends with it. The engine calls it at
+// Shutdown, once its lanes have stopped, so that a stopped engine leaves
+// no idle goroutine behind (one kept goroutine would otherwise live up to
+// a second after Shutdown). It is safe to call more than once.
+func (p *processor[S]) StopWorkers() { p.workers.stop() }
+
+// StopWorkers implements the executor's StopWorkers for every aggregate
+// type it routes to.
+func (r router) StopWorkers() {
+	for _, e := range r {
+		if s, ok := e.(interface{ StopWorkers() }); ok {
+			s.StopWorkers()
+		}
+	}
 }

@@ -21,7 +21,8 @@ import (
 //     admitted and processed, and their streams handled, until the log
 //     and the lanes are quiet: no command in flight, every consumer at the
 //     end of the log.
-//  3. The dispatcher and the consumers stop.
+//  3. The dispatcher and the consumers stop, and the executor ends the
+//     goroutines it keeps for runs.
 //
 // If ctx ends first, it stops where it is: queued commands get a failed
 // PROCESSED signal (not appended), consumers stop after the stream in hand
@@ -54,6 +55,11 @@ func (r *Engine) Shutdown(ctx context.Context) error {
 		}
 	}
 	err := r.bus.Shutdown(ctx)
+	if s, ok := r.processor.(interface{ StopWorkers() }); ok {
+		// The lanes have stopped: the goroutines the executor keeps for
+		// runs end now rather than after their idle time.
+		s.StopWorkers()
+	}
 	return errors.Join(errComponents, quiet, err, r.group.stop(ctx))
 }
 
