@@ -245,12 +245,7 @@ func appendAggregateID(b []byte, num protowire.Number, id factum.AggregateID) []
 // equal to like's is like's string.
 func consumeAggregateID(f wireField, like factum.AggregateID) (factum.AggregateID, error) {
 	var id factum.AggregateID
-	r, err := f.inner()
-	for err == nil && !r.done() {
-		var g wireField
-		if g, err = r.next(); err != nil {
-			break
-		}
+	err := consumeFields(f, func(g wireField) (err error) {
 		switch g.num {
 		case aggContext:
 			id.Context, err = g.str(like.Context)
@@ -263,8 +258,22 @@ func consumeAggregateID(f wireField, like factum.AggregateID) (factum.AggregateI
 		default:
 			err = g.unknown("an aggregate identity")
 		}
-	}
+		return err
+	})
 	return id, err
+}
+
+// consumeFields calls field with each field of the message f holds, in
+// order, and stops at the first error, its own or field's.
+func consumeFields(f wireField, field func(wireField) error) error {
+	r, err := f.inner()
+	for err == nil && !r.done() {
+		var g wireField
+		if g, err = r.next(); err == nil {
+			err = field(g)
+		}
+	}
+	return err
 }
 
 // appendStrings appends field num holding the list ss: a message of one

@@ -176,12 +176,7 @@ func appendFunction(b []byte, num protowire.Number, f factum.Function) []byte {
 
 func consumeFunction(f wireField, like factum.Function) (factum.Function, error) {
 	var fn factum.Function
-	r, err := f.inner()
-	for err == nil && !r.done() {
-		var g wireField
-		if g, err = r.next(); err != nil {
-			break
-		}
+	err := consumeFields(f, func(g wireField) (err error) {
 		switch g.num {
 		case fnContext:
 			fn.Context, err = g.str(like.Context)
@@ -192,7 +187,8 @@ func consumeFunction(f wireField, like factum.Function) (factum.Function, error)
 		default:
 			err = g.unknown("a function")
 		}
-	}
+		return err
+	})
 	return fn, err
 }
 
@@ -334,12 +330,7 @@ func consumeBindings(f wireField) ([]factum.BindingError, error) {
 			return nil, g.unknown("a list of binding errors")
 		}
 		var e factum.BindingError
-		br, err := g.inner()
-		for err == nil && !br.done() {
-			var h wireField
-			if h, err = br.next(); err != nil {
-				break
-			}
+		err = consumeFields(g, func(h wireField) (err error) {
 			switch h.num {
 			case bindField:
 				e.Field, err = h.str("")
@@ -348,7 +339,8 @@ func consumeBindings(f wireField) ([]factum.BindingError, error) {
 			default:
 				err = h.unknown("a binding error")
 			}
-		}
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
