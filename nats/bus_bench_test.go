@@ -194,7 +194,8 @@ func todayEngine(b *testing.B, store eventstore.Store) *engine.Engine {
 // instances on the NATS bus, so that half of them cross to the owner. It
 // reports the round's commands/s, the p50 and p99 latencies of its
 // commands, the CPU per command and the event store's version conflicts
-// per round: zero means one writer, no retry storm. "paired" runs one
+// per round: zero means one writer, no retry storm, and the round's
+// admission, writer and tail spans (see anatomy). "paired" runs one
 // round on one instance and one on two per op, in turns, each fleet on a
 // store of its own, and reports both rates and two÷one: rounds side by
 // side see the same load, where separate cases see the load of their own
@@ -253,10 +254,15 @@ func BenchmarkContendedAggregate(b *testing.B) {
 // (two instances), the first of each pair taking turns, and reports the
 // commands/s of each and their ratio, two÷one, and the appends each
 // fleet's store was asked for per round (stores: one's, two's): a run of
-// commands is one append, so fewer appends mean larger runs.
+// commands is one append, so fewer appends mean larger runs. It also
+// reports where each fleet's rounds went (see anatomy).
 func benchPaired(b *testing.B, stores [2]*countingStore, one, two [2]gatewayer) {
 	commits0 := [2]int64{stores[0].commits.Load(), stores[1].commits.Load()}
 	var took [2]time.Duration
+	var spans [2]anatomy
+	for _, s := range stores {
+		s.window.take()
+	}
 	b.ResetTimer()
 	for i := range b.N {
 		for k := range 2 {
@@ -269,6 +275,8 @@ func benchPaired(b *testing.B, stores [2]*countingStore, one, two [2]gatewayer) 
 			if err != nil {
 				b.Fatal(err)
 			}
+			end := time.Now()
+			spans[at].add(end.Add(-d), end, &stores[at].window)
 			took[at] += d
 		}
 	}
@@ -279,6 +287,8 @@ func benchPaired(b *testing.B, stores [2]*countingStore, one, two [2]gatewayer) 
 	b.ReportMetric(took[0].Seconds()/took[1].Seconds(), "two÷one")
 	b.ReportMetric(float64(stores[0].commits.Load()-commits0[0])/float64(b.N), "one-appends/op")
 	b.ReportMetric(float64(stores[1].commits.Load()-commits0[1])/float64(b.N), "two-appends/op")
+	spans[0].report(b, "one-")
+	spans[1].report(b, "two-")
 }
 
 // contendedPer is how many commands each gateway of a contended round
@@ -352,17 +362,23 @@ func benchContended(b *testing.B, store *countingStore, f *fleet, a, c gatewayer
 	var mu sync.Mutex
 	var failed atomic.Value
 	conflicts0 := store.conflicts.Load()
+	var spans anatomy
+	store.window.take()
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	start := time.Now()
 	for range b.N {
-		if _, err := contendedRound(a, c, &mu, &lat); err != nil {
+		d, err := contendedRound(a, c, &mu, &lat)
+		if err != nil {
 			failed.Store(err)
 			break
 		}
+		end := time.Now()
+		spans.add(end.Add(-d), end, &store.window)
 	}
 	endTimed(b, start, cpu0, &failed, float64(b.N*2*contendedPer), "cpu-ns/cmd", lat)
+	spans.report(b, "")
 	b.ReportMetric(float64(store.conflicts.Load()-conflicts0)/float64(b.N), "conflicts/op")
 	if f != nil {
 		b.ReportMetric(float64(f.messages()-msgs0)/float64(b.N*2*contendedPer), "nats-msgs/cmd")

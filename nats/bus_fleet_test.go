@@ -50,20 +50,23 @@ type countingStore struct {
 	eventstore.Store
 	conflicts atomic.Int64
 	commits   atomic.Int64 // appends and group appends tried
+	window    appendWindow
 }
 
 var _ built.GroupAppender = (*countingStore)(nil)
 
 func (s *countingStore) Append(ctx context.Context, st *factum.EventStream) error {
-	return s.count(s.Store.Append(ctx, st))
+	start := time.Now()
+	return s.count(start, s.Store.Append(ctx, st))
 }
 
 // AppendBuilt implements built.Appender by the wrapped store's.
 func (s *countingStore) AppendBuilt(ctx context.Context, st built.Stream) error {
+	start := time.Now()
 	if a := built.Of(s.Store); a != nil {
-		return s.count(a.AppendBuilt(ctx, st))
+		return s.count(start, a.AppendBuilt(ctx, st))
 	}
-	return s.count(s.Store.Append(ctx, st.Stream()))
+	return s.count(start, s.Store.Append(ctx, st.Stream()))
 }
 
 // BuiltOwner implements built.Appender: the methods are countingStore's.
@@ -75,14 +78,17 @@ func (s *countingStore) AppendBuiltGroup(ctx context.Context, ss []built.Stream)
 	if g == nil {
 		return factum.Errorf(factum.CodeIllegalState, "counting store: the wrapped store appends no groups: %w", errors.ErrUnsupported)
 	}
-	return s.count(g.AppendBuiltGroup(ctx, ss))
+	start := time.Now()
+	return s.count(start, g.AppendBuiltGroup(ctx, ss))
 }
 
 // AppendsGroups implements built.GroupAppender: as the wrapped store.
 func (s *countingStore) AppendsGroups() bool { return built.GroupOf(s.Store) != nil }
 
-// count counts err if it is a version conflict, and returns it.
-func (s *countingStore) count(err error) error {
+// count counts an append begun at start, and err if it is a version
+// conflict, and returns err.
+func (s *countingStore) count(start time.Time, err error) error {
+	s.window.note(start, time.Now())
 	s.commits.Add(1)
 	if factum.CodeOf(err) == factum.CodeEventVersionConflict {
 		s.conflicts.Add(1)
