@@ -458,6 +458,9 @@ func (p *processor[S]) load(ctx context.Context, id factum.AggregateID) (*entry[
 		if err != nil {
 			return nil, fmt.Errorf("aggregate %s: load snapshot: %w", id, err)
 		}
+		if ok && ss.ID.TenantOrDefault() != id.TenantOrDefault() {
+			return nil, loadedOtherTenant(id)
+		}
 		if ok {
 			if st, err = p.def.FromStored(ss); err != nil {
 				return nil, err
@@ -468,6 +471,12 @@ func (p *processor[S]) load(ctx context.Context, id factum.AggregateID) (*entry[
 		streams, err := p.store.Load(ctx, id, st.Version+1, st.Version+loadPage)
 		if err != nil {
 			return nil, fmt.Errorf("aggregate %s: load streams: %w", id, err)
+		}
+		if st.Version == 0 && len(streams) > 0 && streams[0].AggregateID.TenantOrDefault() != id.TenantOrDefault() {
+			// Checked before a stream is sourced: another tenant's history
+			// is never decoded for a command, so its sourcing failures
+			// (which name its events and versions) cannot reach it.
+			return nil, loadedOtherTenant(id)
 		}
 		for i := range streams {
 			if err := p.def.Source(p.codec, &st, &streams[i]); err != nil {

@@ -140,6 +140,13 @@ func otherTenant(cmd *factum.Command) *factum.Error {
 		With(cmd.AggregateID, 0, cmd.ID, cmd.RequestIDOrID())
 }
 
+// loadedOtherTenant is the error of a load that finds id's aggregate in
+// another tenant than id's: a TenantMismatch, which checkout answers as
+// the gate answers another tenant (OtherTenant).
+func loadedOtherTenant(id factum.AggregateID) error {
+	return factum.NewError(factum.CodeTenantMismatch, "aggregate belongs to another tenant").With(id, 0, "", "")
+}
+
 // OtherTenant returns the error a command gets for an aggregate of another
 // tenant than its own; see Decide.
 func OtherTenant(cmd *factum.Command) error { return otherTenant(cmd) }

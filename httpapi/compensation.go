@@ -155,6 +155,7 @@ func (h *Handler) getExecution(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	d.History = withoutPositions(d.History)
 	writeJSON(w, http.StatusOK, d)
 }
 

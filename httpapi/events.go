@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/factum-go/factum"
 	"github.com/factum-go/factum/eventstore"
@@ -45,7 +46,19 @@ func (h *Handler) getEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, streams)
+	writeJSON(w, http.StatusOK, withoutPositions(streams))
+}
+
+// withoutPositions returns a copy of streams without their places in the
+// global log, for a tenant to read: positions count every tenant's
+// streams, so the gap between two of one tenant's would tell it how much
+// the other tenants wrote in between.
+func withoutPositions(streams []factum.EventStream) []factum.EventStream {
+	out := slices.Clone(streams)
+	for i := range out {
+		out[i].Position = factum.Position{}
+	}
+	return out
 }
 
 // getRequest serves GET /{aggregate}/{id}/request/{requestId}: was the

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -96,6 +97,12 @@ func (h *Handler) fold(ctx context.Context, t aggregate.Type, id factum.Aggregat
 	from := aggregate.StoredState{ID: id}
 	if h.cfg.Snapshots != nil {
 		snap, ok, err := h.cfg.Snapshots.LatestState(ctx, id)
+		if errors.Is(err, factum.ErrTenantMismatch) {
+			// A source over the snapshot store refuses another tenant's
+			// snapshot with TenantMismatch (403), which would confirm that
+			// the aggregate exists: it is a missing one.
+			return from, missing(id)
+		}
 		if err != nil {
 			return from, err
 		}
