@@ -15,8 +15,8 @@ func newProjectionCmd() *cobra.Command {
 		Short: "List projections, show their builds, rebuild, reset and query them",
 		Long: `Operate on a running server's durable projections (SQL read models) over its
 /{context}/projections routes (admin role: a projection holds every tenant's
-rows), and read them through their
-queries (/{context}/projection/{name}/{query}, read role).
+rows), and read them through their queries
+(/{context}/projection/{name}/{query}, read role).
 
 A rebuild is blue/green: a new build is filled from the log's start beside
 the live one, which keeps serving, and replaces it in one transaction once

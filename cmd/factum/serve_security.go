@@ -46,7 +46,7 @@ type securityOptions struct {
 
 func addSecurityFlags(f *pflag.FlagSet, o *securityOptions) {
 	o.APIKeys = os.Getenv("FACTUM_API_KEYS")
-	f.StringVar(&o.APIKeysFile, "api-keys-file", envOr("FACTUM_API_KEYS_FILE", ""), "API key file: lines of `name sha256:<hex> tenants=a,b roles=send,read` (FACTUM_API_KEYS_FILE; FACTUM_API_KEYS holds entries inline)")
+	f.StringVar(&o.APIKeysFile, "api-keys-file", envOr("FACTUM_API_KEYS_FILE", ""), "API key `file`, one key a line: name sha256:<hex> tenants=a,b roles=send,read (FACTUM_API_KEYS_FILE; FACTUM_API_KEYS holds entries inline)")
 	f.StringVar(&o.JWTHS256KeyFile, "jwt-hs256-key-file", envOr("FACTUM_JWT_HS256_KEY_FILE", ""), "accept HS256 JWTs signed with the secret in this file (FACTUM_JWT_HS256_KEY_FILE)")
 	f.StringVar(&o.JWTRS256KeyFile, "jwt-rs256-key-file", envOr("FACTUM_JWT_RS256_KEY_FILE", ""), "accept RS256 JWTs verified with the PEM public key in this file (FACTUM_JWT_RS256_KEY_FILE)")
 	f.StringVar(&o.JWTES256KeyFile, "jwt-es256-key-file", envOr("FACTUM_JWT_ES256_KEY_FILE", ""), "accept ES256 JWTs verified with the PEM public key in this file (FACTUM_JWT_ES256_KEY_FILE)")
