@@ -9,7 +9,9 @@
 # the clients (`factum bench --carts 1`), PostgreSQL and NATS share the
 # machine with them.
 #   scripts/bench-contended-cluster.sh [ROUNDS]
-# Environment: FACTUM_POSTGRES_URL and FACTUM_NATS_URL (required), N
+# Environment: FACTUM_POSTGRES_URL and FACTUM_NATS_URL (required; with
+# NATS_SERVER=current a NATS server of go.mod's version runs instead of the
+# one FACTUM_NATS_URL names: see scripts/bench-lib.sh), N
 # [1600, at most 1980: one cart's capacity], CONCURRENCY [400], BIN (a
 # factum binary; built from the worktree when unset), SERVE_BIN (the
 # binary the instances run, to compare builds; BIN when unset).
@@ -18,7 +20,8 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-lib.sh
 . scripts/bench-lib.sh
 rounds="${1:-6}"; n="${N:-1600}"; c="${CONCURRENCY:-400}"
-pg="${FACTUM_POSTGRES_URL:?set FACTUM_POSTGRES_URL}"; nats="${FACTUM_NATS_URL:?set FACTUM_NATS_URL}"
+pg="${FACTUM_POSTGRES_URL:?set FACTUM_POSTGRES_URL}"
+[[ "${NATS_SERVER:-}" == current ]] || : "${FACTUM_NATS_URL:?set FACTUM_NATS_URL, or NATS_SERVER=current}"
 for tool in psql curl python3; do
   command -v "$tool" >/dev/null || { echo "bench-contended-cluster: $tool is needed" >&2; exit 1; }
 done
@@ -58,9 +61,12 @@ cleanup() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   for d in "${dbs[@]}"; do psql -q "$pg" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true; done
   for ns in "${namespaces[@]}"; do js_delete "${ns^^}_COMMANDS" "KV_${ns}_leases" || true; done
+  stop_current_nats
   rm -rf "$work"
 }
 trap cleanup EXIT
+start_current_nats
+nats="$FACTUM_NATS_URL"
 bin="${BIN:-}"
 if [[ -z "$bin" ]]; then
   go build -o "$work/factum" ./cmd/factum

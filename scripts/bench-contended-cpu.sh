@@ -8,20 +8,23 @@
 # process's CPU a command, and the medians over ROUNDS.
 #   scripts/bench-contended-cpu.sh
 # Environment: FACTUM_POSTGRES_URL and FACTUM_NATS_URL (required; the NATS
-# server a process on this machine), ROUNDS [3], SPINS ["0.2 0.35 1"],
-# BENCHTIME [40x].
+# server a process on this machine; with NATS_SERVER=current a NATS server
+# of go.mod's version runs instead: see scripts/bench-lib.sh), ROUNDS [3],
+# SPINS ["0.2 0.35 1"], BENCHTIME [40x].
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-lib.sh
 . scripts/bench-lib.sh
-: "${FACTUM_POSTGRES_URL:?set FACTUM_POSTGRES_URL}" "${FACTUM_NATS_URL:?set FACTUM_NATS_URL}"
+: "${FACTUM_POSTGRES_URL:?set FACTUM_POSTGRES_URL}"
+[[ "${NATS_SERVER:-}" == current ]] || : "${FACTUM_NATS_URL:?set FACTUM_NATS_URL, or NATS_SERVER=current}"
 rounds="${ROUNDS:-3}"; spins="${SPINS:-0.2 0.35 1}"; benchtime="${BENCHTIME:-40x}"
 command -v python3 >/dev/null || { echo "bench-contended-cpu: python3 is needed" >&2; exit 1; }
-nats_pid="$(pgrep -x nats-server | head -1 || true)"
-[[ -n "$nats_pid" ]] || { echo "bench-contended-cpu: no nats-server process on this machine" >&2; exit 1; }
 work="$(mktemp -d)"
 spinner=""
-trap '[[ -n "$spinner" ]] && kill "$spinner" 2>/dev/null; rm -rf "$work"' EXIT
+trap '[[ -n "$spinner" ]] && kill "$spinner" 2>/dev/null; stop_current_nats; rm -rf "$work"' EXIT
+start_current_nats
+nats_pid="${nats_server_pid:-$(pgrep -x nats-server | head -1 || true)}"
+[[ -n "$nats_pid" ]] || { echo "bench-contended-cpu: no nats-server process on this machine" >&2; exit 1; }
 build_tests nats ""
 
 # ticks prints the NATS server's CPU so far, in clock ticks.
