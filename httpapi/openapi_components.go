@@ -43,7 +43,9 @@ type errorResponse struct {
 var errorResponses = []errorResponse{
 	{"BadRequest", http.StatusBadRequest, factum.CodeIllegalArgument, "The request is malformed: a bad path segment, header or body (codes BadRequest, IllegalArgument, CommandValidation)."},
 	{"Unauthorized", http.StatusUnauthorized, factum.CodeBadRequest, "No valid credential (when the server requires one)."},
-	{"Forbidden", http.StatusForbidden, factum.CodeTenantMismatch, "The credential lacks the role, or the aggregate belongs to another tenant or owner (codes TenantMismatch, IllegalAccessOwnerAggregate)."},
+	// Another tenant's aggregate is a 404 on every route (a 403 would
+	// confirm that it exists), so the 403 names only roles and owners.
+	{"Forbidden", http.StatusForbidden, factum.CodeForbidden, "The credential lacks the route's role, or the aggregate belongs to another owner (codes Forbidden, IllegalAccessOwnerAggregate)."},
 	{"NotFound", http.StatusNotFound, factum.CodeNotFound, "No such route, aggregate, version, request or execution."},
 	{"RequestTimeout", http.StatusRequestTimeout, factum.CodeRequestTimeout, "The wait ended before the stage: the outcome is unknown; look the request up."},
 	{"Conflict", http.StatusConflict, factum.CodeCommandExpectVersionConflict, "A version, request-ID or creation conflict, or a broken business rule (codes IllegalState, DuplicateRequestId, EventVersionConflict, DuplicateAggregateId, CommandExpectVersionConflict, SourcingVersionConflict)."},
@@ -51,12 +53,12 @@ var errorResponses = []errorResponse{
 	{"PayloadTooLarge", http.StatusRequestEntityTooLarge, factum.CodeBadRequest, "The body is larger than the server accepts."},
 	{"TooManyRequests", http.StatusTooManyRequests, factum.CodeTooManyRequests, "Back-pressure or a draining server: retry later."},
 	{"InternalServerError", http.StatusInternalServerError, factum.CodeInternalServerError, "A fault on the server."},
-	{"ServiceUnavailable", http.StatusServiceUnavailable, factum.CodeTooManyRequests, "The service does not accept work (starting or draining)."},
+	{"ServiceUnavailable", http.StatusServiceUnavailable, factum.CodeTooManyRequests, "The service does not accept work (starting or draining), or, clustered, cannot reach NATS or the owner of the aggregate's partition: the command was not accepted and may be sent again after Retry-After."},
 }
 
 // The error statuses of each kind of operation.
 var (
-	commandErrors      = []int{400, 401, 403, 404, 408, 409, 410, 413, 429, 500}
+	commandErrors      = []int{400, 401, 403, 404, 408, 409, 410, 413, 429, 500, 503}
 	readErrors         = []int{400, 401, 403, 404, 429, 500}
 	queryErrors        = []int{400, 401, 403, 404, 413, 429, 500}
 	compensationErrors = []int{400, 401, 403, 404, 409, 413, 429, 500}
