@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +31,10 @@ type AccessConfig struct {
 	// acts in the tenant of its path, which the principal must hold (else
 	// 404 NotFound, the answer for a tenant that does not exist, so a
 	// caller cannot probe for tenants), or without a tenant prefix in the
-	// principal's home tenant (auth.Principal.HomeTenant). The route's role
+	// principal's home tenant (auth.Principal.HomeTenant), which it must
+	// hold too. GET /principal alone also answers without a prefix a
+	// principal that does not hold its home tenant (several tenants, none
+	// of them default): it then acts in no tenant. The route's role
 	// is checked next (commands need auth.RoleSend; state, events, lookup,
 	// snapshots and queries auth.RoleRead; compensation and snapshot repair
 	// auth.RoleOperator; a route without a decision auth.RoleAdmin): a
@@ -113,6 +117,7 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) (http.Handler, er
 		if pr, ok := h.projections.role(r); ok {
 			role = pr
 		}
+		budget := ""
 		if a := h.cfg.Access.Authenticator; a != nil {
 			p, err := a.Authenticate(r.Context(), r)
 			if err != nil {
@@ -123,14 +128,29 @@ func (h *Handler) guard(mux *http.ServeMux, next http.Handler) (http.Handler, er
 			if !fromPath {
 				tenant = p.HomeTenant()
 			}
-			if err := authorize(p, tenant, role); err != nil {
-				writeAccessError(w, err)
-				return
-			}
 			ctx := context.WithValue(r.Context(), principalKey{}, p)
-			r = r.WithContext(contextInTenant(ctx, tenant))
+			if !fromPath && !p.HoldsTenant(tenant) && isPrincipalRoute(mux, r) {
+				// GET /principal is how a caller learns its tenants, so it
+				// answers a principal whose home tenant it does not hold
+				// (several tenants, none of them default). The request acts
+				// in no tenant; the context keeps none, and it spends the
+				// budget of a tenant the principal holds.
+				if !p.HasRole(role) {
+					writeAccessError(w, &auth.AccessError{Principal: p.Name, Role: role, Err: auth.ErrRoleMissing})
+					return
+				}
+				r, budget = r.WithContext(ctx), budgetTenant(p)
+			} else {
+				if err := authorize(p, tenant, role); err != nil {
+					writeAccessError(w, err)
+					return
+				}
+				r, budget = r.WithContext(contextInTenant(ctx, tenant)), tenant
+			}
+		} else {
+			budget = tenantOf(r)
 		}
-		if d, ok := limits.allow(tenantOf(r)); !ok {
+		if d, ok := limits.allow(budget); !ok {
 			w.Header().Set("Retry-After", retryAfter(d))
 			writeError(w, factum.NewError(factum.CodeTooManyRequests, "rate limit of the tenant reached: retry later"))
 			return
@@ -163,6 +183,22 @@ func routeRole(mux *http.ServeMux, r *http.Request) auth.Role {
 		return role
 	}
 	return auth.RoleAdmin
+}
+
+// isPrincipalRoute reports whether r is GET /principal.
+func isPrincipalRoute(mux *http.ServeMux, r *http.Request) bool {
+	_, pattern := mux.Handler(r)
+	return pattern == "GET /"+principalSegment
+}
+
+// budgetTenant is the tenant whose rate limit a request of p acting in no
+// tenant spends: the first one p holds, so it spends no budget of a tenant
+// it does not hold; "" (a bucket no tenant uses) when it lists none.
+func budgetTenant(p auth.Principal) string {
+	if len(p.Tenants) == 0 {
+		return ""
+	}
+	return slices.Min(p.Tenants)
 }
 
 // authorize checks that p holds tenant and, when the route needs one,

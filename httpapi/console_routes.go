@@ -24,7 +24,10 @@ type PrincipalInfo struct {
 	Name string `json:"name,omitempty"`
 	// Method is how it was authenticated (api-key or jwt).
 	Method string `json:"method,omitempty"`
-	// Tenant is the tenant the request acts in.
+	// Tenant is the tenant the request acts in: the one of its
+	// /tenant/{tenant} prefix, else the principal's home tenant; "" when
+	// the principal does not hold that (it holds several tenants, none of
+	// them default) and must name one with the prefix.
 	Tenant string `json:"tenant"`
 	// Tenants are the tenants it holds; an admin holds every tenant, so
 	// for an admin they are only those its credential names.
@@ -36,10 +39,15 @@ type PrincipalInfo struct {
 }
 
 // getPrincipal serves GET /principal: the request's principal, in the
-// request's tenant (a tenant it does not hold is 404, as on every route).
+// request's tenant (a prefix naming a tenant it does not hold is 404, as
+// on every route). Without a prefix it answers in no tenant a principal
+// that does not hold its home tenant, as guard lets it through.
 func (h *Handler) getPrincipal(w http.ResponseWriter, r *http.Request) {
 	info := PrincipalInfo{Tenant: tenantOf(r), Tenants: []string{}, Roles: []auth.Role{}}
 	p, ok := RequestPrincipal(r)
+	if ok && !p.HoldsTenant(info.Tenant) {
+		info.Tenant = ""
+	}
 	if !ok {
 		info.Open, info.Admin = true, true
 		info.Roles = []auth.Role{auth.RoleSend, auth.RoleRead, auth.RoleOperator, auth.RoleAdmin}
@@ -62,7 +70,7 @@ func (b *docBuilder) principalRoute() {
 	secure(o, roleRead)
 	o.Responses = b.responses(jsonOK("The principal.", ref, map[string]any{
 		"open": false, "name": "support", "method": "api-key", "tenant": "north",
-		"tenants": []string{"north", "south"}, "roles": []string{"read", "operator"}, "admin": false,
+		"tenants": []string{"north"}, "roles": []string{"read", "operator"}, "admin": false,
 	}), []int{400, 401, 403, 404, 429, 500})
 	b.add("/"+principalSegment, http.MethodGet, o)
 }

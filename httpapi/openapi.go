@@ -134,6 +134,7 @@ func (b *docBuilder) build() *openapi3.T {
 	}
 	b.enums()
 	b.components()
+	b.problemComponents()
 	events := b.eventSchemas()
 	b.resultRef = b.sc.Define("CommandResult", reflect.TypeFor[command.Result]())
 	b.streamRef = b.sc.Define("EventStream", reflect.TypeFor[factum.EventStream]())
@@ -266,7 +267,9 @@ func (b *docBuilder) commandResponses() *openapi3.Responses {
 	// media type: generated clients would otherwise type every answer as
 	// "a result or a string", and none of them reads event streams.
 	ok := openapi3.NewResponse().WithDescription("The result at the awaited stage. A request with Accept: text/event-stream gets " +
-		"Server-Sent Events instead: one per stage reached, named by the stage, with a CommandResult as data (see x-factum-event-stream).")
+		"Server-Sent Events instead: one per stage reached, named by the stage, with a CommandResult as data (see x-factum-event-stream). " +
+		"An answer replayed for an Idempotency-Key whose body was too large to keep is its status with the problem document " +
+		problemBodyNotStored + " and Idempotent-Body-Omitted: true.")
 	ok.Content = openapi3.Content{
 		"application/json": &openapi3.MediaType{Schema: b.resultRef, Example: exampleResult(factum.StageProcessed)},
 	}
@@ -277,7 +280,7 @@ func (b *docBuilder) commandResponses() *openapi3.Responses {
 	for _, name := range []string{HeaderCommandID, HeaderRequestID, HeaderAggregateID, HeaderAggregateVersion, HeaderServerTiming, headerIdempotentReplayed} {
 		ok.Headers[name] = &openapi3.HeaderRef{Ref: "#/components/headers/" + name, Value: b.doc.Components.Headers[name].Value}
 	}
-	return b.responses(ok, commandErrors)
+	return b.withCommandRefusals(b.responses(ok, commandErrors))
 }
 
 // commandParams are the parameters of every command route.

@@ -2,12 +2,15 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/idempotency"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -109,9 +112,12 @@ func TestOpenAPIRoutes(t *testing.T) {
 				if status == "200" {
 					continue
 				}
-				mt := resp.Value.Content.Get("application/json")
-				if mt == nil || mt.Schema == nil || mt.Schema.Ref != "#/components/schemas/Error" {
-					t.Errorf("%s %s: error answer without the Error body", where, status)
+				// An error is the Error body, or the Idempotency-Key
+				// middleware's problem document (422 only that).
+				mt, pt := resp.Value.Content.Get("application/json"), resp.Value.Content.Get("application/problem+json")
+				if (mt == nil && status != "422") || (mt != nil && (mt.Schema == nil || mt.Schema.Ref != "#/components/schemas/Error")) ||
+					(pt != nil && (pt.Schema == nil || pt.Schema.Ref != "#/components/schemas/Problem")) {
+					t.Errorf("%s %s: error answer without the Error body or with another body", where, status)
 				}
 			}
 			if !open && op.Responses.Status(400) == nil {
@@ -121,6 +127,71 @@ func TestOpenAPIRoutes(t *testing.T) {
 	}
 	if op := doc.Paths.Find("/cart/{id}/add_item").Post; op.Responses.Status(409) == nil || op.Responses.Status(200).Value.Headers[("Command-Aggregate-Version")] == nil {
 		t.Errorf("add_item lacks its 409 or its response headers")
+	}
+	commandRefusals(t, doc)
+}
+
+// commandRefusals checks the refusals of the command routes: the
+// Idempotency-Key middleware's problem documents (400, 409, 413, 422, 500,
+// 503) beside the Error body, and Retry-After on 409 (in progress) and
+// 503 (always: a clustered service that cannot reach NATS or a
+// partition's owner, or an unreachable key store).
+func commandRefusals(t *testing.T, doc *openapi3.T) {
+	t.Helper()
+	for _, op := range []*openapi3.Operation{
+		doc.Paths.Find("/cart/{id}/add_item").Post, doc.Paths.Find("/tenant/{tenant}/cart/{id}").Delete, doc.Paths.Find("/cart/{id}/recover").Put,
+	} {
+		for _, tc := range []struct {
+			status           int
+			errorBody        bool
+			retryAfter, must bool
+		}{
+			{400, true, false, false}, {409, true, true, false}, {413, true, false, false},
+			{422, false, false, false}, {500, true, false, false}, {503, true, true, true},
+		} {
+			where := fmt.Sprintf("%s %d", op.OperationID, tc.status)
+			r := op.Responses.Status(tc.status)
+			if r == nil || r.Value == nil {
+				t.Errorf("%s: not documented", where)
+				continue
+			}
+			if pt := r.Value.Content.Get("application/problem+json"); pt == nil || pt.Schema.Ref != "#/components/schemas/Problem" || len(pt.Examples) == 0 {
+				t.Errorf("%s: no problem document", where)
+			}
+			if got := r.Value.Content.Get("application/json") != nil; got != tc.errorBody {
+				t.Errorf("%s: Error body %v, want %v", where, got, tc.errorBody)
+			}
+			h := r.Value.Headers["Retry-After"]
+			if (h != nil) != tc.retryAfter || (h != nil && h.Value.Required != tc.must) {
+				t.Errorf("%s: Retry-After %+v, want documented %v, required %v", where, h, tc.retryAfter, tc.must)
+			}
+		}
+	}
+	// Every problem type the middleware answers a refusal with is an
+	// example of its status; a replayed answer whose body was not kept is
+	// described on 200.
+	var types []string
+	for _, r := range doc.Paths.Find("/cart/{id}/add_item").Post.Responses.Map() {
+		if pt := r.Value.Content.Get("application/problem+json"); pt != nil {
+			for _, ex := range pt.Examples {
+				types = append(types, ex.Value.Value.(map[string]any)["type"].(string))
+			}
+		}
+	}
+	slices.Sort(types)
+	want := []string{idempotency.ProblemKeyMissing, idempotency.ProblemKeyInvalid, idempotency.ProblemKeyReused, idempotency.ProblemInProgress,
+		idempotency.ProblemFailed, idempotency.ProblemBodyTooLarge, idempotency.ProblemBadRequest, idempotency.ProblemUnavailable,
+		idempotency.ProblemStoredResponse}
+	slices.Sort(want)
+	if !slices.Equal(types, want) {
+		t.Errorf("problem examples %v, want %v", types, want)
+	}
+	if d := doc.Paths.Find("/cart/{id}/add_item").Post.Responses.Status(200).Value.Description; !strings.Contains(*d, idempotency.ProblemBodyNotStored) {
+		t.Errorf("200 does not name %s: %s", idempotency.ProblemBodyNotStored, *d)
+	}
+	p := doc.Components.Schemas["Problem"]
+	if p == nil || !slices.Equal(p.Value.Required, []string{"type", "title", "status"}) {
+		t.Errorf("Problem schema %+v", p)
 	}
 }
 

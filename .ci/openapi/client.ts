@@ -7,6 +7,7 @@ import type { components, paths } from "./schema";
 
 type CommandResult = components["schemas"]["CommandResult"];
 type ErrorBody = components["schemas"]["Error"];
+type Problem = components["schemas"]["Problem"];
 type CartState = components["schemas"]["shop.cart.AggregateState"];
 
 export async function scenario(baseUrl: string): Promise<CartState[]> {
@@ -19,8 +20,10 @@ export async function scenario(baseUrl: string): Promise<CartState[]> {
     body: { sku: "sku-1", qty: 2 },
   });
   if (sent.error) {
-    const e: ErrorBody = sent.error;
-    throw new Error(`${e.code}: ${e.message}`);
+    // A command's refusal is an Error body, or a problem document of the
+    // Idempotency-Key middleware (application/problem+json).
+    const e: ErrorBody | Problem = sent.error;
+    throw new Error("code" in e ? `${e.code}: ${e.message}` : `${e.type}: ${e.title}`);
   }
   const result: CommandResult = sent.data;
   const version: number | undefined = result.aggregateVersion;

@@ -30,7 +30,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "factum:", err)
+	fmt.Fprintln(stderr, "factum:", errorMessage(err))
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		if cmd == nil {
@@ -41,6 +41,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// errorPrefix begins the message of factum's own errors (*factum.Error,
+// the Err* sentinels).
+const errorPrefix = "factum: "
+
+// errorMessage is err's message as run prints it, after its one
+// "factum:". A factum error already begins with that prefix, wherever it
+// sits: first, wrapped or formatted after another message's ": ", or on a
+// line of its own in a joined error; the prefix is dropped there, so the
+// command names itself once.
+func errorMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), errorPrefix)
+	msg = strings.ReplaceAll(msg, ": "+errorPrefix, ": ")
+	return strings.ReplaceAll(msg, "\n"+errorPrefix, "\n")
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
