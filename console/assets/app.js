@@ -41,7 +41,16 @@ async function loadPrincipal() {
   who.textContent = principal.open ? 'open API (no credentials)'
     : `${principal.name}${principal.admin ? ' · admin' : ''} · ${principal.roles.join(', ')}`;
   for (const t of principal.tenants) list.append(h('option', { value: t }));
-  document.getElementById('tenant').placeholder = principal.tenant;
+  const field = document.getElementById('tenant');
+  if (!principal.tenant && !session.tenant && !principal.open && !principal.admin && principal.tenants.length) {
+    // A credential of several tenants, none of them the default one, acts
+    // in no tenant until one is picked: the console picks its first, as a
+    // credential of one tenant acts in that one.
+    session.set({ tenant: principal.tenants[0] });
+    field.value = principal.tenants[0];
+    principal.tenant = principal.tenants[0];
+  }
+  field.placeholder = principal.tenant;
 }
 
 function bindSession() {
@@ -65,8 +74,10 @@ function bindSession() {
       route();
       return;
     }
-    session.set({ tenant: want });
-    if (want) await loadPrincipal();
+    if (want) {
+      session.set({ tenant: want });
+      await loadPrincipal();
+    }
     route();
   });
 }
