@@ -44,6 +44,15 @@ type GatewayConfig struct {
 	// MaxTimeout refuses plans with a longer timeout; 0 means
 	// DefaultMaxTimeout.
 	MaxTimeout time.Duration
+	// IDKey, if set, keys the aggregate IDs of creates sent without one
+	// (Gateway.CreateID): a deployment secret of at least MinIDKeyLen
+	// bytes, the same on every instance of the service. With it, nobody
+	// without the key can compute the ID a create will get, so no tenant
+	// can take or probe another tenant's from its request ID; a retry
+	// still gets its first attempt's ID on any instance with the key.
+	// Changing the key changes the ID a retry made across the change
+	// gets. Nil keeps the unkeyed CreateID, the IDs existing stores hold.
+	IDKey []byte
 }
 
 // Gateway is where commands enter: it completes and validates them,
@@ -59,6 +68,7 @@ type Gateway struct {
 	progress   Progress
 	defTimeout time.Duration
 	maxTimeout time.Duration
+	idKey      *idKey       // nil: unkeyed CreateID
 	closed     atomic.Bool  // see Close
 	admitted   atomic.Int64 // commands admitted and not yet handed to the bus
 }
@@ -82,6 +92,13 @@ func NewGateway(cfg GatewayConfig) (*Gateway, error) {
 	if g.defTimeout > g.maxTimeout {
 		return nil, factum.IllegalArgument(fmt.Sprintf("gateway: default timeout %v exceeds the maximum %v", g.defTimeout, g.maxTimeout))
 	}
+	if cfg.IDKey != nil {
+		k, err := newIDKey(cfg.IDKey)
+		if err != nil {
+			return nil, err
+		}
+		g.idKey = k
+	}
 	return g, nil
 }
 
@@ -92,8 +109,8 @@ func (g *Gateway) Waiters() *Waiters { return g.waiters }
 // prepare completes and validates cmd: command ID, request ID (defaults to
 // the command ID), the command's markers from its aggregate definition, the
 // aggregate ID of a create command sent without one (derived from the
-// request ID, so a retried create finds its first attempt), the tenant; then
-// the message and its body. It returns the command to send and the
+// request ID, so a retried create finds its first attempt: see CreateID),
+// the tenant; then the message and its body. It returns the command to send and the
 // effective timeout, with the room for the context its bus gets it in.
 func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*sending, time.Duration, error) {
 	s := new(sending)
@@ -127,7 +144,7 @@ func (g *Gateway) prepare(cmd *factum.Command, plan WaitPlan) (*sending, time.Du
 		c.AggregateID.Tenant = factum.DefaultTenant
 	}
 	if c.AggregateID.ID == "" && c.IsCreate && c.RequestID != "" {
-		c.AggregateID.ID = CreateID(c.AggregateID.NamedAggregate, c.AggregateID.Tenant, c.RequestID)
+		c.AggregateID.ID = g.CreateID(c.AggregateID.NamedAggregate, c.AggregateID.Tenant, c.RequestID)
 	}
 	if c.CreateTime.IsZero() {
 		c.CreateTime = time.Now()

@@ -88,6 +88,14 @@ type Config struct {
 	// Consumers tells branch-stage waits which functions consume which
 	// events; nil means none.
 	Consumers command.Consumers
+	// IDKey keys the aggregate IDs of creates sent without one: a
+	// deployment secret of at least command.MinIDKeyLen bytes, the same on
+	// every instance, without which no one can compute the ID a create
+	// will get from its tenant and request ID (see
+	// command.GatewayConfig.IDKey). Set it whenever the engine serves
+	// tenants that must not interfere with each other. Nil keeps the
+	// unkeyed command.CreateID.
+	IDKey []byte
 
 	// Checker configures the request-ID pre-check; DisablePrecheck turns it
 	// off (the event store still refuses duplicates).

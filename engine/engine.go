@@ -136,6 +136,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 	gw, err := command.NewGateway(command.GatewayConfig{
 		Registry: reg, Bus: bus, Waiters: waiters, Store: cfg.Store, Checker: checker,
 		Consumers: consumers, Progress: progress{r}, DefaultTimeout: cfg.DefaultTimeout, MaxTimeout: cfg.MaxTimeout,
+		IDKey: cfg.IDKey,
 	})
 	if err != nil {
 		return nil, err

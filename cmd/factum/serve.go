@@ -139,6 +139,10 @@ func startServerLogging(ctx context.Context, opts serveOptions, log io.Writer) (
 	if _, err := opts.checkCluster(); err != nil {
 		return nil, err
 	}
+	idKey, err := opts.idKey()
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStore(ctx, opts.storeOptions, log)
 	if err != nil {
 		return nil, err
@@ -184,7 +188,7 @@ func startServerLogging(ctx context.Context, opts serveOptions, log io.Writer) (
 		Storage: st.storage, Store: obs.store(events), Codec: codec.NewRegistry(),
 		Events: event.Config{Logger: obs.log}, Sagas: ex.sagas, Processors: ex.processors,
 		CommandMiddleware: obs.commands(), EventMiddleware: obs.events(), Bus: obs.bus(),
-		Components: []engine.Component{comp, summaries},
+		Components: []engine.Component{comp, summaries}, IDKey: idKey,
 	}
 	// Clustered, the bus, the wait signals and the consumer leases are
 	// the cluster's (serve_nats.go).
@@ -273,7 +277,7 @@ func startServerLogging(ctx context.Context, opts serveOptions, log io.Writer) (
 	fmt.Fprintf(log, "factum: listening on %s (OpenAPI at %s/openapi.json)\n", s.URL, s.URL)
 	fmt.Fprintf(log, "factum: operator console at %s/console/\n", s.URL)
 	fmt.Fprintf(log, "factum: data %s\n", st.where)
-	for _, line := range []string{credentials, sec.warning} {
+	for _, line := range []string{credentials, sec.warning, idKeyWarning(access.Authenticator != nil, idKey)} {
 		if line != "" {
 			fmt.Fprintln(log, line)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/factum-go/factum/auth"
+	"github.com/factum-go/factum/command"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/spf13/pflag"
 )
@@ -28,6 +29,9 @@ type securityOptions struct {
 	JWTIssuer, JWTAudience                            string
 	JWTLeeway                                         time.Duration
 	JWTTenantsClaim, JWTRolesClaim                    string
+	// IDKeyFile names the file of the deployment secret that keys the
+	// aggregate IDs of creates sent without one (engine.Config.IDKey).
+	IDKeyFile string
 	// Insecure allows serving without credentials on a non-loopback
 	// address.
 	Insecure bool
@@ -55,6 +59,7 @@ func addSecurityFlags(f *pflag.FlagSet, o *securityOptions) {
 	f.DurationVar(&o.JWTLeeway, "jwt-leeway", auth.DefaultLeeway, "clock skew tolerated on exp, nbf and iat")
 	f.StringVar(&o.JWTTenantsClaim, "jwt-tenants-claim", auth.DefaultTenantsClaim, "JWT claim listing the tenants")
 	f.StringVar(&o.JWTRolesClaim, "jwt-roles-claim", auth.DefaultRolesClaim, "JWT claim listing the roles")
+	f.StringVar(&o.IDKeyFile, "id-key-file", envOr("FACTUM_ID_KEY_FILE", ""), "key the IDs of creates sent without an ID with the secret in this `file` (at least 32 bytes, the same on every instance; e.g. openssl rand -base64 48) so no tenant can compute another's (FACTUM_ID_KEY_FILE)")
 	f.BoolVar(&o.Insecure, "insecure", false, "serve without credentials on a non-loopback address (anyone who can reach it may do anything)")
 	f.StringVar(&o.TLSCert, "tls-cert", envOr("FACTUM_TLS_CERT", ""), "serve HTTPS with this PEM certificate (chain) file (FACTUM_TLS_CERT)")
 	f.StringVar(&o.TLSKey, "tls-key", envOr("FACTUM_TLS_KEY", ""), "the PEM private key file of --tls-cert (FACTUM_TLS_KEY)")
@@ -154,6 +159,36 @@ func (o securityOptions) jwt() (*auth.JWTVerifier, error) {
 		}
 	}
 	return auth.NewJWTVerifier(cfg)
+}
+
+// idKey reads --id-key-file: nil without one; an error wrapping
+// fs.ErrNotExist (or the read's error) for a file it cannot read, or
+// command.ErrIDKeyTooShort for a secret under command.MinIDKeyLen bytes.
+// Trailing CR and LF bytes are not part of the secret, as for
+// --jwt-hs256-key-file.
+func (o securityOptions) idKey() ([]byte, error) {
+	if o.IDKeyFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(o.IDKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--id-key-file: %w", err)
+	}
+	key := []byte(strings.TrimRight(string(b), "\r\n"))
+	if len(key) < command.MinIDKeyLen {
+		return nil, fmt.Errorf("--id-key-file %s: %w: %d bytes, want at least %d (make one with openssl rand -base64 48)",
+			o.IDKeyFile, command.ErrIDKeyTooShort, len(key), command.MinIDKeyLen)
+	}
+	return key, nil
+}
+
+// idKeyWarning is the start-up warning for a service with credentials,
+// which may serve several tenants, and no ID key; empty otherwise.
+func idKeyWarning(authenticated bool, key []byte) string {
+	if !authenticated || key != nil {
+		return ""
+	}
+	return "factum: WARNING: no --id-key-file (FACTUM_ID_KEY_FILE): the ID of a create sent without an ID is computable from its tenant and request ID, so a tenant that knows or guesses another tenant's request ID can take that create's ID first (it then fails 409) or learn whether the request was made"
 }
 
 // streams returns the event-stream limits.

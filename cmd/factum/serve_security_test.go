@@ -54,7 +54,7 @@ func TestServeOpenOnlyOnLoopback(t *testing.T) {
 		{"all interfaces by port only, open", serveOptions{Addr: ":0"}, true, ""},
 		{"all interfaces, --insecure", serveOptions{Addr: "0.0.0.0:0", securityOptions: securityOptions{Insecure: true}}, false, "--insecure"},
 		{"all interfaces, with keys", withKeys(serveOptions{Addr: "0.0.0.0:0"}, entry), false, "clear text"},
-		{"loopback, with keys", withKeys(serveOptions{Addr: "127.0.0.1:0"}, entry), false, ""},
+		{"loopback, with keys", withIDKey(t, withKeys(serveOptions{Addr: "127.0.0.1:0"}, entry)), false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
