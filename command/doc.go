@@ -3,8 +3,10 @@
 //
 // The [Gateway] completes a command (request ID defaults to the command ID;
 // a create command without an aggregate ID gets one derived from its
-// aggregate type, tenant and request ID, [CreateID], so a retried create
-// finds its first attempt and another tenant's create its own aggregate),
+// aggregate type, tenant and request ID, [Gateway.CreateID], so a retried
+// create finds its first attempt and another tenant's create its own
+// aggregate; with [GatewayConfig.IDKey] set, no one without the key can
+// compute it),
 // validates it (bodies
 // implementing [Validator] are checked: CommandValidation with binding
 // errors), answers a repeated request early from the event store through
