@@ -422,14 +422,14 @@ type attemptDeadlines struct {
 	resBase context.Context
 	resCtx  context.Context
 
-	// tenant is the tenant of the stream in hand; outer is withRes
-	// carrying it (what a chain gets), taken from outers, and bounds holds
-	// resCtx carrying each tenant, so that a lane's streams of the
-	// tenants it meets get their contexts without an allocation each.
-	tenant string
-	outer  context.Context
-	outers tenantContexts
-	bounds tenantContexts
+	// tenant is the tenant of the stream in hand, cur its contexts (one
+	// of tenants, the lane's per tenant it met) and outer cur's outer,
+	// what a chain gets: a lane's streams get their tenant's contexts
+	// without an allocation each.
+	tenant  string
+	cur     *tenantLane
+	tenants map[string]*tenantLane
+	outer   context.Context
 }
 
 // start returns the context for one delivery of s to a function, carrying
@@ -442,8 +442,10 @@ func (d *attemptDeadlines) start(s *factum.EventStream) (context.Context, *resul
 		d.res.take() // what an earlier function left unsent
 	}
 	d.res.attempts = 0
-	d.tenant = s.AggregateID.TenantOrDefault()
-	d.outer = d.outers.get(d.withRes, d.tenant)
+	if t := s.AggregateID.TenantOrDefault(); d.cur == nil || t != d.tenant {
+		d.tenant, d.cur = t, d.tenantLane(t)
+	}
+	d.outer = d.cur.outer
 	return d.outer, d.res
 }
 
@@ -455,7 +457,7 @@ func (d *attemptDeadlines) bounded(timeout time.Duration) context.Context {
 		d.resCtx = context.WithValue(base, resultKey{}, d.res)
 		d.resBase = base
 	}
-	return d.bounds.get(d.resCtx, d.tenant)
+	return d.cur.bounded(d.resCtx, d.tenant)
 }
 
 func (d *attemptDeadlines) get(timeout time.Duration) context.Context {

@@ -6,37 +6,44 @@ import (
 	"github.com/factum-go/factum"
 )
 
-// maxTenantContexts bounds a lane's cache of contexts per tenant: past it
-// the cache starts again, so that a log of many tenants costs a few
-// contexts made again rather than memory without end.
-const maxTenantContexts = 64
+// maxTenantLanes bounds a lane's contexts per tenant: past it the lane
+// starts again, so that a log of many tenants costs a few contexts made
+// again rather than memory without end.
+const maxTenantLanes = 64
 
-// tenantContexts holds one base context carrying each tenant a lane met,
-// so that a delivery gets its stream's tenant without a context made per
-// stream (a context and the tenant boxed: two allocations). The contexts
-// are base's: a new base starts the cache again.
-type tenantContexts struct {
-	base context.Context
-	m    map[string]context.Context
+// tenantLane is a consumer lane's contexts for one tenant's streams: the
+// lane's contexts carrying the tenant, made once rather than per stream (a
+// context and the tenant boxed: two allocations each).
+type tenantLane struct {
+	outer   context.Context // the lane's withRes carrying the tenant
+	base    context.Context // the lane's resCtx that boundTo was made for
+	boundTo context.Context // base carrying the tenant
 }
 
-// get returns base carrying tenant.
-func (t *tenantContexts) get(base context.Context, tenant string) context.Context {
-	if t.base != base {
-		clear(t.m)
-		t.base = base
+// tenantLane returns the lane's contexts for tenant, made at its first
+// stream.
+func (d *attemptDeadlines) tenantLane(tenant string) *tenantLane {
+	if tl := d.tenants[tenant]; tl != nil {
+		return tl
 	}
-	if c, ok := t.m[tenant]; ok {
-		return c
+	if d.tenants == nil {
+		d.tenants = make(map[string]*tenantLane)
+	} else if len(d.tenants) >= maxTenantLanes {
+		clear(d.tenants)
 	}
-	if t.m == nil {
-		t.m = make(map[string]context.Context)
-	} else if len(t.m) >= maxTenantContexts {
-		clear(t.m)
+	tl := &tenantLane{outer: factum.ContextWithTenant(d.withRes, tenant)}
+	d.tenants[tenant] = tl
+	return tl
+}
+
+// bounded returns base, the lane's context bounding an attempt, carrying
+// tenant.
+func (tl *tenantLane) bounded(base context.Context, tenant string) context.Context {
+	if tl.base != base {
+		tl.boundTo = factum.ContextWithTenant(base, tenant)
+		tl.base = base
 	}
-	c := factum.ContextWithTenant(base, tenant)
-	t.m[tenant] = c
-	return c
+	return tl.boundTo
 }
 
 // withTenant returns f run with its stream's tenant in its context

@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -43,5 +44,30 @@ func TestLaneTenantContextsAllocateNothing(t *testing.T) {
 	}
 	if wrong != 0 {
 		t.Fatalf("%d deliveries saw another tenant than their stream's", wrong)
+	}
+}
+
+// BenchmarkLaneDelivery delivers streams of one tenant, or of three in
+// turn, to a function under the default middleware on one lane: the
+// consumer's own cost per delivery, without the log.
+func BenchmarkLaneDelivery(b *testing.B) {
+	named := factum.NamedAggregate{Context: "shop", Aggregate: "cart"}
+	for _, tenants := range []int{1, 3} {
+		b.Run(fmt.Sprintf("tenants=%d", tenants), func(b *testing.B) {
+			streams := make([]factum.EventStream, 3)
+			for i := range streams {
+				streams[i].AggregateID = named.WithID("c").WithTenant(fmt.Sprint("t", i%tenants))
+			}
+			h := &Handler{Function: factum.Function{Name: "noop"}, Handle: func(context.Context, *factum.EventStream) error { return nil }}
+			f := wrap(h, []Middleware{Retry(3, time.Millisecond), Timeout(time.Minute), Recover()})
+			lane := &attemptDeadlines{parent: context.Background()}
+			b.Cleanup(lane.release)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				s := &streams[i%len(streams)]
+				ctx, _ := lane.start(s)
+				_ = f(ctx, s)
+			}
+		})
 	}
 }
