@@ -415,10 +415,9 @@ type attemptDeadlines struct {
 	deadline time.Time
 
 	// The results of the function running, reused, emptied, for each
-	// function; withRes is parent carrying them, and resCtx is resBase
-	// (the deadline context) carrying them, for the same reason.
+	// function; resCtx is resBase (the deadline context) carrying them,
+	// for the same reason.
 	res     *results
-	withRes context.Context
 	resBase context.Context
 	resCtx  context.Context
 
@@ -437,7 +436,6 @@ type attemptDeadlines struct {
 func (d *attemptDeadlines) start(s *factum.EventStream) (context.Context, *results) {
 	if d.res == nil {
 		d.res = &results{lane: d}
-		d.withRes = context.WithValue(d.parent, resultKey{}, d.res)
 	} else {
 		d.res.take() // what an earlier function left unsent
 	}

@@ -15,7 +15,9 @@ const maxTenantLanes = 64
 // lane's contexts carrying the tenant, made once rather than per stream (a
 // context and the tenant boxed: two allocations each).
 type tenantLane struct {
-	outer   context.Context // the lane's withRes carrying the tenant
+	// outer is the lane's parent carrying the tenant, then the lane's
+	// results on top, where Retry and Timeout look for them.
+	outer   context.Context
 	base    context.Context // the lane's resCtx that boundTo was made for
 	boundTo context.Context // base carrying the tenant
 }
@@ -31,13 +33,13 @@ func (d *attemptDeadlines) tenantLane(tenant string) *tenantLane {
 	} else if len(d.tenants) >= maxTenantLanes {
 		clear(d.tenants)
 	}
-	tl := &tenantLane{outer: factum.ContextWithTenant(d.withRes, tenant)}
+	tl := &tenantLane{outer: context.WithValue(factum.ContextWithTenant(d.parent, tenant), resultKey{}, d.res)}
 	d.tenants[tenant] = tl
 	return tl
 }
 
 // bounded returns base, the lane's context bounding an attempt, carrying
-// tenant.
+// tenant on top, where the function's chain looks for it.
 func (tl *tenantLane) bounded(base context.Context, tenant string) context.Context {
 	if tl.base != base {
 		tl.boundTo = factum.ContextWithTenant(base, tenant)
