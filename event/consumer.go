@@ -372,7 +372,7 @@ func (c *Consumer) handle(ctx context.Context, lane *attemptDeadlines, s *factum
 		if !h.Wants(s) {
 			continue
 		}
-		dctx, res := lane.start()
+		dctx, res := lane.start(s)
 		err := c.funcs[i](dctx, s)
 		attempts := max(res.attempts, 1)
 		if err != nil && c.cfg.Failures != nil {
@@ -394,18 +394,19 @@ func (c *Consumer) handle(ctx context.Context, lane *attemptDeadlines, s *factum
 
 // attemptDeadlines is one consumer lane's delivery state: the context a
 // function's chain gets, which carries the results the function adds
-// (AddResult) and the attempts Retry makes, and the contexts that bound
-// one attempt for Timeout. A timeout context per attempt (a timer and two
-// allocations, then a cancel) cost more than a fast in-memory projection
-// itself, so one context serves consecutive attempts as long as its
-// deadline is at least the timeout less 1/64 of it away (the bound an
-// attempt gets is between 98.4 % and 100 % of the timeout); a fresh one is
-// made otherwise (the last one is cancelled then). A consumer that keeps
-// up handles a stream or two per read, so the context also outlives its
-// batch: it is cancelled when a new one replaces it, when the consumer's
-// wait for appends times out (nothing came for PollInterval, or less when
-// a checkpoint is due), and when Run returns. A function must therefore
-// not use its context after it returned: it is not cancelled at once.
+// (AddResult), the attempts Retry makes and the stream's tenant, and the
+// contexts that bound one attempt for Timeout. A timeout context per
+// attempt (a timer and two allocations, then a cancel) cost more than a
+// fast in-memory projection itself, so one context serves consecutive
+// attempts as long as its deadline is at least the timeout less 1/64 of it
+// away (the bound an attempt gets is between 98.4 % and 100 % of the
+// timeout); a fresh one is made otherwise (the last one is cancelled
+// then). A consumer that keeps up handles a stream or two per read, so the
+// context also outlives its batch: it is cancelled when a new one replaces
+// it, when the consumer's wait for appends times out (nothing came for
+// PollInterval, or less when a checkpoint is due), and when Run returns. A
+// function must therefore not use its context after it returned: it is not
+// cancelled at once.
 type attemptDeadlines struct {
 	parent   context.Context
 	timeout  time.Duration // the one ctx was made for
@@ -414,37 +415,47 @@ type attemptDeadlines struct {
 	deadline time.Time
 
 	// The results of the function running, reused, emptied, for each
-	// function; outer is parent carrying them (what a chain gets), and
-	// resCtx is resBase (the deadline context) carrying them, for the
-	// same reason.
+	// function; resCtx is resBase (the deadline context) carrying them,
+	// for the same reason.
 	res     *results
-	outer   context.Context
 	resBase context.Context
 	resCtx  context.Context
+
+	// tenant is the tenant of the stream in hand, cur its contexts (one
+	// of tenants, the lane's per tenant it met) and outer cur's outer,
+	// what a chain gets: a lane's streams get their tenant's contexts
+	// without an allocation each.
+	tenant  string
+	cur     *tenantLane
+	tenants map[string]*tenantLane
+	outer   context.Context
 }
 
-// start returns the context for one delivery of a stream to a function,
-// and its results, emptied.
-func (d *attemptDeadlines) start() (context.Context, *results) {
+// start returns the context for one delivery of s to a function, carrying
+// s's tenant, and its results, emptied.
+func (d *attemptDeadlines) start(s *factum.EventStream) (context.Context, *results) {
 	if d.res == nil {
 		d.res = &results{lane: d}
-		d.outer = context.WithValue(d.parent, resultKey{}, d.res)
 	} else {
 		d.res.take() // what an earlier function left unsent
 	}
 	d.res.attempts = 0
+	if t := s.AggregateID.TenantOrDefault(); d.cur == nil || t != d.tenant {
+		d.tenant, d.cur = t, d.tenantLane(t)
+	}
+	d.outer = d.cur.outer
 	return d.outer, d.res
 }
 
 // bounded returns the context for one attempt bounded by timeout, carrying
-// the lane's results.
+// the lane's results and the stream's tenant.
 func (d *attemptDeadlines) bounded(timeout time.Duration) context.Context {
 	base := d.get(timeout)
 	if d.resBase != base {
 		d.resCtx = context.WithValue(base, resultKey{}, d.res)
 		d.resBase = base
 	}
-	return d.resCtx
+	return d.cur.bounded(d.resCtx, d.tenant)
 }
 
 func (d *attemptDeadlines) get(timeout time.Duration) context.Context {
@@ -496,10 +507,12 @@ func (c *Consumer) signal(h *Handler, s *factum.EventStream, result map[string]a
 	c.cfg.Notify(sig)
 }
 
-// Invoke calls h once for s under timeout, turning a panic into an
+// Invoke calls h once for s under timeout, with s's tenant in its context
+// (factum.ContextWithTenant), turning a panic into an
 // InternalServerError. The compensation scheduler uses it to re-deliver a
 // stream to one function.
 func Invoke(ctx context.Context, h *Handler, s *factum.EventStream, timeout time.Duration) error {
+	ctx = factum.ContextWithTenant(ctx, s.AggregateID.TenantOrDefault())
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)

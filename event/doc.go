@@ -36,6 +36,13 @@
 // application's own cross-cutting concerns live there; a middleware sees
 // each delivery once, with its final error.
 //
+// Every function runs in its stream's tenant: its context carries the
+// stream's tenant (factum.TenantFromContext; factum.DefaultTenant for a
+// stream without one), whatever the middleware outside did with the
+// context, on a live delivery, a redelivery and Invoke alike. So a saga's
+// per-tenant unique keys (prepare.PerTenant), and anything else scoped by
+// the context's tenant, are scoped by the tenant of the stream handled.
+//
 // A processor is a definition, independent of any runtime: [On] decodes
 // with the codec registry the processor is bound to ([Processor.Bind]; the
 // engine binds each one to its registry at New), and a processor may carry

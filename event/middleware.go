@@ -17,7 +17,8 @@ import (
 // A consumer's chain for one function runs, outermost first: the
 // middleware of Config.Middleware (the engine's), those of the processor
 // (WithMiddleware), those of the function (WithFunctionMiddleware), then
-// the defaults Retry, Timeout and Recover around the function itself. A
+// the defaults Retry, Timeout and Recover around the function itself,
+// which runs with its stream's tenant in its context. A
 // middleware therefore sees each delivery of a stream to the function once,
 // with its final error, whatever the attempts under it; a panic in the
 // function reaches it as an InternalServerError, and a panic in a
@@ -52,9 +53,10 @@ func WithFunctionMiddleware(mw ...Middleware) HandlerOption {
 	}
 }
 
-// wrap builds h's chain: mw, the first outermost, around h.Handle.
+// wrap builds h's chain: mw, the first outermost, around h.Handle run
+// with its stream's tenant.
 func wrap(h *Handler, mw ...[]Middleware) StreamFunc {
-	f := h.Handle
+	f := withTenant(h.Handle)
 	for i := len(mw) - 1; i >= 0; i-- {
 		for j := len(mw[i]) - 1; j >= 0; j-- {
 			f = mw[i][j](h, f)

@@ -12,7 +12,8 @@ import (
 // then Timeout and Recover), so that the engine's middleware (tracing,
 // metrics) sees a compensation's retry as it sees a delivery; Retry makes
 // one attempt, the caller being the one that retries. timeout, when
-// positive, bounds the call besides HandlerTimeout. It reports whether fn
+// positive, bounds the call besides HandlerTimeout. The chain, as a live
+// delivery's, runs with s's tenant in its context. It reports whether fn
 // is one of the consumer's functions (false: nothing was called).
 func (c *Consumer) Redeliver(ctx context.Context, fn factum.Function, s *factum.EventStream, timeout time.Duration) (bool, error) {
 	for i, h := range c.proc.handlers {
@@ -24,6 +25,7 @@ func (c *Consumer) Redeliver(ctx context.Context, fn factum.Function, s *factum.
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
+		ctx = factum.ContextWithTenant(ctx, s.AggregateID.TenantOrDefault())
 		return true, c.funcs[i](context.WithValue(ctx, resultKey{}, &results{once: true}), s)
 	}
 	return false, nil

@@ -42,7 +42,9 @@ func ParseLevel(s string) (slog.Level, error) {
 }
 
 // TraceHandler returns h adding trace_id and span_id to every record
-// logged with a context that holds a valid span.
+// logged with a context that holds a valid span, each unless the record
+// has it already (the access log adds trace_id itself, for a logger
+// without this handler), so that a line names each key once.
 func TraceHandler(h slog.Handler) slog.Handler { return traceHandler{h} }
 
 type traceHandler struct{ slog.Handler }
@@ -50,7 +52,22 @@ type traceHandler struct{ slog.Handler }
 // Handle implements slog.Handler.
 func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		hasTrace, hasSpan := false, false
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "trace_id":
+				hasTrace = true
+			case "span_id":
+				hasSpan = true
+			}
+			return !hasTrace || !hasSpan
+		})
+		if !hasTrace {
+			r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
+		}
+		if !hasSpan {
+			r.AddAttrs(slog.String("span_id", sc.SpanID().String()))
+		}
 	}
 	return h.Handler.Handle(ctx, r)
 }
