@@ -81,7 +81,7 @@ var commandRefusals = []commandRefusal{
 		map[string]any{"code": string(factum.CodeCommandExpectVersionConflict), "message": "command expects version 1, aggregate is at 2"}, retryAfterSometimes},
 	{"CommandPayloadTooLarge", http.StatusRequestEntityTooLarge,
 		"The body is larger than the server accepts: an Error body, or the problem document " + problemBodyTooLarge + ".",
-		[]problemExample{{problemBodyTooLarge, "Request body too large", "the request body exceeds 1048576 bytes"}},
+		[]problemExample{{problemBodyTooLarge, "Request body too large", "requests with an Idempotency-Key may carry at most 1048576 bytes"}},
 		map[string]any{"code": string(factum.CodeBadRequest), "message": "request body too large"}, retryAfterNever},
 	{"IdempotencyKeyReused", http.StatusUnprocessableEntity,
 		"The Idempotency-Key was used for a request with another payload (" + problemKeyReused + "): use a new key for a new request.",

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/factum-go/factum"
 )
 
 // usageError is a mistake in the command line: run prints it with the
@@ -44,19 +46,70 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // errorPrefix begins the message of factum's own errors (*factum.Error,
-// the Err* sentinels).
+// the Err* sentinels, factum.ErrClosed).
 const errorPrefix = "factum: "
 
 // errorMessage is err's message as run prints it, after its one
-// "factum:". A factum error already begins with that prefix, wherever it
-// sits: first, wrapped or formatted after another message's ": ", or on a
-// line of its own in a joined error; the prefix is dropped there, so the
-// command names itself once.
+// "factum:". A factum error's text begins with errorPrefix and its code
+// (or "closed", factum.ErrClosed), wherever it sits: first, wrapped or
+// formatted after another message's ": ", or on a line of its own in a
+// joined error; the prefix is dropped there, so the command names itself
+// once. A "factum: " followed by anything else is another text's (a
+// server's message, say) and is printed as it is.
 func errorMessage(err error) string {
-	msg := strings.TrimPrefix(err.Error(), errorPrefix)
-	msg = strings.ReplaceAll(msg, ": "+errorPrefix, ": ")
-	return strings.ReplaceAll(msg, "\n"+errorPrefix, "\n")
+	msg := err.Error()
+	var b strings.Builder
+	for start := true; ; start = false {
+		i := nextPrefix(msg, start)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i])
+		msg = msg[i+len(errorPrefix):]
+	}
 }
+
+// nextPrefix returns the index in msg of the next errorPrefix that begins
+// a factum error's text: at the start of msg (when start), after ": " or
+// after a line break; -1 when there is none.
+func nextPrefix(msg string, start bool) int {
+	if start && beginsFactumError(msg) {
+		return 0
+	}
+	for i := 1; i < len(msg); i++ {
+		if (msg[i-1] == '\n' || strings.HasSuffix(msg[:i], ": ")) && beginsFactumError(msg[i:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// beginsFactumError reports whether s begins with the text of a factum
+// error: errorPrefix, then a code or "closed", then the end, ":", " [" or
+// a line break.
+func beginsFactumError(s string) bool {
+	rest, ok := strings.CutPrefix(s, errorPrefix)
+	if !ok {
+		return false
+	}
+	for _, word := range append([]string{"closed"}, codeNames...) {
+		if after, ok := strings.CutPrefix(rest, word); ok &&
+			(after == "" || after[0] == ':' || after[0] == '\n' || strings.HasPrefix(after, " [")) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeNames are the text of factum's error codes.
+var codeNames = func() []string {
+	names := make([]string, len(factum.Codes))
+	for i, c := range factum.Codes {
+		names[i] = string(c)
+	}
+	return names
+}()
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/factum-go/factum"
+	"github.com/factum-go/factum/httpapi"
 )
 
 // A command's error is printed with one "factum:", however the
@@ -46,6 +47,14 @@ func TestErrorMessage(t *testing.T) {
 		{"nested", &factum.Error{Code: factum.CodeInternalServerError, Message: "start", Err: bad},
 			"InternalServerError: start: IllegalArgument: --pprof is not a loopback address"},
 		{"sentinel", fmt.Errorf("open: %w", factum.ErrNotFound), "open: NotFound"},
+		{"closed", fmt.Errorf("send: %w", factum.ErrClosed), "send: closed"},
+		// A server's message is its own text: a "factum: " in it that
+		// begins no factum error is printed as sent.
+		{"message quoting factum", &httpError{status: 409, body: httpapi.ErrorBody{Code: factum.CodeIllegalState, Message: `title "notes: factum: the framework" is taken`}},
+			`HTTP 409 IllegalState: title "notes: factum: the framework" is taken`},
+		{"message line quoting factum", &httpError{status: 400, body: httpapi.ErrorBody{Code: factum.CodeBadRequest, Message: "line 2:\nfactum: is no field"}},
+			"HTTP 400 BadRequest: line 2:\nfactum: is no field"},
+		{"plain error quoting factum", errors.New("factum: a user's text"), "factum: a user's text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := errorMessage(tc.err); got != tc.want {
