@@ -57,7 +57,7 @@ export async function render(parts, ctx) {
       const r = await lookup(t, id, rid);
       if (!r.result) {
         out.replaceChildren(h('p', { class: 'empty', 'data-test': 'not-found' }, r.derived
-          ? `No create sent without an ID used request ${rid} on ${t.name}; give the aggregate ID too.`
+          ? `No create sent without an ID used request ${rid} on ${t.name}, as the console derives its ID; a service with an ID key (--id-key-file) makes IDs the console cannot derive: give the aggregate ID too.`
           : `Request ${rid} was not appended to ${t.name} ${id}.`));
         return;
       }
