@@ -70,7 +70,7 @@ function bindSession() {
     await loadPrincipal();
     if (want && principal && !principal.open && !principal.admin && !principal.tenants.includes(want)) {
       toast(`Your credential holds only the tenants ${principal.tenants.join(', ')}.`, 'bad');
-      tenant.value = '';
+      tenant.value = session.tenant;
       route();
       return;
     }
