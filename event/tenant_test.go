@@ -175,3 +175,76 @@ func TestRedeliveryAndInvokeSeeTheStreamsTenant(t *testing.T) {
 		})
 	}
 }
+
+// When a stream is skipped by some of the functions (they want none of
+// its events), the functions that take it still see its tenant and
+// report their results on its signal, as tenants and functions
+// alternate, under the consumer's defaults alone and under middleware
+// that adds a value to the context.
+func TestSkippedFunctionsLeaveTenantsAndResultsRight(t *testing.T) {
+	addsValue := func(_ *event.Handler, next event.StreamFunc) event.StreamFunc {
+		return func(ctx context.Context, s *factum.EventStream) error {
+			return next(context.WithValue(ctx, workMark{}, "span"), s)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		mw   []event.Middleware
+	}{
+		{"defaults", nil},
+		{"middleware adds a value", []event.Middleware{addsValue}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := eventstore.NewMemory()
+			var mu sync.Mutex
+			var signals []factum.Signal
+			see := func(ctx context.Context, s *factum.EventStream) error {
+				tenant, _ := factum.TenantFromContext(ctx)
+				event.AddResult(ctx, "tenant", tenant)
+				event.AddResult(ctx, "stream", s.ID)
+				return nil
+			}
+			p := event.MustProcessor("shop", "tenants", factum.StageEventHandled,
+				event.OnStream("added", see, []string{"item_added"}),
+				event.OnStream("removed", see, []string{"item_removed"}))
+			cons, err := event.NewConsumer(p, event.Config{Log: st, Checkpoints: event.NewMemoryCheckpoints(),
+				Middleware: c.mw, Logger: quiet, Notify: func(s factum.Signal) {
+					mu.Lock()
+					signals = append(signals, s)
+					mu.Unlock()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tenants := []string{"acme", "globex", factum.DefaultTenant, "acme"}
+			names := []string{"item_added", "item_removed", "item_removed", "item_added", "item_added"}
+			byID := map[string]*factum.EventStream{}
+			for i := range 12 {
+				s := appendTenantStream(t, st, tenants[i%len(tenants)], fmt.Sprint("c", i), names[i%len(names)])
+				byID[s.ID] = s
+			}
+			start(t, cons)
+			waitFor(t, "every stream's signal", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(signals) == len(byID)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			for _, sig := range signals {
+				stream, _ := sig.Results["stream"].(string)
+				s := byID[stream]
+				if s == nil || s.AggregateID != sig.AggregateID {
+					t.Errorf("signal of %s carries the results of stream %q", sig.AggregateID, stream)
+					continue
+				}
+				if want := map[string]string{"item_added": "added", "item_removed": "removed"}[s.Events[0].Name]; sig.Function.Name != want {
+					t.Errorf("stream %s of %s signalled by %s, want %s", s.ID, s.Events[0].Name, sig.Function.Name, want)
+				}
+				if got := sig.Results["tenant"]; got != s.AggregateID.TenantOrDefault() {
+					t.Errorf("stream of tenant %s: the function saw tenant %v", s.AggregateID.TenantOrDefault(), got)
+				}
+			}
+		})
+	}
+}

@@ -270,14 +270,16 @@ func (r *Runner) applyCommit(ctx context.Context, l *lane, tx Txn, batch []factu
 	return 0, nil, nil
 }
 
-// invoke calls the function, turning a panic into an InternalServerError.
+// invoke calls the function with s's tenant in its context
+// (factum.ContextWithTenant), as every event function runs, turning a
+// panic into an InternalServerError.
 func (r *Runner) invoke(ctx context.Context, tx Tx, s *factum.EventStream) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = factum.Errorf(factum.CodeInternalServerError, "projection %s panicked: %v\n%s", r.p.group, v, debug.Stack())
 		}
 	}()
-	return r.project(ctx, tx, s)
+	return r.project(factum.ContextWithTenant(ctx, s.AggregateID.TenantOrDefault()), tx, s)
 }
 
 // commit saves the checkpoint at pos in tx and commits it.

@@ -47,7 +47,10 @@ type Row interface {
 // row it writes carries the stream's tenant in the column tenant
 // (s.AggregateID.TenantOrDefault()): queries see only their caller's
 // tenant's rows. An error that is an *event.EventError charges the
-// stream's failure to the event it names, when that is an event of s.
+// stream's failure to the event it names, when that is an event of s. Its
+// context carries the stream's tenant (factum.TenantFromContext), on a
+// retry too, so that what it reaches with it (a prepare.PerTenant key) is
+// scoped by that tenant.
 type Func func(ctx context.Context, tx Tx, s *factum.EventStream) error
 
 // Projection is a read model's definition: the events it consumes, its
