@@ -29,16 +29,17 @@ func (p *processor[S]) rejected(ctx context.Context, cmd *factum.Command, e *ent
 // appended: the effects are undone and a transient error is retried. The
 // store unreachable too: the effects are left in place (a retry of the
 // command recognises them as its own) rather than taken away from a stream
-// that may have been appended. A lookup answering another tenant's stream
-// (a store that fails to scope it) settles nothing either.
+// that may have been appended. A lookup answering another aggregate's
+// stream (another tenant's, another ID or type: a store that fails to
+// scope it) settles nothing either.
 func (p *processor[S]) unknown(ctx context.Context, cmd *factum.Command, applied *Applied, err error) outcome {
 	retry := cmd.ExpectedVersion == 0
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	s, lerr := p.store.Lookup(lctx, cmd.AggregateID, cmd.RequestIDOrID())
 	switch {
-	case lerr == nil && s.AggregateID.TenantOrDefault() != cmd.AggregateID.TenantOrDefault():
-		// Another tenant's stream is never this command's outcome, nor
+	case lerr == nil && !sameAggregate(s.AggregateID, cmd.AggregateID):
+		// Another aggregate's stream is never this command's outcome, nor
 		// evidence that this one was not appended: the store settles
 		// nothing, as when it is unreachable.
 		return outcome{err: err, retrySafe: retry}
@@ -52,6 +53,12 @@ func (p *processor[S]) unknown(ctx context.Context, cmd *factum.Command, applied
 		return undone(ctx, applied, outcome{err: err, retrySafe: retry})
 	}
 	return outcome{err: err, retrySafe: retry}
+}
+
+// sameAggregate reports whether a and b name one aggregate: one context,
+// type and ID, in one tenant (an empty tenant is the default one).
+func sameAggregate(a, b factum.AggregateID) bool {
+	return a.NamedAggregate == b.NamedAggregate && a.ID == b.ID && a.TenantOrDefault() == b.TenantOrDefault()
 }
 
 // undone undoes what an attempt applied and returns o, failed with the
