@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -28,10 +27,6 @@ const (
 	// of it is waited).
 	DefaultBackoff = 2 * time.Millisecond
 )
-
-// loadPage bounds how many streams an executor loads at once when it
-// rebuilds an aggregate.
-const loadPage = 1024
 
 // Executor handles commands: load the aggregate, decide, append. Process
 // never panics and never returns an error: the outcome, success or failure,
@@ -225,47 +220,6 @@ func fail(sig *factum.Signal, err error) {
 	}
 }
 
-// checkout checks the aggregate's state out for cmd: the cached entry, or
-// the state loaded from the snapshot and the store when none is cached or
-// the cached one is behind the version cmd expects. It tells o of the
-// cache lookup and po of the load.
-func (p *processor[S]) checkout(ctx context.Context, cmd *factum.Command, o CacheObserver, po PhaseObserver) (*entry[S], error) {
-	e := p.cache.take(cmd.AggregateID.ID)
-	hit := e != nil && cmd.ExpectedVersion <= e.st.Version
-	if o != nil {
-		o.ObserveCache(hit)
-	}
-	if hit {
-		return e, nil
-	}
-	// A caller expecting a version the cache has not reached has seen
-	// another instance's append: the cached state is stale.
-	lctx := startPhase(ctx, po, PhaseLoad)
-	e, err := p.load(lctx, cmd.AggregateID)
-	endPhase(lctx, po, PhaseLoad, err)
-	if err != nil {
-		if errors.Is(err, factum.ErrTenantMismatch) {
-			// A snapshot of another tenant's aggregate: answered as
-			// the gate answers another tenant.
-			err = OtherTenant(cmd)
-		}
-		return nil, err
-	}
-	return e, nil
-}
-
-// follow applies an appended stream, built from events and named names,
-// to e's state. It reports false when the state cannot follow, which then
-// is not to be cached.
-func (p *processor[S]) follow(e *entry[S], stream *factum.EventStream, names []string, events []any) bool {
-	if e.st.Version == 0 {
-		e.st.ID = stream.AggregateID
-		e.st.OwnerID = stream.OwnerID
-	}
-	e.st.EventTime = stream.CreateTime
-	return p.def.Apply(&e.st, stream.Version, names, events) == nil
-}
-
 // attempt runs the command once against the cached or loaded state.
 func (p *processor[S]) attempt(ctx context.Context, cmd *factum.Command) outcome {
 	o := CacheObserverFrom(ctx)
@@ -353,161 +307,6 @@ func (p *processor[S]) decided(ctx context.Context, po PhaseObserver, cmd *factu
 		// The outcome is unknown: the write may have committed. The store
 		// settles it; the state is dropped either way.
 		return p.unknown(ctx, cmd, applied, err)
-	}
-}
-
-// duplicate looks the command's request up in the store and, if it was
-// appended, returns that stream's outcome.
-func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outcome, bool) {
-	s, err := p.store.Lookup(ctx, cmd.AggregateID, cmd.RequestIDOrID())
-	if err != nil || s.AggregateID.TenantOrDefault() != cmd.AggregateID.TenantOrDefault() {
-		// Another tenant's stream is never this command's outcome.
-		return outcome{}, false
-	}
-	names := make([]string, len(s.Events))
-	for i := range s.Events {
-		names[i] = s.Events[i].Name
-	}
-	// A stream of this very command (its own earlier attempt, whose write
-	// committed although the attempt saw an error) is no duplicate.
-	return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}, true
-}
-
-// build encodes the events into the next stream. One clock reading serves
-// the stream's create time and its IDs' timestamps, and the IDs share one
-// allocation. The reading is taken last, once the events are encoded and
-// the header made, so that the create time marks the start of the append
-// (a store decorator timing the append may take it for its start). The
-// stream's header is its own copy of the command's (the command's stays
-// the sender's to change), or the one hw, when set, makes.
-func (p *processor[S]) build(ctx context.Context, hw HeaderWriter, cmd *factum.Command, st *State[S], events []any) (*factum.EventStream, []string, error) {
-	var s *factum.EventStream
-	if len(events) == 1 {
-		// The common single-event stream and its event in one allocation.
-		b := new(singleEventStream)
-		s = &b.stream
-		s.Events = b.events[:]
-	} else {
-		s = &factum.EventStream{Events: make([]factum.DomainEvent, len(events))}
-	}
-	names := make([]string, len(events))
-	for i, ev := range events {
-		name, rev, body, err := p.codec.Encode(ev)
-		if err != nil {
-			return nil, nil, factum.Errorf(factum.CodeInternalServerError,
-				"aggregate %s: command %s returned event %T, which is not registered (add a Source or Emits for it): %w", p.def.named, cmd.Name, ev, err)
-		}
-		names[i] = name
-		s.Events[i] = factum.DomainEvent{
-			Name:     name,
-			Revision: rev,
-			Sequence: i + 1,
-			IsLast:   i == len(events)-1,
-			Body:     body,
-		}
-	}
-	var header map[string]string
-	if hw != nil {
-		header = hw.StreamHeader(ctx, cmd.Header)
-	}
-	if header == nil && cmd.Header != nil {
-		header = maps.Clone(cmd.Header)
-	}
-	now := time.Now()
-	var idBuf [8]string
-	var ids []string
-	if n := len(events) + 1; n <= len(idBuf) {
-		ids = idBuf[:n]
-	} else {
-		ids = make([]string, n)
-	}
-	p.ids.FillAt(ids, now)
-	for i := range s.Events {
-		s.Events[i].ID = ids[i+1]
-	}
-	*s = factum.EventStream{
-		ID:          ids[0],
-		AggregateID: cmd.AggregateID,
-		Version:     st.Version + 1,
-		CommandID:   cmd.ID,
-		RequestID:   cmd.RequestIDOrID(),
-		OwnerID:     cmd.OwnerID,
-		CreateTime:  now,
-		Header:      header,
-		Events:      s.Events,
-	}
-	s.AggregateID.Tenant = cmd.AggregateID.TenantOrDefault()
-	return s, names, nil
-}
-
-// singleEventStream holds a stream with one event and that event, so that
-// building it takes one allocation instead of two. (The stream is kept by
-// in-memory stores: at 288 bytes it fills its size class exactly, which is
-// why the event names for the signal are not in here too.)
-type singleEventStream struct {
-	stream factum.EventStream
-	events [1]factum.DomainEvent
-}
-
-// load rebuilds an aggregate from its latest snapshot, if any, and the
-// streams after it.
-func (p *processor[S]) load(ctx context.Context, id factum.AggregateID) (*entry[S], error) {
-	st := p.def.newEnvelope(id)
-	if p.snapshots != nil {
-		ss, ok, err := p.snapshots.LatestState(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("aggregate %s: load snapshot: %w", id, err)
-		}
-		if ok && ss.ID.TenantOrDefault() != id.TenantOrDefault() {
-			return nil, loadedOtherTenant(id)
-		}
-		if ok {
-			if st, err = p.def.FromStored(ss); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for {
-		streams, err := p.store.Load(ctx, id, st.Version+1, st.Version+loadPage)
-		if err != nil {
-			return nil, fmt.Errorf("aggregate %s: load streams: %w", id, err)
-		}
-		if st.Version == 0 && len(streams) > 0 && streams[0].AggregateID.TenantOrDefault() != id.TenantOrDefault() {
-			// Checked before a stream is sourced: another tenant's history
-			// is never decoded for a command, so its sourcing failures
-			// (which name its events and versions) cannot reach it.
-			return nil, loadedOtherTenant(id)
-		}
-		for i := range streams {
-			if err := p.def.Source(p.codec, &st, &streams[i]); err != nil {
-				return nil, err
-			}
-		}
-		if len(streams) < loadPage {
-			break
-		}
-	}
-	return &entry[S]{key: id.ID, st: st}, nil
-}
-
-// Forgetter is implemented by executors that cache states: Forget drops
-// what they hold of an aggregate, so that its next command loads it from
-// the snapshot and the store. An operator's snapshot repair uses it, as a
-// state cached from a damaged snapshot would otherwise live on. A command
-// running on the aggregate at that moment keeps the state it holds.
-type Forgetter interface {
-	Forget(id factum.AggregateID)
-}
-
-// Forget implements Forgetter.
-func (p *processor[S]) Forget(id factum.AggregateID) {
-	p.cache.take(id.ID) // checked out and never put back: absent from now on
-}
-
-// Forget implements Forgetter by routing to the aggregate type's executor.
-func (r router) Forget(id factum.AggregateID) {
-	if f, ok := r[id.NamedAggregate].(Forgetter); ok {
-		f.Forget(id)
 	}
 }
 

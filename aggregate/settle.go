@@ -24,6 +24,23 @@ func (p *processor[S]) rejected(ctx context.Context, cmd *factum.Command, e *ent
 	return outcome{err: err}
 }
 
+// duplicate looks the command's request up in the store and, if it was
+// appended, returns that stream's outcome.
+func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outcome, bool) {
+	s, err := p.store.Lookup(ctx, cmd.AggregateID, cmd.RequestIDOrID())
+	if err != nil || s.AggregateID.TenantOrDefault() != cmd.AggregateID.TenantOrDefault() {
+		// Another tenant's stream is never this command's outcome.
+		return outcome{}, false
+	}
+	names := make([]string, len(s.Events))
+	for i := range s.Events {
+		names[i] = s.Events[i].Name
+	}
+	// A stream of this very command (its own earlier attempt, whose write
+	// committed although the attempt saw an error) is no duplicate.
+	return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}, true
+}
+
 // unknown settles an append whose outcome is unknown by looking the request
 // up. Appended: the outcome is that stream's and the effects stand. Not
 // appended: the effects are undone and a transient error is retried. The

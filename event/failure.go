@@ -2,6 +2,8 @@ package event
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/factum-go/factum"
@@ -49,4 +51,42 @@ type FailureFinder interface {
 	// nil when there is none; err reports that the records could not be
 	// read.
 	FindFailure(ctx context.Context, fn factum.Function, s *factum.EventStream) (failure error, err error)
+}
+
+// EventError attributes a function's error to one event of the stream.
+// Functions added with On return it, so a failure names the event to
+// re-deliver. An EventID that is not an event of the stream is not
+// trusted: the failure is charged to the first event the function
+// consumes.
+type EventError struct {
+	// EventID is the event that failed.
+	EventID string
+	// Err is the function's error.
+	Err error
+}
+
+func (e *EventError) Error() string { return fmt.Sprintf("event %s: %v", e.EventID, e.Err) }
+
+// Unwrap returns Err.
+func (e *EventError) Unwrap() error { return e.Err }
+
+// failedEventID returns the event of s a failure of h is charged to: the
+// one err names (an *EventError) when it is an event of s, else the first
+// h consumes. An ID that is not s's is a mistake of the function's:
+// charged to it, the failure would be retried as another event's, or
+// refused (an ID that is no event's).
+func failedEventID(h *Handler, s *factum.EventStream, err error) string {
+	if ee, ok := errors.AsType[*EventError](err); ok && ee.EventID != "" {
+		for i := range s.Events {
+			if s.Events[i].ID == ee.EventID {
+				return ee.EventID
+			}
+		}
+	}
+	for i := range s.Events {
+		if h.Consumes(s.AggregateID.NamedAggregate, s.Events[i].Name) {
+			return s.Events[i].ID
+		}
+	}
+	return ""
 }

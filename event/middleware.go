@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -110,6 +111,21 @@ func Retry(attempts int, base time.Duration) Middleware {
 			}
 		}
 	}
+}
+
+// retryable reports whether trying a failed function again in place may
+// help: as the error says, if it has a Retryable() bool method (a saga's
+// refused command says no); otherwise not for business rejections.
+func retryable(err error) bool {
+	var r interface{ Retryable() bool }
+	if errors.As(err, &r) {
+		return r.Retryable()
+	}
+	switch factum.CodeOf(err) {
+	case factum.CodeIllegalArgument, factum.CodeIllegalState, factum.CodeBadRequest, factum.CodeNotFound:
+		return false
+	}
+	return true
 }
 
 // Timeout returns the middleware that bounds each call under it to d (no
