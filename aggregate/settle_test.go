@@ -12,12 +12,10 @@ import (
 	"github.com/factum-go/factum/eventstore"
 )
 
-// otherTenantLookup is a store whose appends end with an unknown outcome,
-// nothing appended, and whose Lookup answers any request with a stream of
-// the same aggregate ID in another tenant: a store that fails to scope its
-// lookups by tenant.
-// otherStreamLookup answers every lookup with a stream of another
-// aggregate: the one answer makes of the aggregate asked for.
+// otherStreamLookup is a store whose appends fail as faultyStore's do and
+// whose Lookup answers every request with a stream of another aggregate,
+// the one answer makes of the aggregate asked for: a store that fails to
+// scope its lookups (by tenant, ID or type).
 type otherStreamLookup struct {
 	faultyStore
 	answer func(factum.AggregateID) factum.AggregateID

@@ -47,7 +47,8 @@
 // A Key's names are shared by all tenants unless it is made with
 // [PerTenant]: then each tenant has its own names, the tenant coming from
 // each call's context (command handlers' contexts carry their command's
-// tenant). Use PerTenant for anything a tenant's users choose (usernames,
+// tenant, event functions' the tenant of their stream: sagas and
+// projections included). Use PerTenant for anything a tenant's users choose (usernames,
 // e-mail addresses): with a shared key one tenant can take another's names
 // and probe which ones exist.
 //

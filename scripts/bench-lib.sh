@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the benchmark scripts, not run on its own: building a
-# package's benchmarks once per revision, and the figures' arithmetic.
+# package's benchmarks once per revision, the figures' arithmetic, and a
+# NATS server of go.mod's version to run them on.
 # The sourcing script runs from the repository's root and sets work (a
 # scratch directory).
 

@@ -28,11 +28,14 @@ export function findForm(ts, q, onFound) {
 
 /**
  * lookup answers the request's outcome on aggregate id of type t; without
- * an id, on the ID a create sent without one got from the request ID.
+ * an id, on the ID a create sent without one got from the request ID, in
+ * the tenant the session acts in: the one picked, else the credential's
+ * home tenant, which GET /principal names.
  */
 export async function lookup(t, id, rid) {
   const derived = !id;
-  const aid = id || deriveID(t.context, t.aggregate, session.tenant || 'default', rid);
+  const tenant = id ? '' : session.tenant || (await get('principal')).tenant || 'default';
+  const aid = id || deriveID(t.context, t.aggregate, tenant, rid);
   try {
     return { id: aid, derived, result: await get(`${seg(t.segment)}/${seg(aid)}/request/${seg(rid)}`) };
   } catch (err) {
