@@ -293,7 +293,10 @@ func (h *Handler) tenantScoped(w http.ResponseWriter, r *http.Request) {
 func tenantOf(r *http.Request) string { return TenantOf(r) }
 
 // TenantOf returns the tenant a request to the Handler acts in: the one
-// of its /tenant/{tenant} prefix, or factum.DefaultTenant. It is the
+// of its /tenant/{tenant} prefix, or factum.DefaultTenant. A principal's
+// GET /principal without a prefix acts in no tenant when the principal
+// does not hold its home one; TenantOf then still answers
+// factum.DefaultTenant, which that route does not act in. It is the
 // tenant in the request's context (factum.TenantFromContext), so
 // middleware on the command routes (Config.CommandMiddleware) scopes by it
 // without parsing the path, which the tenant routes have already stripped.
