@@ -80,7 +80,7 @@ func New(cfg Config, aggregates ...aggregate.Type) (*Engine, error) {
 		return nil, err
 	}
 	if cfg.Snapshots == nil && cfg.SnapshotStore != nil {
-		cfg.Snapshots = snapshotSource{cfg.SnapshotStore}
+		cfg.Snapshots = SnapshotSource(cfg.SnapshotStore)
 	}
 	pcfg := aggregate.ExecutorConfig{
 		Store: cfg.Store, Codec: c, CacheSize: cfg.CacheSize, Snapshots: cfg.Snapshots,

@@ -60,6 +60,16 @@ func snapshotterOf(cfg *Config) (component.Component[component.Host], error) {
 	return nil, nil
 }
 
+// SnapshotSource returns the aggregate.SnapshotSource over store that an
+// engine with Config.SnapshotStore and no Config.Snapshots gives its
+// executors: a missing snapshot is none, and any other error of the
+// store's is returned as it is (another tenant's snapshot is the store's
+// TenantMismatch). httpapi.Config.Snapshots takes it to start state reads
+// from the same snapshots.
+func SnapshotSource(store snapshot.Store) aggregate.SnapshotSource {
+	return snapshotSource{store}
+}
+
 // snapshotSource lets processors start from the latest snapshot.
 type snapshotSource struct{ store snapshot.Store }
 

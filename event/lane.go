@@ -36,14 +36,11 @@ type attemptDeadlines struct {
 	resBase context.Context
 	resCtx  context.Context
 
-	// tenant is the tenant of the stream in hand, cur its contexts (one
-	// of tenants, the lane's per tenant it met) and outer cur's outer,
-	// what a chain gets: a lane's streams get their tenant's contexts
-	// without an allocation each.
-	tenant  string
+	// cur is the contexts of the stream in hand's tenant (one of tenants,
+	// the lane's per tenant it met): a lane's streams get their tenant's
+	// contexts without an allocation each.
 	cur     *tenantLane
 	tenants map[string]*tenantLane
-	outer   context.Context
 }
 
 // start returns the context for one delivery of s to a function, carrying
@@ -55,11 +52,10 @@ func (d *attemptDeadlines) start(s *factum.EventStream) (context.Context, *resul
 		d.res.take() // what an earlier function left unsent
 	}
 	d.res.attempts = 0
-	if t := s.AggregateID.TenantOrDefault(); d.cur == nil || t != d.tenant {
-		d.tenant, d.cur = t, d.tenantLane(t)
+	if t := s.AggregateID.TenantOrDefault(); d.cur == nil || t != d.cur.tenant {
+		d.cur = d.tenantLane(t)
 	}
-	d.outer = d.cur.outer
-	return d.outer, d.res
+	return d.cur.outer, d.res
 }
 
 // bounded returns the context for one attempt bounded by timeout, carrying
@@ -70,7 +66,7 @@ func (d *attemptDeadlines) bounded(timeout time.Duration) context.Context {
 		d.resCtx = context.WithValue(base, resultKey{}, d.res)
 		d.resBase = base
 	}
-	return d.cur.bounded(d.resCtx, d.tenant)
+	return d.cur.bounded(d.resCtx)
 }
 
 func (d *attemptDeadlines) get(timeout time.Duration) context.Context {

@@ -142,7 +142,7 @@ func Timeout(d time.Duration) Middleware {
 		}
 		return func(ctx context.Context, s *factum.EventStream) error {
 			if r, _ := ctx.Value(resultKey{}).(*results); r != nil && r.lane != nil {
-				if ctx == r.lane.outer {
+				if ctx == r.lane.cur.outer {
 					return next(r.lane.bounded(d), s)
 				}
 				if ctx.Done() == nil {

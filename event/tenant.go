@@ -15,6 +15,7 @@ const maxTenantLanes = 64
 // lane's contexts carrying the tenant, made once rather than per stream (a
 // context and the tenant boxed: two allocations each).
 type tenantLane struct {
+	tenant string // whose streams these contexts serve
 	// outer is the lane's parent carrying the tenant, then the lane's
 	// results on top, where Retry and Timeout look for them.
 	outer   context.Context
@@ -33,16 +34,16 @@ func (d *attemptDeadlines) tenantLane(tenant string) *tenantLane {
 	} else if len(d.tenants) >= maxTenantLanes {
 		clear(d.tenants)
 	}
-	tl := &tenantLane{outer: context.WithValue(factum.ContextWithTenant(d.parent, tenant), resultKey{}, d.res)}
+	tl := &tenantLane{tenant: tenant, outer: context.WithValue(factum.ContextWithTenant(d.parent, tenant), resultKey{}, d.res)}
 	d.tenants[tenant] = tl
 	return tl
 }
 
 // bounded returns base, the lane's context bounding an attempt, carrying
-// tenant on top, where the function's chain looks for it.
-func (tl *tenantLane) bounded(base context.Context, tenant string) context.Context {
+// the tenant on top, where the function's chain looks for it.
+func (tl *tenantLane) bounded(base context.Context) context.Context {
 	if tl.base != base {
-		tl.boundTo = factum.ContextWithTenant(base, tenant)
+		tl.boundTo = factum.ContextWithTenant(base, tl.tenant)
 		tl.base = base
 	}
 	return tl.boundTo

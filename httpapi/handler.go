@@ -39,8 +39,9 @@ type Config struct {
 	// Engine serves the commands and its store the reads; required.
 	Engine *engine.Engine
 	// Snapshots, if set, is where state reads start: the latest saved
-	// state, brought up to date with the streams after it. Without it the
-	// state is folded from the aggregate's whole history.
+	// state, brought up to date with the streams after it
+	// (engine.SnapshotSource over the engine's snapshot store, say).
+	// Without it the state is folded from the aggregate's whole history.
 	Snapshots aggregate.SnapshotSource
 	// SnapshotStore serves GET /{aggregate}/{id}/snapshot (default the
 	// engine's, Engine.Snapshots); when it

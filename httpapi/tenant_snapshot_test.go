@@ -1,35 +1,15 @@
 package httpapi_test
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/factum-go/factum"
-	"github.com/factum-go/factum/aggregate"
 	"github.com/factum-go/factum/engine"
 	"github.com/factum-go/factum/httpapi"
 	"github.com/factum-go/factum/snapshot"
 )
-
-// storeSource is a SnapshotSource over a snapshot store, as the engine's
-// own: a missing snapshot is none, any other error is returned, so
-// another tenant's snapshot comes back as the store's TenantMismatch.
-type storeSource struct{ store snapshot.Store }
-
-func (s storeSource) LatestState(ctx context.Context, id factum.AggregateID) (aggregate.StoredState, bool, error) {
-	snap, err := s.store.Load(ctx, id)
-	if errors.Is(err, factum.ErrNotFound) {
-		return aggregate.StoredState{}, false, nil
-	}
-	if err != nil {
-		return aggregate.StoredState{}, false, err
-	}
-	return aggregate.StoredState{ID: snap.AggregateID, Version: snap.Version, OwnerID: snap.OwnerID,
-		Deleted: snap.Deleted, EventTime: snap.EventTime, State: snap.State}, true, nil
-}
 
 // With a snapshot source over the snapshot store, the state routes of
 // another tenant's aggregate answer as for a missing one: the store's
@@ -40,7 +20,7 @@ func TestStateOfAnotherTenantWithSnapshotSource(t *testing.T) {
 	f := newFixture(t, func(rc *engine.Config, h *httpapi.Config) {
 		rc.SnapshotStore = store
 		h.SnapshotStore = store
-		h.Snapshots = storeSource{store}
+		h.Snapshots = engine.SnapshotSource(store)
 	})
 	wantOK(t, f.do(t, "POST", "/tenant/acme/cart/a1/add_item", `{"sku":"sku-1","qty":7}`, httpapi.HeaderWaitStage, "SNAPSHOT"))
 	wantOK(t, f.do(t, "GET", "/tenant/acme/cart/a1/state", ""))

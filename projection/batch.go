@@ -241,12 +241,20 @@ func (r *Runner) at(ctx context.Context, l *lane, pos factum.Position) (Txn, err
 func (r *Runner) applyCommit(ctx context.Context, l *lane, tx Txn, batch []factum.EventStream) (failed int, ferr, err error) {
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	applied := make([]queuedFrom, 0, len(batch))
+	// fctx is ctx carrying the tenant of the streams in hand, made again
+	// only when the tenant changes: invoke then finds it there rather
+	// than making a context per stream.
+	var fctx context.Context
+	var tenant string
 	for i := range batch {
 		if !r.p.wants(&batch[i]) {
 			continue
 		}
+		if t := batch[i].AggregateID.TenantOrDefault(); fctx == nil || t != tenant {
+			fctx, tenant = factum.ContextWithTenant(ctx, t), t
+		}
 		applied = append(applied, queuedFrom{stream: i, queued: tx.Queued()})
-		if err := r.invoke(ctx, tx, &batch[i]); err != nil {
+		if err := r.invoke(fctx, tx, &batch[i]); err != nil {
 			var qe *QueuedError
 			if !errors.As(err, &qe) {
 				// The function may have dropped or reworded a queued

@@ -93,7 +93,7 @@ func beginsFactumError(s string) bool {
 	if !ok {
 		return false
 	}
-	for _, word := range append([]string{"closed"}, codeNames...) {
+	for _, word := range errorWords {
 		if after, ok := strings.CutPrefix(rest, word); ok &&
 			(after == "" || after[0] == ':' || after[0] == '\n' || strings.HasPrefix(after, " [")) {
 			return true
@@ -102,13 +102,14 @@ func beginsFactumError(s string) bool {
 	return false
 }
 
-// codeNames are the text of factum's error codes.
-var codeNames = func() []string {
-	names := make([]string, len(factum.Codes))
-	for i, c := range factum.Codes {
-		names[i] = string(c)
+// errorWords are what follows errorPrefix in a factum error's text:
+// "closed" (factum.ErrClosed) or the text of one of factum's error codes.
+var errorWords = func() []string {
+	words := []string{"closed"}
+	for _, c := range factum.Codes {
+		words = append(words, string(c))
 	}
-	return names
+	return words
 }()
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
