@@ -49,9 +49,11 @@ const (
 // of it (see commandBody), which is the JSON a message of the command
 // alone carries.
 func encodeCommands(batch []*outSend) []byte {
+	// Each send's size bounds its command's bytes: the body is made in
+	// one allocation.
 	size := 64
 	for _, s := range batch {
-		size += len(s.body) + len(s.data)
+		size += s.size()
 	}
 	b := make([]byte, 0, size)
 	b = append(b, WireVersion)
