@@ -32,13 +32,19 @@ func (p *processor[S]) duplicate(ctx context.Context, cmd *factum.Command) (outc
 		// Another tenant's stream is never this command's outcome.
 		return outcome{}, false
 	}
+	return appended(&s, cmd), true
+}
+
+// appended returns the outcome of cmd whose request the store found
+// appended as s.
+func appended(s *factum.EventStream, cmd *factum.Command) outcome {
 	names := make([]string, len(s.Events))
 	for i := range s.Events {
 		names[i] = s.Events[i].Name
 	}
 	// A stream of this very command (its own earlier attempt, whose write
 	// committed although the attempt saw an error) is no duplicate.
-	return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}, true
+	return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}
 }
 
 // unknown settles an append whose outcome is unknown by looking the request
@@ -61,11 +67,7 @@ func (p *processor[S]) unknown(ctx context.Context, cmd *factum.Command, applied
 		// nothing, as when it is unreachable.
 		return outcome{err: err, retrySafe: retry}
 	case lerr == nil:
-		names := make([]string, len(s.Events))
-		for i := range s.Events {
-			names[i] = s.Events[i].Name
-		}
-		return outcome{version: s.Version, names: names, at: s.CreateTime, duplicate: s.CommandID != cmd.ID}
+		return appended(&s, cmd)
 	case errors.Is(lerr, factum.ErrNotFound):
 		return undone(ctx, applied, outcome{err: err, retrySafe: retry})
 	}

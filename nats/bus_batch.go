@@ -69,8 +69,7 @@ const (
 type outSend struct {
 	ctx   context.Context
 	cmd   *factum.Command
-	body  []byte // the JSON of the command's body, or nil
-	data  []byte // the command's JSON, when body is nil
+	body  []byte // the JSON of the command's body (marshalBody's)
 	state int
 	ch    chan outAnswer // 1: the lead, or the answer
 }
@@ -270,12 +269,8 @@ func (b *Bus) publishBody(ctx context.Context, cmd *factum.Command, body []byte,
 // size returns a bound of the bytes the send's command takes in a batch
 // message's body (see appendCommand): its body's JSON, its strings, each
 // with room for its field's tag and length, and the room of its other
-// fields. A send that holds its command's JSON counts that, which is
-// larger.
+// fields.
 func (s *outSend) size() int {
-	if s.body == nil {
-		return len(s.data) + 1
-	}
 	c := s.cmd
 	const perString = 12 // a field's tag and length, and a message's
 	n := 96 + len(s.body) + 6*perString

@@ -120,11 +120,11 @@ func sendBatchMsgFrom(t *testing.T, bus *Bus, origin, id string, reqs ...string)
 		if origin != "" {
 			cmd.Header = map[string]string{HeaderOrigin: origin}
 		}
-		data, err := marshalCommand(&cmd)
+		body, err := marshalBody(&cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, &outSend{cmd: &cmd, data: data})
+		batch = append(batch, &outSend{cmd: &cmd, body: body})
 	}
 	n := PartitionOf(id, len(bus.state))
 	if _, err := bus.put(context.Background(), bus.batchMsg(batch, n)); err != nil {

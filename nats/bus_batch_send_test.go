@@ -342,7 +342,7 @@ func TestDecodeBatchRefusesMalformed(t *testing.T) {
 		count string
 	}{
 		"not-binary":      {[]byte("[{"), "2"},
-		"json":            {[]byte(`[` + string(sends(t, []*factum.Command{a1})[0].data) + `,` + string(sends(t, []*factum.Command{a2})[0].data) + `]`), "2"},
+		"json":            {[]byte(`[` + string(commandJSON(t, a1)) + `,` + string(commandJSON(t, a2)) + `]`), "2"},
 		"truncated":       {enc(a1, a2)[:20], "2"},
 		"count-mismatch":  {enc(a1, a2), "3"},
 		"one-command":     {enc(a1), "1"},

@@ -105,11 +105,11 @@ func (b *Bus) handedMsg(cmds []*factum.Command, n int) (*natsgo.Msg, error) {
 	}
 	batch := make([]*outSend, len(cmds))
 	for i, c := range cmds {
-		data, err := marshalCommand(c)
+		body, err := marshalBody(c)
 		if err != nil {
 			return nil, err
 		}
-		batch[i] = &outSend{cmd: c, data: data}
+		batch[i] = &outSend{cmd: c, body: body}
 	}
 	return b.batchMsg(batch, n), nil
 }

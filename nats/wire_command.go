@@ -1,7 +1,6 @@
 package nats
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -46,12 +45,14 @@ const (
 // encodeCommands returns the body of the batch message of batch (see
 // HeaderBatch): WireVersion and the binary encoding of its commands.
 // Every field JSON carries travels; the body as the JSON each send holds
-// of it (see commandBody), which is the JSON a message of the command
-// alone carries.
+// of it (see outSend.commandBody), which is the JSON a message of the
+// command alone carries.
 func encodeCommands(batch []*outSend) []byte {
+	// Each send's size bounds its command's bytes: the body is made in
+	// one allocation.
 	size := 64
 	for _, s := range batch {
-		size += len(s.body) + len(s.data)
+		size += s.size()
 	}
 	b := make([]byte, 0, size)
 	b = append(b, WireVersion)
@@ -136,103 +137,17 @@ func appendHeader(b []byte, num protowire.Number, h map[string]string) []byte {
 }
 
 // commandBody returns the JSON of the send's command's body: the JSON
-// the send holds of it (marshalBody's), or the body's in the command's
-// JSON it holds instead (see commandBody).
+// the send holds of it (marshalBody's), or, without it, the body
+// marshalled; "null" for a body without JSON, which no send has (each
+// send holds its body's JSON).
 func (s *outSend) commandBody() []byte {
 	if s.body != nil {
 		return s.body
 	}
-	return commandBody(s.cmd, s.data)
-}
-
-// commandBody returns the JSON of c's body: the value of "body" in data,
-// c's JSON, or, without data, the body marshalled; "null" for a body
-// without JSON, which no send has (each send holds its body's JSON or
-// its command's, so its body has JSON).
-func commandBody(c *factum.Command, data []byte) []byte {
-	if body := jsonField(data, "body"); body != nil {
-		return body
-	}
-	if body, err := json.Marshal(c.Body); err == nil {
+	if body, err := json.Marshal(s.cmd.Body); err == nil {
 		return body
 	}
 	return []byte("null")
-}
-
-// jsonField returns the value of the top-level key of data, a JSON object
-// as encoding/json writes one (compact), or nil when it holds none.
-func jsonField(data []byte, key string) []byte {
-	if len(data) < 2 || data[0] != '{' {
-		return nil
-	}
-	for i := 1; i < len(data) && data[i] == '"'; {
-		k := jsonStringEnd(data, i)
-		if k < 0 || k >= len(data) || data[k] != ':' {
-			return nil
-		}
-		v := jsonValueEnd(data, k+1)
-		if v < 0 || v >= len(data) {
-			return nil
-		}
-		if string(data[i+1:k-1]) == key {
-			return data[k+1 : v]
-		}
-		if data[v] != ',' {
-			return nil
-		}
-		i = v + 1
-	}
-	return nil
-}
-
-// jsonStringEnd returns the offset past the JSON string at data[i] (a
-// '"'), or -1 when it does not end.
-func jsonStringEnd(data []byte, i int) int {
-	for j := i + 1; ; j++ {
-		k := bytes.IndexByte(data[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		// Escaped when an odd number of backslashes precede it.
-		n := 0
-		for m := j - 1; m > i && data[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-	}
-}
-
-// jsonValueEnd returns the offset past the JSON value at data[i], or -1
-// when it does not end before data does.
-func jsonValueEnd(data []byte, i int) int {
-	depth := 0
-	for j := i; j < len(data); j++ {
-		switch data[j] {
-		case '"':
-			e := jsonStringEnd(data, j)
-			if e < 0 || depth == 0 {
-				return e
-			}
-			j = e - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j // past a number or a literal
-			}
-			if depth--; depth == 0 {
-				return j + 1
-			}
-		case ',':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return -1
 }
 
 // decodeCommands decodes a body encodeCommands made, expecting about n

@@ -99,14 +99,14 @@ func TestWireCommandCarriesEveryField(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i, s := range batch {
-					want := reflect.ValueOf(jsonCommand(t, s.data)).FieldByIndex(f.Index)
+					want := reflect.ValueOf(jsonCommand(t, commandJSON(t, s.cmd))).FieldByIndex(f.Index)
 					g := reflect.ValueOf(*got[i]).FieldByIndex(f.Index)
 					if !sameField(g, want) {
 						t.Errorf("command %d of %d: %s is %#v, its JSON gives %#v", i, len(batch), f.Name, g.Interface(), want.Interface())
 					}
 				}
 			}
-			if reflect.ValueOf(jsonCommand(t, sends(t, []*factum.Command{&c})[0].data)).FieldByIndex(f.Index).IsZero() {
+			if reflect.ValueOf(jsonCommand(t, commandJSON(t, &c))).FieldByIndex(f.Index).IsZero() {
 				t.Errorf("%s is zero through JSON: nonZero's value does not test it", f.Name)
 			}
 		})
